@@ -1,0 +1,143 @@
+"""Shared arrangements and assertions of the step checks.
+
+Every helper here states one expectation in the contract's words, so a check
+reads as Arrange / Act / Assert and a failure names the clause's concern.
+"""
+
+import json
+import os
+import re
+
+from conformance import faults
+from conformance.faults import Match
+from conformance.planes.step import (IDENTITY, KEY_PREFIX, MARKER_NAME, OMIT,
+                                     RESULT_NAME, Input)
+
+__all__ = ["faults", "Match", "Input", "OMIT", "KEY_PREFIX", "MARKER_NAME", "RESULT_NAME",
+           "IDENTITY", "csv_inputs", "expect_exit", "expect_marker", "expect_no_marker",
+           "expect_listed", "expect_not_listed", "expect_prompt_stop", "on_event", "stderr_lines",
+           "STOP_BUDGET_S", "contract_schema", "output_key", "INPUT_GET", "is_key"]
+
+SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))), "contract", "schemas", "step")
+
+
+def contract_schema(name):
+    """The JSON Schema contract/schemas/step/<name>.schema.json."""
+    with open(os.path.join(SCHEMA_DIR, name + ".schema.json"), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+# A stop must end the run this fast in conformance (the goal is 100 ms;
+# `make bench` measures it precisely, on a quiet machine).
+STOP_BUDGET_S = 1.0
+
+INPUT_GET = "inputs/*"
+
+
+def csv_inputs(n=3, rows=50):
+    """n small CSV inputs, each with a distinct name and content."""
+    items = []
+    for i in range(n):
+        body = "".join("%d,%d,row %d of input %d\n" % (i, r, r, i) for r in range(rows)).encode()
+        items.append(Input("data-%d.csv" % i, body))
+    return items
+
+
+def output_key(relpath):
+    return KEY_PREFIX + relpath
+
+
+def is_key(ev, suffix, kind=None):
+    return (kind is None or ev.kind == kind) and (ev.key or "").endswith(suffix)
+
+
+def on_event(kind, key_glob=None, method=None, min_bytes=None, direction=None):
+    """A store-event predicate: kind, key (fnmatch), method, byte position."""
+    import fnmatch
+
+    def predicate(ev):
+        if ev.kind != kind:
+            return False
+        if method and ev.method != method:
+            return False
+        if key_glob and not fnmatch.fnmatchcase(ev.key or "", key_glob):
+            return False
+        if direction and ev.detail != direction:
+            return False
+        if min_bytes is not None and (ev.bytes or 0) < min_bytes:
+            return False
+        return True
+    return predicate
+
+
+def stderr_lines(result):
+    return [line for _t, line in result.stderr_lines]
+
+
+def expect_exit(ctx, plane, codes, why):
+    """The process exit status is one of `codes` (an int or a tuple)."""
+    result = plane.result
+    codes = codes if isinstance(codes, tuple) else (codes,)
+    tail = " | ".join(stderr_lines(result)[-3:]) or "no stderr"
+    ctx.expect(result.exit_code in codes and not result.timed_out,
+               expected="exit %s (%s)" % (" or ".join(str(c) for c in codes), why),
+               actual="%s; stderr: %s" % (result.describe(), tail[:400]))
+
+
+def expect_marker(ctx, plane, status, exit_code=None):
+    """A completion marker was collected with this status (and exit_code)."""
+    marker = plane.marker
+    ctx.expect(isinstance(marker, dict),
+               expected="a completion marker %s in staging" % MARKER_NAME,
+               actual="none was written (%s)" % plane.describe_exchanges(),
+               diagnosis="every run that can identify itself ends with its receipt (STEP-MARKER-1)")
+    ctx.expect(marker.get("status") == status and (exit_code is None or marker.get("exit_code") == exit_code),
+               expected="marker status %r%s" % (status, "" if exit_code is None else ", exit_code %d" % exit_code),
+               actual="status %r, exit_code %r, error %r" % (marker.get("status"), marker.get("exit_code"),
+                                                             marker.get("error")))
+    return marker
+
+
+def expect_no_marker(ctx, plane, why):
+    ctx.expect(plane.marker_raw is None and not plane.marker_posts(),
+               expected="no marker written (%s)" % why,
+               actual="%d marker POST(s); marker %s" % (len(plane.marker_posts()),
+                                                       "stored" if plane.marker_raw else "not stored"))
+
+
+def expect_listed(ctx, plane, relpaths, why):
+    listed = plane.marker_relpaths()
+    missing = [r for r in relpaths if r not in listed]
+    ctx.expect(not missing, expected="marker objects include %s (%s)" % (relpaths, why),
+               actual="objects: %s" % listed)
+
+
+def expect_not_listed(ctx, plane, relpaths, why):
+    listed = plane.marker_relpaths()
+    present = [r for r in relpaths if r in listed]
+    ctx.expect(not present, expected="marker objects exclude %s (%s)" % (relpaths, why),
+               actual="objects: %s" % listed)
+
+
+def expect_prompt_stop(ctx, plane, budget_s=STOP_BUDGET_S):
+    """Exit 20 within budget_s of the first signal, with a cancelled marker."""
+    result = plane.result
+    latency = result.stop_latency_s
+    ctx.expect(result.exit_code == 20 and latency is not None and latency <= budget_s,
+               expected="exit 20 within %.1f s of the signal" % budget_s,
+               actual="%s, %s after the signal" % (result.describe(),
+                                                   "%.3f s" % latency if latency is not None else "no signal"),
+               diagnosis="a stop must end the transfer in flight at once: shut the socket down "
+                         "from the handler (STEP-STOP-2)")
+    return expect_marker(ctx, plane, "cancelled", 20)
+
+
+def parse_json_line(line, prefix):
+    try:
+        return json.loads(line[len(prefix):])
+    except ValueError:
+        return None
+
+
+SIGNAL_LINE = re.compile(r"signal\D{0,20}(\d+)", re.I)

@@ -1,0 +1,236 @@
+"""Command line: python3 -m conformance CONTRACT NODE [options].
+
+NODE is a Python file (run with this interpreter) or, after ``--``, any
+command. Exit status: 0 when every required check passed, 1 when one failed
+(or the harness failed), 2 on bad usage.
+
+Order of a run: the static checks (`conformance.static`, section NODE) first
+and one at a time, then the contract's checks (`conformance.checks.<contract>`),
+in a thread pool of ``--jobs`` workers; the report lists them in that order
+whatever order they finished in.
+"""
+
+import argparse
+import concurrent.futures
+import fnmatch
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+
+from conformance import checks as _checks
+from conformance import report as _report
+from conformance import runner as _runner
+from conformance import static as _static
+from conformance.checks import ERROR, FAIL, NON_STRICT, PASS, SKIP
+
+PROG = "python3 -m conformance"
+DESCRIPTION = "Run every check of one contract against a node and report clause by clause."
+EPILOG = """examples:
+  python3 -m conformance step nodes/hello_node.py
+  python3 -m conformance step nodes/hello_node.py --only 'stop.*' -v
+  python3 -m conformance step --list
+  python3 -m conformance step --jobs 4 -- python3 my_node.py
+
+exit status: 0 every required check passed, 1 one failed, 2 bad usage"""
+
+# With --repeat, the verdict reported for a check whose runs disagree: the
+# first of these that occurred.
+_WORST_FIRST = (FAIL, ERROR, NON_STRICT, PASS, SKIP)
+
+
+class UsageError(Exception):
+    """Bad command line; exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def build_parser():
+    parser = _Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                     usage="%(prog)s CONTRACT NODE [options]\n       %(prog)s CONTRACT [options] -- COMMAND [ARG ...]")
+    parser.add_argument("contract", metavar="CONTRACT", help="contract name (%s)" % (", ".join(_checks.contracts()) or "none installed"))
+    parser.add_argument("node", metavar="NODE", nargs="?", help="the node: a Python file (or `-- COMMAND ...`)")
+    parser.add_argument("--list", action="store_true", help="list the checks (after --only) and exit")
+    parser.add_argument("--only", metavar="ID[,ID...]", action="append", default=[],
+                        help="run only checks whose ID or cited clause ID matches one of these globs")
+    parser.add_argument("--strict", action="store_true", help="a SHOULD clause not met is a failure")
+    parser.add_argument("--jobs", metavar="N", type=_positive, default=1, help="run N checks in parallel")
+    parser.add_argument("--repeat", metavar="N", type=_positive, default=1,
+                        help="run each check N times and label it stable or flaky")
+    parser.add_argument("--seed", metavar="N", type=int, default=0, help="seed of every fault schedule (default 0)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show every check's transcript")
+    parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
+    parser.add_argument("--json", metavar="FILE", help="also write a JSON report to FILE")
+    parser.add_argument("--no-pid1", dest="pid1", action="store_false",
+                        help="never run the node as PID 1 (checks that need it are skipped)")
+    return parser
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a whole number" % text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def parse(argv):
+    """(options, NodeSpec or None); raises UsageError."""
+    command = None
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, command = argv[:cut], argv[cut + 1:]
+        if not command:
+            raise UsageError("`--` must be followed by the command that runs the node")
+    options = build_parser().parse_args(argv)
+    known = _checks.contracts(include_private=True)
+    if options.contract not in known:
+        raise UsageError("unknown contract %r (known: %s)" % (options.contract, ", ".join(_checks.contracts())))
+    if command is not None and options.node is not None:
+        raise UsageError("give NODE either as a file or after `--`, not both")
+    node = None
+    if command is not None:
+        node = _checks.NodeSpec.from_command(command)
+    elif options.node is not None:
+        if not os.path.isfile(options.node):
+            raise UsageError("node file not found: %s" % options.node)
+        if not options.node.endswith(".py") and not os.access(options.node, os.X_OK):
+            raise UsageError("%s is neither a .py file nor executable; use `-- COMMAND` to say how to run it"
+                             % options.node)
+        node = _checks.NodeSpec.from_path(options.node)
+    elif not options.list:
+        raise UsageError("missing NODE (a Python file, or `-- COMMAND ...`)")
+    options.only = [p.strip() for item in options.only for p in item.split(",") if p.strip()]
+    return options, node
+
+
+def select(all_checks, patterns):
+    """The checks matching any glob (against the check ID or a clause ID)."""
+    if not patterns:
+        return list(all_checks)
+    chosen = []
+    for item in all_checks:
+        names = [item.id] + list(item.clauses)
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns for name in names):
+            chosen.append(item)
+    return chosen
+
+
+def run_repeated(item, node, options):
+    """Run one check --repeat times; one CheckResult, labelled stable/flaky when repeated."""
+    results = [_checks.run_check(item, node, seed=options.seed, verbose=options.verbose,
+                                 strict=options.strict, pid1=options.pid1) for _ in range(options.repeat)]
+    verdicts = [r.verdict for r in results]
+    worst = next(v for v in _WORST_FIRST if v in verdicts)
+    chosen = next(r for r in results if r.verdict == worst)
+    chosen.runs = verdicts
+    if options.repeat > 1:
+        chosen.stability = "stable" if len(set(verdicts)) == 1 else "flaky"
+        chosen.duration_s = sum(r.duration_s for r in results) / len(results)
+    return chosen
+
+
+def run_all(selected, node, options, progress=None):
+    """Static checks first and in order, then the rest in a pool; results in selection order."""
+    static_checks = [c for c in selected if c.module == _static.__name__]
+    others = [c for c in selected if c.module != _static.__name__]
+    results = {}
+    lock = threading.Lock()
+
+    def one(item):
+        result = run_repeated(item, node, options)
+        with lock:
+            results[item.id] = result
+            if progress:
+                progress(len(results), len(selected), result)
+        return result
+
+    for item in static_checks:
+        one(item)
+    if options.jobs > 1 and len(others) > 1:
+        with concurrent.futures.ThreadPoolExecutor(options.jobs, thread_name_prefix="conformance-check") as pool:
+            list(pool.map(one, others))
+    else:
+        for item in others:
+            one(item)
+    return [results[c.id] for c in selected]
+
+
+def _progress_to_tty(done, total, result):
+    sys.stderr.write("\r\033[K[%d/%d] %s %s" % (done, total, result.verdict, result.id))
+    if done == total:
+        sys.stderr.write("\r\033[K")
+    sys.stderr.flush()
+
+
+def _exit_on_sigterm():
+    """Turn SIGTERM into SystemExit so nodes are reaped and cgroups removed on the way out."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+    return signal.signal(signal.SIGTERM, stop)
+
+
+def list_checks(selected, out):
+    width = max([len(c.id) for c in selected] + [10])
+    for item in selected:
+        out.write("%-*s  %-6s  %-24s  %s\n" % (width, item.id, item.level, ",".join(item.clauses), item.title))
+    out.write("%d check%s\n" % (len(selected), "" if len(selected) == 1 else "s"))
+
+
+def main(argv=None, out=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    out = out or sys.stdout
+    try:
+        options, node = parse(argv)
+    except UsageError as problem:
+        sys.stderr.write("conformance: error: %s (see --help)\n" % problem)
+        return 2
+    try:
+        contract_checks = _checks.load(options.contract)
+    except Exception:
+        sys.stderr.write("conformance: could not load the checks of contract %s (a harness fault):\n%s"
+                         % (options.contract, traceback.format_exc()))
+        return 1
+    all_checks = _static.checks_for(options.contract) + contract_checks
+    selected = select(all_checks, options.only)
+    if not selected:
+        sys.stderr.write("conformance: error: no check matches --only %s (see --list)\n" % ",".join(options.only))
+        return 2
+    if options.list:
+        list_checks(selected, out)
+        return 0
+    caps = _runner.capabilities()
+    notes = ["PID 1: %s" % (("yes" if caps.pid1 else "no, %s" % caps.pid1.reason) if options.pid1
+                            else "disabled by --no-pid1"),
+             "memory cgroup: %s" % (caps.cgroup.value or "no, %s" % caps.cgroup.reason)]
+    if options.jobs > 1 or options.repeat > 1:
+        notes.append("jobs %d, repeat %d" % (options.jobs, options.repeat))
+    started = time.monotonic()
+    progress = _progress_to_tty if sys.stderr.isatty() else None
+    previous = _exit_on_sigterm()
+    try:
+        results = run_all(selected, node, options, progress)
+    finally:
+        _runner.reap_all()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    run = _report.RunReport(options.contract, node.display, options.seed, results, strict=options.strict,
+                            repeat=options.repeat, wall_s=time.monotonic() - started, notes=notes)
+    out.write(_report.render_text(run, verbose=options.verbose))
+    out.flush()
+    if options.junit:
+        _report.write_junit(run, options.junit)
+    if options.json:
+        _report.write_json(run, options.json)
+    return _report.exit_status(results)

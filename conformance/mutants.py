@@ -1,0 +1,249 @@
+"""Mutants: prove that every check can fail.
+
+    python3 -m conformance.mutants CONTRACT [--only NAME[,NAME...]] [--jobs N]
+
+A mutant is a file ``conformance/mutants/<contract>/<name>.py``:
+
+    \"\"\"One line: the behaviour this mutant breaks, and why a real node might.\"\"\"
+    NODE = "nodes/hello_node.py"                 # relative to the repository root
+    REPLACE = [("exact old text", "new text")]   # each old text occurs exactly once in NODE
+    KILLS = ["stop.first-byte"]                  # checks that must not pass against it
+
+The runner applies REPLACE to a copy of NODE, writes it to a temporary file,
+runs ``python3 -m conformance CONTRACT <copy> --only <KILLS> --json <file>``
+in a subprocess, and reads the verdicts. The mutant is **killed** only when
+every check in KILLS is FAIL (a MUST check) or NON-STRICT (a SHOULD or MAY
+check); otherwise it **survived**. A mutant whose file is malformed, whose
+old text is missing or occurs twice, or that names a check that does not
+exist is **broken** (reported as ERROR). Exit 1 when any mutant survived or
+is broken, or (on a full run, no --only) when a check of the contract is
+killed by no mutant.
+
+Mutants are looked up in conformance/mutants/<contract>/, then in
+conformance/tests/data/mutants/<contract>/ (the harness's own test contract).
+The last line is ``mutants: N passed, N failed`` (killed counts as passed).
+"""
+
+import argparse
+import ast
+import concurrent.futures
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from conformance.clauses import PACKAGE_DIR, REPO_ROOT
+from conformance.timeouts import LONG_TIMEOUT_S
+
+MUTANT_DIRS = [os.path.join(PACKAGE_DIR, "mutants"), os.path.join(PACKAGE_DIR, "tests", "data", "mutants")]
+
+KILLED, SURVIVED, BROKEN = "killed", "survived", "broken"
+
+
+class Mutant:
+    """One mutant file, loaded (problem is set when it is malformed)."""
+
+    def __init__(self, name, path, doc=None, node=None, replace=(), kills=(), problem=None):
+        self.name, self.path, self.doc = name, path, doc
+        self.node, self.replace, self.kills = node, list(replace), list(kills)
+        self.problem = problem
+
+    def __repr__(self):
+        return "Mutant(%r, kills=%r%s)" % (self.name, self.kills, ", broken" if self.problem else "")
+
+
+class Outcome:
+    """What running one mutant gave."""
+
+    def __init__(self, mutant, status, verdicts=None, detail="", duration_s=0.0):
+        self.mutant, self.status = mutant, status
+        self.verdicts = verdicts or {}   # check id -> verdict
+        self.detail = detail
+        self.duration_s = duration_s
+
+
+def mutants_dir(contract):
+    for directory in MUTANT_DIRS:
+        path = os.path.join(directory, contract)
+        if os.path.isdir(path):
+            return path
+    return None
+
+
+def load_file(path):
+    """Read a mutant file without importing it: NODE, REPLACE and KILLS must be literals."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), path)
+    except (OSError, SyntaxError, ValueError) as exc:
+        return Mutant(name, path, problem="cannot read: %s" % exc)
+    values = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
+                isinstance(statement.targets[0], ast.Name):
+            try:
+                values[statement.targets[0].id] = ast.literal_eval(statement.value)
+            except ValueError:
+                return Mutant(name, path, problem="%s is not a literal" % statement.targets[0].id)
+    doc = ast.get_docstring(tree)
+    node, replace, kills = values.get("NODE"), values.get("REPLACE"), values.get("KILLS")
+    problems = []
+    if not doc:
+        problems.append("no docstring saying what it breaks")
+    if not isinstance(node, str):
+        problems.append("NODE must be a path string")
+    if not (isinstance(replace, (list, tuple)) and replace and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(s, str) for s in p) for p in replace)):
+        problems.append("REPLACE must be a non-empty list of (old, new) string pairs")
+    if not (isinstance(kills, (list, tuple)) and kills and all(isinstance(k, str) for k in kills)):
+        problems.append("KILLS must be a non-empty list of check IDs")
+    return Mutant(name, path, doc, node, replace or (), kills or (), "; ".join(problems) or None)
+
+
+def load_all(contract, directory=None):
+    """Every mutant of a contract, sorted by name."""
+    directory = directory or mutants_dir(contract)
+    if directory is None:
+        return []
+    return [load_file(os.path.join(directory, f)) for f in sorted(os.listdir(directory))
+            if f.endswith(".py") and not f.startswith("_")]
+
+
+def apply(source, replace):
+    """source with every (old, new) applied; raises ValueError unless each old occurs exactly once."""
+    for index, (old, new) in enumerate(replace):
+        found = source.count(old)
+        if found != 1:
+            raise ValueError("REPLACE[%d]: old text occurs %d times in the node (must be exactly once): %r"
+                             % (index, found, old[:80]))
+        source = source.replace(old, new)
+    return source
+
+
+def run_one(contract, mutant, seed=0, workdir=None, timeout=LONG_TIMEOUT_S):
+    """Build and judge one mutant; returns an Outcome."""
+    started = time.monotonic()
+    if mutant.problem:
+        return Outcome(mutant, BROKEN, detail=mutant.problem)
+    node_path = mutant.node if os.path.isabs(mutant.node) else os.path.join(REPO_ROOT, mutant.node)
+    try:
+        with open(node_path, encoding="utf-8") as handle:
+            mutated = apply(handle.read(), mutant.replace)
+    except (OSError, ValueError) as exc:
+        return Outcome(mutant, BROKEN, detail=str(exc))
+    own = tempfile.mkdtemp(prefix="mutant-%s-" % mutant.name, dir=workdir)
+    try:
+        target = os.path.join(own, os.path.basename(node_path))
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(mutated)
+        report_path = os.path.join(own, "report.json")
+        argv = [sys.executable, "-m", "conformance", contract, target, "--only", ",".join(mutant.kills),
+                "--json", report_path, "--seed", str(seed)]
+        try:
+            done = subprocess.run(argv, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return Outcome(mutant, BROKEN, detail="the conformance run did not finish in %.0f s" % timeout,
+                           duration_s=time.monotonic() - started)
+        output = done.stdout.decode("utf-8", "replace")
+        try:
+            with open(report_path, encoding="utf-8") as handle:
+                report = json.load(handle)
+        except (OSError, ValueError):
+            tail = output.strip().splitlines()[-1:] or ["no output"]
+            return Outcome(mutant, BROKEN, detail="conformance exited %d: %s" % (done.returncode, tail[0]),
+                           duration_s=time.monotonic() - started)
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+    verdicts = dict((c["id"], c["verdict"]) for c in report["checks"])
+    levels = dict((c["id"], c["level"]) for c in report["checks"])
+    missing = [k for k in mutant.kills if k not in verdicts]
+    if missing:
+        return Outcome(mutant, BROKEN, verdicts, "names checks that do not exist: %s" % ", ".join(missing),
+                       time.monotonic() - started)
+    alive = [k for k in mutant.kills if verdicts[k] != ("FAIL" if levels[k] == "MUST" else "NON-STRICT")
+             and verdicts[k] != "FAIL"]
+    status = SURVIVED if alive else KILLED
+    detail = "" if not alive else "not failed: " + ", ".join("%s %s" % (k, verdicts[k]) for k in alive)
+    return Outcome(mutant, status, verdicts, detail, time.monotonic() - started)
+
+
+def run_mutants(contract, only=None, jobs=1, seed=0, directory=None, out=None):
+    """Run a contract's mutants and print the tables; returns the exit status."""
+    out = out or sys.stdout
+    every = load_all(contract, directory)
+    chosen = [m for m in every if not only or any(fnmatch.fnmatchcase(m.name, p) for p in only)]
+    if not chosen:
+        out.write("mutants: no mutant of %s%s\n" % (contract, " matches --only" if only else ""))
+        out.write("mutants: 0 passed, 1 failed\n")
+        return 1
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        outcomes = list(pool.map(lambda m: run_one(contract, m, seed), chosen))
+    width = max(len(o.mutant.name) for o in outcomes)
+    out.write("mutants of %s (%d)\n\n" % (contract, len(outcomes)))
+    for outcome in outcomes:
+        shown = ", ".join("%s %s" % (k, outcome.verdicts.get(k, "?")) for k in outcome.mutant.kills)
+        status = "ERROR" if outcome.status == BROKEN else outcome.status
+        out.write("  %-8s %-*s  %s%s\n" % (status, width, outcome.mutant.name, shown,
+                                           "  (%s)" % outcome.detail if outcome.detail else ""))
+    killers = {}
+    for outcome in outcomes:
+        if outcome.status == KILLED:
+            for check_id in outcome.mutant.kills:
+                killers.setdefault(check_id, []).append(outcome.mutant.name)
+    unkilled = []
+    if not only:
+        from conformance import checks as _checks, static as _static
+        ids = [c.id for c in _static.checks_for(contract) + _checks.load(contract)]
+        unkilled = [i for i in ids if i not in killers]
+        for check_id in killers:
+            if check_id not in ids:
+                ids.append(check_id)
+    else:
+        ids = sorted(killers)
+    out.write("\ncheck -> mutants that killed it\n")
+    id_width = max([len(i) for i in ids] + [10])
+    for check_id in ids:
+        out.write("  %-*s  %s\n" % (id_width, check_id, ", ".join(killers.get(check_id, [])) or "(none)"))
+    survived = [o.mutant.name for o in outcomes if o.status == SURVIVED]
+    broken = [o.mutant.name for o in outcomes if o.status == BROKEN]
+    out.write("\n")
+    if survived:
+        out.write("survived: %s\n" % ", ".join(survived))
+    if broken:
+        out.write("broken (ERROR): %s\n" % ", ".join(broken))
+    if unkilled:
+        out.write("checks no mutant killed: %s\n" % ", ".join(unkilled))
+    killed = len(outcomes) - len(survived) - len(broken)
+    out.write("(%d mutants in %.1f s)\n" % (len(outcomes), time.monotonic() - started))
+    out.write("mutants: %d passed, %d failed\n" % (killed, len(survived) + len(broken) + (1 if unkilled else 0)))
+    out.flush()
+    return 1 if survived or broken or unkilled else 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m conformance.mutants",
+                                     description="Run every mutant of a contract's reference node; each must be "
+                                                 "killed by the checks it names.")
+    parser.add_argument("contract", metavar="CONTRACT")
+    parser.add_argument("--only", metavar="NAME[,NAME...]", help="mutant names (globs)")
+    parser.add_argument("--jobs", metavar="N", type=int, default=1, help="mutants run in parallel")
+    parser.add_argument("--seed", metavar="N", type=int, default=0)
+    parser.add_argument("--dir", metavar="DIR", help="read mutants from DIR instead of the contract's directory")
+    options = parser.parse_args(argv)
+    from conformance import checks as _checks
+    if options.contract not in _checks.contracts(include_private=True):
+        sys.stderr.write("conformance.mutants: error: unknown contract %r\n" % options.contract)
+        return 2
+    only = [p for p in (options.only or "").split(",") if p]
+    return run_mutants(options.contract, only, options.jobs, options.seed, options.dir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

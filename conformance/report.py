@@ -1,0 +1,253 @@
+"""Reports: the terminal tree, JUnit XML and JSON.
+
+Terminal: one block per contract section (checks grouped by area; the
+section title is the contract's ``## `` heading holding that area's clauses),
+one line per check: verdict, id, title, duration. A check that did not pass
+also shows the clause text of every clause it cites (read from the contract,
+never retyped), Expected, Actual, Diagnosis and the command that reruns it
+alone; ``-v`` adds every check's transcript.
+
+Counting (the last line is always ``conformance: N passed, N failed, N skipped``):
+
+* passed  = PASS + NON-STRICT (a SHOULD not met is reported, not failed;
+  with ``--strict`` such a check is already FAIL);
+* failed  = FAIL + ERROR. ERROR is a harness fault, not the node's, but a
+  run with one proved nothing, so it is not green; a line above the summary
+  says how many of the failures are errors;
+* skipped = SKIP.
+
+Exit status (`exit_status`): 0 when nothing failed, 1 otherwise.
+"""
+
+import json
+import re
+import textwrap
+import xml.etree.ElementTree as ET
+
+from conformance import clauses as _clauses
+from conformance.checks import ERROR, FAIL, NON_STRICT, PASS, SKIP, VERDICTS
+
+WIDTH = 100
+
+
+class RunReport:
+    """Everything a report needs about one conformance run."""
+
+    def __init__(self, contract, node, seed, results, strict=False, repeat=1, wall_s=None, notes=()):
+        self.contract = contract
+        self.node = node              # how the user named the node
+        self.seed = seed
+        self.results = list(results)  # CheckResult, in run order
+        self.strict = strict
+        self.repeat = repeat
+        self.wall_s = wall_s
+        self.notes = list(notes)      # header lines (capabilities, options)
+
+
+def counts(results):
+    """Counts by verdict plus the three summary numbers."""
+    by = dict((v, 0) for v in VERDICTS)
+    for result in results:
+        by[result.verdict] += 1
+    by["passed"] = by[PASS] + by[NON_STRICT]
+    by["failed"] = by[FAIL] + by[ERROR]
+    by["skipped"] = by[SKIP]
+    return by
+
+
+def summary_line(numbers):
+    return "conformance: %d passed, %d failed, %d skipped" % (numbers["passed"], numbers["failed"],
+                                                              numbers["skipped"])
+
+
+def exit_status(results):
+    """0 when every required check passed (NON-STRICT and SKIP allowed), else 1."""
+    return 1 if any(r.verdict in (FAIL, ERROR) for r in results) else 0
+
+
+def _contract_doc(contract):
+    try:
+        return _clauses.load(contract)
+    except (_clauses.ContractNotFound, OSError, ValueError):
+        return None
+
+
+def sections(report):
+    """[(area, section title, [results])] in order of first appearance."""
+    doc = _contract_doc(report.contract)
+    order, grouped = [], {}
+    for result in report.results:
+        if result.area not in grouped:
+            order.append(result.area)
+            grouped[result.area] = []
+        grouped[result.area].append(result)
+    made = []
+    for area in order:
+        title = doc.section_of_area(area) if doc else None
+        if not title:
+            title = area
+        elif "(%s)" % area not in title:
+            title = "%s (%s)" % (title, area)
+        made.append((area, title, grouped[area]))
+    return made
+
+
+_ITEM = re.compile(r"^\s*(?:[-*]|\d+\.)\s")
+
+
+def _paragraphs(text):
+    """Join the contract's hard-wrapped source lines into logical lines: a new
+    one starts at a blank line, a list item or a table row; anything else
+    continues the line before it."""
+    joined = []
+    for raw in text.splitlines():
+        if not raw.strip():
+            joined.append("")
+        elif (joined and joined[-1] and not _ITEM.match(raw) and not raw.lstrip().startswith("|")
+              and not joined[-1].lstrip().startswith("|")):
+            joined[-1] = joined[-1].rstrip() + " " + raw.strip()
+        else:
+            joined.append(raw.rstrip())
+    return joined or [""]
+
+
+def _wrap(text, indent):
+    lines = []
+    for raw in _paragraphs(text):
+        if not raw.strip():
+            lines.append("")
+            continue
+        lead = len(raw) - len(raw.lstrip())
+        if raw.lstrip().startswith("|"):
+            lines.append(indent + raw)
+            continue
+        item = _ITEM.match(raw)
+        wrapped = textwrap.wrap(raw.strip(), width=max(40, WIDTH - len(indent) - lead),
+                                subsequent_indent=" " * (len(item.group(0)) - lead) if item else "")
+        lines.extend(indent + " " * lead + part for part in wrapped)
+    return lines
+
+
+def _labelled(label, value, indent):
+    text = "%s" % (value,)
+    first, *rest = text.splitlines() or [""]
+    out = ["%s%-10s %s" % (indent, label + ":", first)]
+    out.extend("%s%-10s %s" % (indent, "", line) for line in rest)
+    return out
+
+
+def _stability(result):
+    if result.stability is None:
+        return ""
+    tally = {}
+    for verdict in result.runs:
+        tally[verdict] = tally.get(verdict, 0) + 1
+    detail = ", ".join("%s %d" % item for item in sorted(tally.items()))
+    return "  [%s: %s]" % (result.stability, detail)
+
+
+def render_text(report, verbose=False):
+    """The terminal report; its last line is the summary line."""
+    doc = _contract_doc(report.contract)
+    lines = ["conformance %s %s  (seed %s%s)" % (report.contract, report.node, report.seed,
+                                                  ", strict" if report.strict else "")]
+    lines.extend("  " + note for note in report.notes)
+    id_width = max([len(r.id) for r in report.results] + [10])
+    for area, title, results in sections(report):
+        lines.append("")
+        lines.append(title)
+        for result in results:
+            tail = "%.2f s" % result.duration_s
+            if result.verdict == SKIP and result.reason:
+                tail += "  (%s)" % result.reason
+            lines.append("  %-10s %-*s  %s  %s%s" % (result.verdict, id_width, result.id, result.title, tail,
+                                                     _stability(result)))
+            if result.verdict in (FAIL, NON_STRICT, ERROR):
+                indent = " " * 13
+                for clause_id in result.clauses:
+                    clause = doc.clauses.get(clause_id) if doc else None
+                    if clause is None:
+                        lines.append("%s%s: (not found in contract/%s.md)" % (indent, clause_id, report.contract))
+                        continue
+                    lines.append("%s%s (%s) %s" % (indent, clause.id, clause.level, clause.title))
+                    lines.extend(_wrap(clause.text, indent + "  "))
+                lines.extend(_labelled("Expected", result.expected, indent))
+                lines.extend(_labelled("Actual", result.actual, indent))
+                if result.diagnosis:
+                    lines.extend(_labelled("Diagnosis", result.diagnosis, indent))
+                lines.extend(_labelled("Rerun", result.repro, indent))
+            if verbose and result.transcript:
+                lines.append(" " * 13 + "Transcript:")
+                lines.extend(" " * 15 + line for line in result.transcript)
+    numbers = counts(report.results)
+    lines.append("")
+    if numbers[NON_STRICT]:
+        lines.append("(%d non-strict: SHOULD clauses not met, counted as passed; --strict makes them failures)"
+                     % numbers[NON_STRICT])
+    if numbers[ERROR]:
+        lines.append("(%d error%s: harness faults, not the node's; counted as failed)"
+                     % (numbers[ERROR], "" if numbers[ERROR] == 1 else "s"))
+    if report.wall_s is not None:
+        lines.append("(%d checks in %.1f s)" % (len(report.results), report.wall_s))
+    lines.append(summary_line(numbers))
+    return "\n".join(lines) + "\n"
+
+
+def to_json(report):
+    """The --json document."""
+    numbers = counts(report.results)
+    checks = []
+    for result in report.results:
+        entry = {"id": result.id, "clauses": list(result.clauses), "level": result.level, "title": result.title,
+                 "section": result.area, "verdict": result.verdict, "duration_s": round(result.duration_s, 4)}
+        if result.stability is not None:
+            entry["stability"] = result.stability
+            entry["runs"] = list(result.runs)
+        if result.verdict == SKIP:
+            entry["reason"] = result.reason
+        if result.verdict in (FAIL, NON_STRICT, ERROR):
+            entry.update(expected=result.expected, actual=result.actual, diagnosis=result.diagnosis,
+                         repro=result.repro, transcript=list(result.transcript))
+        checks.append(entry)
+    return {"contract": report.contract, "node": report.node, "seed": report.seed, "strict": report.strict,
+            "summary": numbers, "checks": checks}
+
+
+def write_json(report, path):
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(to_json(report), handle, indent=2, sort_keys=False)
+        handle.write("\n")
+
+
+def to_junit(report):
+    """JUnit XML: one testsuite for the contract, one testcase per check."""
+    numbers = counts(report.results)
+    root = ET.Element("testsuites")
+    suite = ET.SubElement(root, "testsuite", name=report.contract, tests=str(len(report.results)),
+                          failures=str(numbers[FAIL]), errors=str(numbers[ERROR]), skipped=str(numbers[SKIP]),
+                          time="%.3f" % sum(r.duration_s for r in report.results))
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="node", value=str(report.node))
+    ET.SubElement(props, "property", name="seed", value=str(report.seed))
+    for result in report.results:
+        case = ET.SubElement(suite, "testcase", classname="%s.%s" % (report.contract, result.area),
+                             name=result.id, time="%.3f" % result.duration_s)
+        details = "\n".join(["clauses: %s (%s)" % (", ".join(result.clauses), result.level),
+                             "expected: %s" % result.expected, "actual: %s" % result.actual,
+                             "diagnosis: %s" % (result.diagnosis or ""), "rerun: %s" % result.repro]
+                            + list(result.transcript))
+        if result.verdict == FAIL:
+            ET.SubElement(case, "failure", message="expected %s; actual %s" % (result.expected, result.actual),
+                          type=result.level).text = details
+        elif result.verdict == ERROR:
+            ET.SubElement(case, "error", message=str(result.reason), type="harness").text = details
+        elif result.verdict == SKIP:
+            ET.SubElement(case, "skipped", message=str(result.reason))
+        elif result.verdict == NON_STRICT:
+            ET.SubElement(case, "system-out").text = "NON-STRICT (SHOULD not met)\n" + details
+    return ET.ElementTree(root)
+
+
+def write_junit(report, path):
+    tree = to_junit(report)
+    tree.write(path, encoding="utf-8", xml_declaration=True)

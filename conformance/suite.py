@@ -1,0 +1,165 @@
+"""The project's own test entry points, called by the Makefile.
+
+    python3 -m conformance.suite test        # everything; the command CI runs
+    python3 -m conformance.suite check-fast  # the quick subset (under 60 s)
+    python3 -m conformance.suite help FILE   # the Makefile's target list
+    python3 -m conformance.suite clean
+
+`test` runs each stage as a subprocess, shows its output as it comes, reads
+the stage's own counts, and ends with one line `N passed, N failed, N skipped`
+summing them. Counting rules: one unittest test is one unit; one conformance
+check is one unit; one mutant is one unit (killed = passed); a stage that
+reports no counts (block sync, traceability) is one unit. The exit status is
+1 when anything failed, so CI cannot land a red tree.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = sys.executable
+REFERENCE_NODES = [("step", "nodes/hello_node.py")]
+
+_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in", re.M)
+_UNITTEST_TAIL = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.M)
+_SUMMARY = re.compile(r"^(?:\w+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$", re.M)
+
+
+class Counts:
+    def __init__(self, passed=0, failed=0, skipped=0):
+        self.passed, self.failed, self.skipped = passed, failed, skipped
+
+    def add(self, other):
+        self.passed += other.passed
+        self.failed += other.failed
+        self.skipped += other.skipped
+
+    def line(self):
+        return "%d passed, %d failed, %d skipped" % (self.passed, self.failed, self.skipped)
+
+
+def _run(title, argv):
+    """Run one stage, echo its output, return (exit status, output text)."""
+    print("\n==== %s: %s" % (title, " ".join(argv[1:] if argv[0] == PY else argv)), flush=True)
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+    chunks = []
+    for raw in iter(proc.stdout.readline, b""):
+        text = raw.decode("utf-8", "replace")
+        chunks.append(text)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    proc.stdout.close()
+    status = proc.wait()
+    print("==== %s: exit %d in %.1f s" % (title, status, time.monotonic() - started), flush=True)
+    return status, "".join(chunks)
+
+
+def unittest_counts(status, out):
+    """Counts from unittest's closing lines; a crash before them is one failure."""
+    ran = _UNITTEST_RAN.findall(out)
+    tail = _UNITTEST_TAIL.findall(out)
+    if not ran or not tail:
+        return Counts(failed=1)
+    total = int(ran[-1])
+    details = dict(part.split("=", 1) for part in tail[-1][1].split(", ") if "=" in part)
+    failed = int(details.get("failures", 0)) + int(details.get("errors", 0)) + int(
+        details.get("unexpected successes", 0))
+    skipped = int(details.get("skipped", 0)) + int(details.get("expected failures", 0))
+    counts = Counts(total - failed - skipped, failed, skipped)
+    if status != 0 and counts.failed == 0:
+        counts.failed = 1
+    return counts
+
+
+def summary_counts(status, out):
+    """Counts from a stage that ends with `[word: ]N passed, N failed[, N skipped]`."""
+    found = _SUMMARY.findall(out)
+    if not found:
+        return Counts(failed=1)
+    passed, failed, skipped = found[-1]
+    counts = Counts(int(passed), int(failed), int(skipped or 0))
+    if status != 0 and counts.failed == 0:
+        counts.failed = 1
+    return counts
+
+
+def single_counts(status, _out):
+    return Counts(passed=1) if status == 0 else Counts(failed=1)
+
+
+def stages(fast):
+    yield "block sync", [PY, "-m", "conformance.sync", "--check"], single_counts
+    yield "traceability", [PY, "-m", "conformance.trace"] + [c for c, _ in REFERENCE_NODES], single_counts
+    yield "harness unit tests", [PY, "-m", "unittest", "discover", "-s", "conformance/tests",
+                                 "-t", ".", "-p", "test_*.py"], unittest_counts
+    for contract, node in REFERENCE_NODES:
+        if fast:
+            yield "static checks %s" % node, [PY, "-m", "conformance", contract, node,
+                                              "--only", "node.*"], summary_counts
+        else:
+            yield "conformance %s" % node, [PY, "-m", "conformance", contract, node,
+                                            "--jobs", "4"], summary_counts
+    if not fast:
+        for contract, _node in REFERENCE_NODES:
+            yield "mutants %s" % contract, [PY, "-m", "conformance.mutants", contract,
+                                            "--jobs", "2"], summary_counts
+
+
+def run_all(fast):
+    total = Counts()
+    broken = []
+    started = time.monotonic()
+    for title, argv, reader in stages(fast):
+        status, out = _run(title, argv)
+        counts = reader(status, out)
+        if counts.failed:
+            broken.append(title)
+        total.add(counts)
+    print("\n==== %s in %.0f s%s" % ("check-fast" if fast else "make test", time.monotonic() - started,
+                                    "; failing stages: " + ", ".join(broken) if broken else ""))
+    print(total.line())
+    return 1 if total.failed else 0
+
+
+def print_help(makefile):
+    print("Targets (make TARGET):")
+    with open(os.path.join(ROOT, makefile), encoding="utf-8") as handle:
+        for line in handle:
+            match = re.match(r"^([a-z][a-z-]*):.*?## (.*)$", line)
+            if match:
+                print("  %-12s %s" % match.groups())
+    return 0
+
+
+def clean():
+    for top, dirs, _files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in list(dirs):
+            if name == "__pycache__":
+                shutil.rmtree(os.path.join(top, name), ignore_errors=True)
+                dirs.remove(name)
+    return 0
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["test"]:
+        return run_all(fast=False)
+    if argv[:1] == ["check-fast"]:
+        return run_all(fast=True)
+    if argv[:1] == ["help"]:
+        return print_help(argv[1] if len(argv) > 1 else "Makefile")
+    if argv[:1] == ["clean"]:
+        return clean()
+    print("usage: python3 -m conformance.suite {test,check-fast,help [MAKEFILE],clean}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

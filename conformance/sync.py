@@ -1,0 +1,187 @@
+"""Keep the shared blocks embedded in every node identical to nodes/blocks/.
+
+    python3 -m conformance.sync            rewrite every embedded copy from its block
+    python3 -m conformance.sync --check    change nothing; exit 1 naming each node and
+                                           block that differ, 0 when all agree
+
+The embedding rule (nodes/blocks/README.md says the same for block authors):
+
+* A block file `nodes/blocks/<name>.py` is a header, one line that reads exactly
+  `# ---- block body ----`, then the body.  The header (docstring, imports, and
+  `from nodes.blocks.<other> import ...` for blocks it builds on) exists so the
+  block runs and is tested on its own; it is never copied.
+* A node embeds the body between the lines
+  `# ---- BEGIN BLOCK <name> (nodes/blocks/<name>.py) ----` and
+  `# ---- END BLOCK <name> ----`.  What lies strictly between them must equal the
+  body with its leading and trailing blank lines removed.
+* Every standard-library module a block's header imports must also be imported
+  at the top level of each node embedding it (the node's section 1).  `--check`
+  reports a missing one; a rewrite cannot add it, so it reports it too.
+
+Exit status: 0 when every copy agrees (or was rewritten) and no import is
+missing; 1 otherwise, one line per problem on stderr; 2 on bad usage.
+Nodes are `nodes/*.py` under the repository root; nothing else is touched.
+"""
+
+import argparse
+import ast
+import os
+import re
+import sys
+
+BODY_MARKER = "# ---- block body ----"
+BEGIN_RE = re.compile(r"# ---- BEGIN BLOCK (?P<name>[A-Za-z0-9_]+) \((?P<path>[^)]*)\) ----\Z")
+END_RE = re.compile(r"# ---- END BLOCK (?P<name>[A-Za-z0-9_]+) ----\Z")
+DEFAULT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class SyncError(Exception):
+    """A node or block file whose markers cannot be understood."""
+
+
+def block_source_path(name):
+    return "nodes/blocks/%s.py" % name
+
+
+def split_block(text, name):
+    """(header, body) of a block file; body without leading/trailing blank lines."""
+    lines = text.splitlines(keepends=True)
+    marks = [i for i, line in enumerate(lines) if line.rstrip("\r\n") == BODY_MARKER]
+    if len(marks) != 1:
+        raise SyncError("%s: needs exactly one line %r, found %d"
+                        % (block_source_path(name), BODY_MARKER, len(marks)))
+    header = "".join(lines[:marks[0]])
+    body = "".join(lines[marks[0] + 1:]).strip("\n")
+    if not body:
+        raise SyncError("%s: the body below %r is empty" % (block_source_path(name), BODY_MARKER))
+    return header, body + "\n"
+
+
+def imported_modules(source, label):
+    """Module names imported by top-level import statements of `source`."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise SyncError("%s: does not parse (%s, line %s)" % (label, exc.msg, exc.lineno))
+    modules = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules.add(node.module)
+    return modules
+
+
+def load_blocks(root):
+    """{name: (body, stdlib modules its header imports)} for nodes/blocks/*.py."""
+    directory = os.path.join(root, "nodes", "blocks")
+    blocks = {}
+    if not os.path.isdir(directory):
+        return blocks
+    for filename in sorted(os.listdir(directory)):
+        if not filename.endswith(".py") or filename.startswith("_"):
+            continue
+        name = filename[:-3]
+        with open(os.path.join(directory, filename), encoding="utf-8") as handle:
+            header, body = split_block(handle.read(), name)
+        needs = set(m for m in imported_modules(header, block_source_path(name))
+                    if m != "nodes" and not m.startswith("nodes."))
+        blocks[name] = (body, needs)
+    return blocks
+
+
+def find_regions(text, label):
+    """[(name, begin line index, end line index)] of the blocks embedded in a node."""
+    regions, open_begin = [], None
+    for index, line in enumerate(text.splitlines()):
+        begin, end = BEGIN_RE.match(line), END_RE.match(line)
+        if begin:
+            if open_begin is not None:
+                raise SyncError("%s:%d: BEGIN BLOCK %s inside block %s"
+                                % (label, index + 1, begin.group("name"), open_begin[0]))
+            if begin.group("path") != block_source_path(begin.group("name")):
+                raise SyncError("%s:%d: BEGIN BLOCK %s must name %s"
+                                % (label, index + 1, begin.group("name"), block_source_path(begin.group("name"))))
+            open_begin = (begin.group("name"), index)
+        elif end:
+            if open_begin is None or end.group("name") != open_begin[0]:
+                raise SyncError("%s:%d: END BLOCK %s without its BEGIN" % (label, index + 1, end.group("name")))
+            regions.append((open_begin[0], open_begin[1], index))
+            open_begin = None
+    if open_begin is not None:
+        raise SyncError("%s:%d: BEGIN BLOCK %s has no END" % (label, open_begin[1] + 1, open_begin[0]))
+    return regions
+
+
+def embed(text, label, blocks):
+    """(new text, names of blocks whose copies differed, names used)."""
+    lines = text.splitlines(keepends=True)
+    regions = find_regions(text, label)
+    differing, used = [], []
+    for name, begin, end in reversed(regions):
+        if name not in blocks:
+            raise SyncError("%s:%d: no block named %s (expected %s)"
+                            % (label, begin + 1, name, block_source_path(name)))
+        used.append(name)
+        wanted = blocks[name][0]
+        if "".join(lines[begin + 1:end]) != wanted:
+            differing.append(name)
+            lines[begin + 1:end] = wanted.splitlines(keepends=True)
+    return "".join(lines), sorted(differing), sorted(set(used))
+
+
+def node_paths(root):
+    directory = os.path.join(root, "nodes")
+    if not os.path.isdir(directory):
+        return []
+    return [os.path.join(directory, f) for f in sorted(os.listdir(directory))
+            if f.endswith(".py") and os.path.isfile(os.path.join(directory, f))]
+
+
+def run(root, check):
+    """Sync (or check) every node under `root`; return the list of problem lines."""
+    problems = []
+    try:
+        blocks = load_blocks(root)
+    except (OSError, SyncError) as exc:
+        return [str(exc)]
+    for path in node_paths(root):
+        label = os.path.relpath(path, root)
+        with open(path, encoding="utf-8", newline="") as handle:
+            text = handle.read()
+        try:
+            new_text, differing, used = embed(text, label, blocks)
+            have = imported_modules(new_text, label)
+        except SyncError as exc:
+            problems.append(str(exc))
+            continue
+        for name in differing:
+            if check:
+                problems.append("%s: block %s differs from %s" % (label, name, block_source_path(name)))
+            else:
+                print("%s: rewrote block %s" % (label, name))
+        if differing and not check:
+            with open(path, "w", encoding="utf-8", newline="") as handle:
+                handle.write(new_text)
+        for name in used:
+            for module in sorted(blocks[name][1] - have):
+                problems.append("%s: block %s needs `import %s` in the node's section 1"
+                                % (label, name, module))
+    return problems
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 -m conformance.sync",
+        description="Rewrite (or with --check, compare) the shared blocks embedded in nodes/*.py.")
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 when a copy differs")
+    parser.add_argument("--root", default=DEFAULT_ROOT, help="repository root (default: %(default)s)")
+    args = parser.parse_args(argv)
+    problems = run(args.root, args.check)
+    for problem in problems:
+        print("sync: " + problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,466 @@
+"""Unit tests for the shared blocks in nodes/blocks/, on real loopback sockets.
+
+Each block is imported from its canonical file (nodes/blocks/<name>.py); the
+copies embedded in the nodes are kept identical by conformance.sync, which
+test_sync.py covers.
+"""
+
+import http.client
+import os
+import signal
+import socket
+import stat
+import tempfile
+import threading
+import time
+import unittest
+
+from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S
+from nodes.blocks import atomic_write as atomic_block
+from nodes.blocks import deadline as deadline_block
+from nodes.blocks import redact as redact_block
+from nodes.blocks import stop as stop_block
+from nodes.blocks import transport as transport_block
+
+# A stop or an expired budget must end a blocked call well within this (the
+# contract's goal is 0.1 s; this bound only has to tell "at once" from "waited
+# out a timeout" on a loaded machine).
+PROMPT_S = 1.5
+# How long a test lets a call block before it acts on it.
+SETTLE_S = 0.2
+
+
+def later(delay_s, action):
+    """Run `action` from a daemon thread after `delay_s`; returns the thread."""
+    def run():
+        time.sleep(delay_s)
+        action()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+class SilentServer(object):
+    """A loopback listener that accepts connections and then does `behaviour`.
+
+    behaviour "silent": read the request, never answer.
+    behaviour "dribble": answer one byte every `interval_s`, for ever.
+    behaviour "ok": answer 200 with a short body.
+    """
+
+    def __init__(self, behaviour="silent", interval_s=0.1):
+        self.behaviour = behaviour
+        self.interval_s = interval_s
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.port = self.listener.getsockname()[1]
+        self.closing = threading.Event()
+        self.connections = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while not self.closing.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections.append(conn)
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn):
+        try:
+            conn.recv(65536)
+            if self.behaviour == "ok":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
+            elif self.behaviour == "dribble":
+                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 10000:
+                    if self.closing.wait(self.interval_s):
+                        return
+                    conn.sendall(bytes([byte]))
+            else:
+                self.closing.wait(SHORT_TIMEOUT_S)
+        except OSError:
+            pass
+
+    def url(self, path="/x?X-Amz-Signature=secret"):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def close(self):
+        self.closing.set()
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)  # close() alone does not wake accept()
+        except OSError:
+            pass
+        self.listener.close()
+        for conn in self.connections:
+            conn.close()
+        self.thread.join(SHORT_TIMEOUT_S)
+
+
+class FullBacklog(object):
+    """A listener whose accept queue is full: a new connect() never completes."""
+
+    def __init__(self):
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(0)
+        self.address = self.listener.getsockname()
+        self.fillers = []
+        for _ in range(2):
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(self.address)
+            self.fillers.append(filler)
+        time.sleep(SETTLE_S)  # let the first filler land in the accept queue
+
+    def close(self):
+        for sock in self.fillers + [self.listener]:
+            sock.close()
+
+
+def new_stop(testcase):
+    """A Stop whose handler line goes to a pipe the test can read."""
+    err_r, err_w = os.pipe()
+    os.set_blocking(err_r, False)
+    stop = stop_block.Stop("test", stderr_fd=err_w)
+    stop.open()
+    testcase.addCleanup(stop.close)
+    testcase.addCleanup(os.close, err_r)
+    testcase.addCleanup(os.close, err_w)
+    stop.err_r = err_r
+    return stop
+
+
+def handler_output(stop):
+    try:
+        return os.read(stop.err_r, 65536).decode()
+    except BlockingIOError:
+        return ""
+
+
+class RedactTest(unittest.TestCase):
+    redact = staticmethod(redact_block.redact)
+
+    def test_query_removed_path_kept(self):
+        self.assertEqual(self.redact("GET https://store.example/b/k.csv?X-Amz-Signature=abc failed"),
+                         "GET https://store.example/b/k.csv?REDACTED failed")
+
+    def test_userinfo_removed(self):
+        self.assertEqual(self.redact("see http://user:pass@host:8080/p"), "see http://host:8080/p")
+
+    def test_fragment_removed(self):
+        self.assertEqual(self.redact("http://h/p#token=1"), "http://h/p#REDACTED")
+
+    def test_first_of_query_or_fragment_cuts(self):
+        self.assertEqual(self.redact("http://h/p#frag?q=1"), "http://h/p#REDACTED")
+
+    def test_scheme_case_and_s3(self):
+        self.assertEqual(self.redact("HTTPS://H/p?x=1 and s3://bucket/key?versionId=2"),
+                         "HTTPS://H/p?REDACTED and s3://bucket/key?REDACTED")
+
+    def test_url_ends_at_quote_or_angle_bracket(self):
+        self.assertEqual(self.redact("<Url>http://h/p?sig=1</Url> 'http://h/q?s=2'"),
+                         "<Url>http://h/p?REDACTED</Url> 'http://h/q?REDACTED'")
+
+    def test_idempotent_and_keeps_trailing_punctuation(self):
+        once = self.redact("refused (see https://h/k?X-Amz-Signature=abc).")
+        self.assertEqual(once, "refused (see https://h/k?REDACTED")
+        self.assertEqual(self.redact(once + ")."), once + ").")
+        self.assertEqual(self.redact("http://h/p?REDACTED&sig=abc"), "http://h/p?REDACTED")
+
+    def test_known_secrets_replaced_short_ones_kept(self):
+        out = self.redact("policy eyJleHBpcmF0aW9uIjo= status 204", secrets={"eyJleHBpcmF0aW9uIjo=", "204"})
+        self.assertEqual(out, "policy REDACTED status 204")
+
+    def test_single_line(self):
+        self.assertEqual(self.redact("  one\r\ntwo\x00three\x7f  "), "one two three")
+
+    def test_plain_text_unchanged(self):
+        self.assertEqual(self.redact("nothing to hide here"), "nothing to hide here")
+
+    def test_non_string_input(self):
+        self.assertEqual(self.redact(OSError(2, "No such file")), "[Errno 2] No such file")
+
+
+class DeadlineTest(unittest.TestCase):
+    def test_remaining_and_expired(self):
+        budget = deadline_block.Deadline(SETTLE_S)
+        self.assertFalse(budget.expired())
+        self.assertGreater(budget.remaining(), 0)
+        time.sleep(SETTLE_S * 1.5)
+        self.assertTrue(budget.expired())
+        self.assertEqual(budget.remaining(), 0.0)
+
+    def test_sooner(self):
+        short, long_ = deadline_block.Deadline(1), deadline_block.Deadline(100)
+        self.assertIs(deadline_block.sooner(short, long_), short)
+        self.assertIs(deadline_block.sooner(long_, short), short)
+        self.assertIs(deadline_block.sooner(None, long_), long_)
+        self.assertIs(deadline_block.sooner(long_, None), long_)
+
+    def test_watchdog_fires_once_at_the_deadline(self):
+        calls = []
+        with deadline_block.Watchdog(deadline_block.Deadline(SETTLE_S), lambda: calls.append(time.monotonic())) as dog:
+            time.sleep(SETTLE_S * 3)
+        self.assertTrue(dog.fired)
+        self.assertEqual(len(calls), 1)
+
+    def test_watchdog_cancelled_on_exit(self):
+        calls = []
+        with deadline_block.Watchdog(deadline_block.Deadline(SETTLE_S), lambda: calls.append(1)) as dog:
+            pass
+        time.sleep(SETTLE_S * 2)
+        self.assertFalse(dog.fired)
+        self.assertEqual(calls, [])
+
+    def test_watchdog_swallows_errors(self):
+        def boom():
+            raise RuntimeError("no traceback from the timer thread")
+        with deadline_block.Watchdog(deadline_block.Deadline(0.01), boom) as dog:
+            time.sleep(SETTLE_S)
+        self.assertTrue(dog.fired)
+
+    def test_parse_utc_timestamp(self):
+        parse = deadline_block.parse_utc_timestamp
+        self.assertEqual(parse("1970-01-01T00:00:10Z"), 10.0)
+        self.assertEqual(parse("1970-01-01T00:00:10z"), 10.0)
+        self.assertEqual(parse("1970-01-01T00:00:10"), 10.0)  # naive means UTC
+        self.assertEqual(parse("1970-01-01T01:00:10+01:00"), 10.0)
+        self.assertEqual(parse("1969-12-31T23:00:10-0100"), 10.0)
+        self.assertEqual(parse("1970-01-01 00:00:10.5Z"), 10.5)
+        self.assertEqual(parse("1970-01-02"), 86400.0)
+        self.assertEqual(parse(" 1970-01-01T00:00:00+00:00 "), 0.0)
+        for bad in ("", "soon", "2026-13-01T00:00:00Z", "2026-01-01T25:00:00Z", None, 17, "2026-01-01T00:00:00Zjunk"):
+            self.assertIsNone(parse(bad), bad)
+
+
+class StopTest(unittest.TestCase):
+    def setUp(self):
+        self.stop = new_stop(self)
+
+    def test_handle_sets_flag_wakes_and_prints_once(self):
+        self.stop.handle(signal.SIGTERM, None)
+        self.stop.handle(signal.SIGINT, None)
+        self.assertTrue(self.stop.requested)
+        self.assertTrue(self.stop.should_abandon())
+        self.assertEqual(self.stop.signum, signal.SIGINT)
+        wake = self.stop.wait_fd()
+        self.assertIsNotNone(wake)
+        self.assertTrue(os.read(wake, 10))
+        self.assertEqual(handler_output(self.stop), "test: stop requested (signal %d); finishing up\n" % signal.SIGTERM)
+        with self.assertRaises(stop_block.StopRequested):
+            self.stop.check("the next step")
+
+    def test_handle_shuts_ledger_sockets_while_abandonable(self):
+        left, right = socket.socketpair()
+        self.addCleanup(left.close)
+        self.addCleanup(right.close)
+        self.stop.track(left)
+        self.stop.handle(signal.SIGTERM, None)
+        self.assertEqual(left.recv(10), b"")  # shut down: a read returns at once
+
+    def test_not_abandonable_only_sets_the_flag(self):
+        left, right = socket.socketpair()
+        self.addCleanup(left.close)
+        self.addCleanup(right.close)
+        self.stop.track(left)
+        self.stop.abandonable = False
+        self.stop.handle(signal.SIGTERM, None)
+        self.assertTrue(self.stop.requested)
+        self.assertFalse(self.stop.should_abandon())
+        self.assertIsNone(self.stop.wait_fd())
+        right.sendall(b"x")
+        self.assertEqual(left.recv(10), b"x")  # still usable
+
+    def test_handler_survives_a_closed_socket_and_no_pipe(self):
+        stop = stop_block.Stop("test", stderr_fd=-1)  # never opened, and nowhere to print
+        sock = socket.socket()
+        sock.close()
+        stop.track(sock)
+        stop.handle(signal.SIGTERM, None)
+        self.assertTrue(stop.requested)
+
+    def test_real_signal_ends_a_blocked_read(self):
+        left, right = socket.socketpair()
+        self.addCleanup(left.close)
+        self.addCleanup(right.close)
+        self.stop.track(left)
+        previous = signal.signal(signal.SIGUSR1, self.stop.handle)
+        self.addCleanup(signal.signal, signal.SIGUSR1, previous)
+        left.settimeout(SHORT_TIMEOUT_S)
+        later(SETTLE_S, lambda: os.kill(os.getpid(), signal.SIGUSR1))
+        started = time.monotonic()
+        self.assertEqual(left.recv(10), b"")
+        self.assertLess(time.monotonic() - started, SETTLE_S + PROMPT_S)
+        self.assertTrue(self.stop.requested)
+
+
+class AtomicWriteTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(self._cleanup)
+
+    def _cleanup(self):
+        for name in os.listdir(self.dir):
+            os.unlink(os.path.join(self.dir, name))
+        os.rmdir(self.dir)
+
+    def test_bytes_written_private_no_leftover(self):
+        path = os.path.join(self.dir, "f.json")
+        atomic_block.atomic_write(path, b"{}\n")
+        with open(path, "rb") as handle:
+            self.assertEqual(handle.read(), b"{}\n")
+        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode) & 0o077, 0)
+        self.assertEqual(os.listdir(self.dir), ["f.json"])
+
+    def test_callable_content_and_replace(self):
+        path = os.path.join(self.dir, "f")
+        atomic_block.atomic_write(path, b"old")
+        atomic_block.atomic_write(path, lambda fd: os.write(fd, b"new"), mode=0o644)
+        with open(path, "rb") as handle:
+            self.assertEqual(handle.read(), b"new")
+        self.assertEqual(os.listdir(self.dir), ["f"])
+
+    def test_failure_leaves_old_file_and_no_temporary(self):
+        path = os.path.join(self.dir, "f")
+        atomic_block.atomic_write(path, b"old")
+
+        def fail(fd):
+            os.write(fd, b"partial")
+            raise KeyboardInterrupt
+        with self.assertRaises(KeyboardInterrupt):
+            atomic_block.atomic_write(path, fail)
+        with open(path, "rb") as handle:
+            self.assertEqual(handle.read(), b"old")
+        self.assertEqual(os.listdir(self.dir), ["f"])
+
+
+class TransportTest(unittest.TestCase):
+    def setUp(self):
+        self.stop = new_stop(self)
+
+    def server(self, behaviour, **kwargs):
+        server = SilentServer(behaviour, **kwargs)
+        self.addCleanup(server.close)
+        return server
+
+    def test_split_url(self):
+        split = transport_block.split_url
+        self.assertEqual(split("http://h/p?q=1#f"), ("http", "h", 80, "/p?q=1"))
+        self.assertEqual(split("HTTPS://H:8443"), ("https", "h", 8443, "/"))
+        self.assertEqual(split("http://[::1]:81/x"), ("http", "::1", 81, "/x"))
+        for bad in ("ftp://h/p?sig=SECRET", "http:///p?sig=SECRET", "http://h:99999/?sig=SECRET",
+                    "http://h/a b?sig=SECRET", "", None):
+            with self.assertRaises(ValueError) as caught:
+                split(bad)
+            self.assertNotIn("SECRET", str(caught.exception))
+
+    def test_exchange_round_trip(self):
+        server = self.server("ok")
+        with transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                          connect_deadline_s=SHORT_TIMEOUT_S) as exchange:
+            self.assertIn(exchange.sock, self.stop._inflight)
+            exchange.conn.request("GET", exchange.target.request_target)
+            response = exchange.conn.getresponse()
+            self.assertEqual((response.status, response.read()), (200, b"hello"))
+        self.assertNotIn(exchange.sock, self.stop._inflight)
+
+    def test_resolve_a_name_in_a_thread(self):
+        addresses = transport_block.resolve("localhost", 80, self.stop, deadline_block.Deadline(SHORT_TIMEOUT_S))
+        self.assertTrue(addresses)
+
+    def slow_resolver(self):
+        """Make getaddrinfo() of a name block, as a broken resolver does."""
+        real = socket.getaddrinfo
+        release = threading.Event()
+
+        def slow(host, *args, **kwargs):
+            flags = args[4] if len(args) > 4 else kwargs.get("flags", 0)
+            if host == "slow.invalid" and not flags & socket.AI_NUMERICHOST:
+                release.wait(SHORT_TIMEOUT_S)
+            return real(host, *args, **kwargs)
+        socket.getaddrinfo = slow
+        self.addCleanup(setattr, socket, "getaddrinfo", real)
+        self.addCleanup(release.set)
+
+    def test_stop_during_name_lookup_ends_the_wait(self):
+        self.slow_resolver()
+        later(SETTLE_S, lambda: self.stop.handle(signal.SIGTERM, None))
+        started = time.monotonic()
+        with self.assertRaises(stop_block.StopRequested):
+            transport_block.resolve("slow.invalid", 80, self.stop, deadline_block.Deadline(SHORT_TIMEOUT_S))
+        self.assertLess(time.monotonic() - started, SETTLE_S + PROMPT_S)
+
+    def test_name_lookup_bounded_by_the_deadline(self):
+        self.slow_resolver()
+        started = time.monotonic()
+        with self.assertRaises(TimeoutError):
+            transport_block.resolve("slow.invalid", 80, self.stop, deadline_block.Deadline(SETTLE_S))
+        self.assertLess(time.monotonic() - started, SETTLE_S + PROMPT_S)
+
+    def test_no_connection_after_a_stop(self):
+        server = self.server("ok")
+        self.stop.handle(signal.SIGTERM, None)
+        with self.assertRaises(stop_block.StopRequested):
+            transport_block.HttpExchange(server.url(), self.stop, timeout_s=1, connect_deadline_s=1).open()
+        time.sleep(SETTLE_S)
+        self.assertEqual(server.connections, [])
+
+    def test_stop_during_connect_ends_it_at_once(self):
+        backlog = FullBacklog()
+        self.addCleanup(backlog.close)
+        target = transport_block.Target("http", "127.0.0.1", backlog.address[1], "/")
+        later(SETTLE_S, lambda: self.stop.handle(signal.SIGTERM, None))
+        started = time.monotonic()
+        with self.assertRaises(stop_block.StopRequested):
+            transport_block.open_socket(target, self.stop, deadline_block.Deadline(SHORT_TIMEOUT_S))
+        self.assertLess(time.monotonic() - started, SETTLE_S + PROMPT_S)
+        self.assertEqual(self.stop._inflight, set())
+
+    def test_connect_deadline_is_elapsed(self):
+        backlog = FullBacklog()
+        self.addCleanup(backlog.close)
+        target = transport_block.Target("http", "127.0.0.1", backlog.address[1], "/")
+        started = time.monotonic()
+        with self.assertRaises(TimeoutError):
+            transport_block.open_socket(target, self.stop, deadline_block.Deadline(SETTLE_S))
+        self.assertLess(time.monotonic() - started, SETTLE_S + PROMPT_S)
+
+    def test_shutdown_ends_a_blocked_first_byte_wait(self):
+        server = self.server("silent")
+        with transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                          connect_deadline_s=SHORT_TIMEOUT_S) as exchange:
+            exchange.conn.request("GET", exchange.target.request_target)
+            later(SETTLE_S, lambda: self.stop.handle(signal.SIGTERM, None))
+            started = time.monotonic()
+            with self.assertRaises((http.client.RemoteDisconnected, OSError)):
+                exchange.conn.getresponse()
+            self.assertLess(time.monotonic() - started, SETTLE_S + PROMPT_S)
+
+    def test_watchdog_bounds_a_dribbling_answer(self):
+        server = self.server("dribble", interval_s=SETTLE_S / 4)
+        budget = deadline_block.Deadline(SETTLE_S * 2)
+        self.stop.abandonable = False  # the receipt: a stop would not cut it, the budget does
+        with transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                          connect_deadline_s=SHORT_TIMEOUT_S, budget=budget) as exchange:
+            exchange.conn.request("GET", exchange.target.request_target)
+            started = time.monotonic()
+            with deadline_block.Watchdog(budget, self.stop.abandon_all) as dog:
+                with self.assertRaises((http.client.HTTPException, OSError)):
+                    exchange.conn.getresponse()
+            self.assertTrue(dog.fired)
+            self.assertLess(time.monotonic() - started, SETTLE_S * 2 + PROMPT_S)
+
+    def test_expired_budget_refuses_to_connect(self):
+        server = self.server("ok")
+        budget = deadline_block.Deadline(0)
+        time.sleep(POLL_INTERVAL_S)
+        with self.assertRaises(TimeoutError):
+            transport_block.HttpExchange(server.url(), self.stop, timeout_s=1, connect_deadline_s=1,
+                                         budget=budget).open()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,270 @@
+"""Tests of the step contract's own documents: contract/step.md, its schemas and examples.
+
+The harness quotes clause text by ID, checks cite clause IDs, and mutants name checks; all
+of that rests on the contract document being well-formed. These tests hold it so:
+
+- every valid example validates against its schema and every invalid one fails it (the
+  schema is chosen by the file name's prefix: ``marker-bool-exit-code.json`` → marker);
+- every clause heading has the exact form ``### STEP-AREA-n (LEVEL) Title``, IDs are
+  unique, and every clause of the design list is present at its level;
+- every decision names at least one ``Pinned by:`` clause that exists, and every ``(Dn)``
+  cited in the text is a decision that exists;
+- the schemas use only the keyword subset ``conformance.schema`` implements.
+"""
+
+import json
+import os
+import re
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from conformance.schema import validate  # noqa: E402
+
+CONTRACT_MD = os.path.join(ROOT, "contract", "step.md")
+SCHEMA_DIR = os.path.join(ROOT, "contract", "schemas", "step")
+EXAMPLE_DIR = os.path.join(ROOT, "contract", "examples", "step")
+NAIVE_NODE = os.path.join(ROOT, "examples", "naive_step_node.py")
+
+SCHEMAS = ("envelope", "manifest", "result", "marker", "progress")
+MIN_VALID_EXAMPLES = 2
+MIN_INVALID_EXAMPLES = 3
+
+CLAUSE_HEADING_RE = re.compile(r"^### STEP-[A-Z]+-\d+ \((MUST|SHOULD|MAY)\) .+")
+CLAUSE_PARTS_RE = re.compile(r"^### (STEP-[A-Z]+-\d+) \((MUST|SHOULD|MAY)\) ")
+DECISION_HEADING_RE = re.compile(r"^### (D\d+) \S.*")
+CLAUSE_ID_RE = re.compile(r"STEP-[A-Z]+-\d+")
+
+# The clause list the contract was designed with: every ID at its level. A clause is
+# retired, never removed from this list silently; one added later is appended.
+REQUIRED_CLAUSES = {
+    "STEP-CREDS-1": "MUST", "STEP-CREDS-2": "SHOULD", "STEP-CREDS-3": "MUST",
+    "STEP-CREDS-4": "MUST", "STEP-CREDS-5": "MUST", "STEP-CREDS-6": "MUST",
+    "STEP-CREDS-7": "MUST",
+    "STEP-MANIFEST-1": "MUST", "STEP-MANIFEST-2": "MUST", "STEP-MANIFEST-3": "MUST",
+    "STEP-MANIFEST-4": "MUST",
+    "STEP-INPUT-1": "MUST", "STEP-INPUT-2": "MUST", "STEP-INPUT-3": "MUST",
+    "STEP-INPUT-4": "MUST", "STEP-INPUT-5": "MUST", "STEP-INPUT-6": "MUST",
+    "STEP-OUTPUT-1": "MUST", "STEP-OUTPUT-2": "MUST", "STEP-OUTPUT-3": "MUST",
+    "STEP-OUTPUT-4": "MUST", "STEP-OUTPUT-5": "MUST", "STEP-OUTPUT-6": "MUST",
+    "STEP-OUTPUT-7": "MUST", "STEP-OUTPUT-8": "MUST",
+    "STEP-RESULT-1": "MUST", "STEP-RESULT-2": "MUST", "STEP-RESULT-3": "MUST",
+    "STEP-RESULT-4": "MUST", "STEP-RESULT-5": "MUST",
+    "STEP-MARKER-1": "MUST", "STEP-MARKER-2": "MUST", "STEP-MARKER-3": "MUST",
+    "STEP-MARKER-4": "MUST", "STEP-MARKER-5": "MUST", "STEP-MARKER-6": "MUST",
+    "STEP-MARKER-7": "MUST",
+    "STEP-PROGRESS-1": "MUST", "STEP-PROGRESS-2": "SHOULD", "STEP-PROGRESS-3": "MUST",
+    "STEP-EXIT-1": "MUST", "STEP-EXIT-2": "MUST",
+    "STEP-STOP-1": "MUST", "STEP-STOP-2": "MUST", "STEP-STOP-3": "MUST",
+    "STEP-STOP-4": "MUST", "STEP-STOP-5": "MUST", "STEP-STOP-6": "MUST",
+    "STEP-STREAM-1": "MUST", "STEP-STREAM-2": "SHOULD", "STEP-STREAM-3": "MUST",
+    "STEP-STREAM-4": "SHOULD",
+    "STEP-HTTP-1": "MUST", "STEP-HTTP-2": "MUST", "STEP-HTTP-3": "MUST",
+    "STEP-HTTP-4": "SHOULD", "STEP-HTTP-5": "MUST",
+    "STEP-REDACT-1": "MUST", "STEP-REDACT-2": "MUST",
+    "STEP-NODE-1": "MUST", "STEP-NODE-2": "SHOULD", "STEP-NODE-3": "MUST",
+}
+
+# Keywords conformance.schema implements, plus annotations it ignores.
+SCHEMA_KEYWORDS = {
+    "type", "enum", "const", "properties", "required", "additionalProperties", "items",
+    "minItems", "maxItems", "minLength", "maxLength", "pattern", "minimum", "maximum",
+    "oneOf", "anyOf", "$ref", "definitions",
+    "$schema", "title", "description",
+}
+
+
+def _read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _load_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _contract_lines():
+    return _read(CONTRACT_MD).splitlines()
+
+
+def _clauses():
+    """(id, level) of every clause heading, in document order."""
+    out = []
+    for line in _contract_lines():
+        m = CLAUSE_PARTS_RE.match(line)
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+def _decisions():
+    """{decision id: body text} for the '## Decisions' section."""
+    lines = _contract_lines()
+    try:
+        start = lines.index("## Decisions")
+    except ValueError:
+        return {}
+    decisions, current = {}, None
+    for line in lines[start + 1:]:
+        if line.startswith("## "):
+            break
+        m = DECISION_HEADING_RE.match(line)
+        if m:
+            current = m.group(1)
+            decisions[current] = []
+        elif current is not None:
+            decisions[current].append(line)
+    return {k: "\n".join(v) for k, v in decisions.items()}
+
+
+def _schema(name):
+    return _load_json(os.path.join(SCHEMA_DIR, name + ".schema.json"))
+
+
+def _examples(kind):
+    folder = os.path.join(EXAMPLE_DIR, kind)
+    return sorted(f for f in os.listdir(folder) if f.endswith(".json"))
+
+
+def _schema_name_for(filename):
+    return filename.split("-", 1)[0]
+
+
+class ExamplesTest(unittest.TestCase):
+
+    def test_every_example_names_a_known_schema(self):
+        for kind in ("valid", "invalid"):
+            for name in _examples(kind):
+                with self.subTest(example=kind + "/" + name):
+                    self.assertIn(_schema_name_for(name), SCHEMAS)
+
+    def test_valid_examples_validate(self):
+        for name in _examples("valid"):
+            with self.subTest(example=name):
+                instance = _load_json(os.path.join(EXAMPLE_DIR, "valid", name))
+                errors = validate(instance, _schema(_schema_name_for(name)))
+                self.assertEqual(errors, [], "valid/%s should validate" % name)
+
+    def test_invalid_examples_fail(self):
+        for name in _examples("invalid"):
+            with self.subTest(example=name):
+                instance = _load_json(os.path.join(EXAMPLE_DIR, "invalid", name))
+                errors = validate(instance, _schema(_schema_name_for(name)))
+                self.assertTrue(errors, "invalid/%s should fail its schema" % name)
+
+    def test_each_schema_has_enough_examples(self):
+        for schema in SCHEMAS:
+            with self.subTest(schema=schema):
+                valid = [n for n in _examples("valid") if _schema_name_for(n) == schema]
+                invalid = [n for n in _examples("invalid") if _schema_name_for(n) == schema]
+                self.assertGreaterEqual(len(valid), MIN_VALID_EXAMPLES)
+                self.assertGreaterEqual(len(invalid), MIN_INVALID_EXAMPLES)
+
+
+class SchemasTest(unittest.TestCase):
+
+    def _walk(self, node, where):
+        """Yield (where, keyword) for every keyword of every subschema."""
+        if not isinstance(node, dict):
+            return
+        for key, value in node.items():
+            yield where, key
+            if key in ("properties", "definitions"):
+                for name, sub in value.items():
+                    yield from self._walk(sub, "%s/%s/%s" % (where, key, name))
+            elif key in ("items", "additionalProperties") and isinstance(value, dict):
+                yield from self._walk(value, where + "/" + key)
+            elif key in ("oneOf", "anyOf"):
+                for i, sub in enumerate(value):
+                    yield from self._walk(sub, "%s/%s/%d" % (where, key, i))
+
+    def test_schemas_use_only_the_supported_subset(self):
+        for schema in SCHEMAS:
+            for where, keyword in self._walk(_schema(schema), "#"):
+                with self.subTest(schema=schema, at=where):
+                    self.assertIn(keyword, SCHEMA_KEYWORDS)
+
+    def test_refs_resolve(self):
+        for schema in SCHEMAS:
+            doc = _schema(schema)
+            for ref in re.findall(r'"\$ref": "([^"]+)"', json.dumps(doc)):
+                with self.subTest(schema=schema, ref=ref):
+                    self.assertTrue(ref.startswith("#/definitions/"))
+                    self.assertIn(ref.split("/", 2)[2], doc.get("definitions", {}))
+
+
+class ClausesTest(unittest.TestCase):
+
+    def test_clause_headings_have_the_exact_form(self):
+        for line in _contract_lines():
+            if line.startswith("### STEP") or re.match(r"^#+\s*STEP-", line):
+                with self.subTest(heading=line):
+                    self.assertRegex(line, CLAUSE_HEADING_RE)
+
+    def test_every_level_three_heading_is_a_clause_or_a_decision(self):
+        for line in _contract_lines():
+            if line.startswith("### "):
+                with self.subTest(heading=line):
+                    self.assertTrue(CLAUSE_HEADING_RE.match(line)
+                                    or DECISION_HEADING_RE.match(line), line)
+
+    def test_clause_ids_are_unique(self):
+        ids = [cid for cid, _ in _clauses()]
+        duplicates = sorted({cid for cid in ids if ids.count(cid) > 1})
+        self.assertEqual(duplicates, [])
+
+    def test_every_designed_clause_is_present_at_its_level(self):
+        present = dict(_clauses())
+        for cid, level in REQUIRED_CLAUSES.items():
+            with self.subTest(clause=cid):
+                self.assertIn(cid, present)
+                self.assertEqual(present[cid], level)
+
+    def test_clause_ids_cited_in_the_text_exist(self):
+        present = {cid for cid, _ in _clauses()}
+        # Ranges like "STEP-INPUT-*" and "STEP-MANIFEST-1 to -4" are prose, not IDs.
+        for cid in set(CLAUSE_ID_RE.findall(_read(CONTRACT_MD))):
+            with self.subTest(cited=cid):
+                self.assertIn(cid, present)
+
+
+class DecisionsTest(unittest.TestCase):
+
+    def test_there_are_decisions(self):
+        self.assertTrue(_decisions())
+
+    def test_each_decision_is_pinned_by_existing_clauses(self):
+        present = {cid for cid, _ in _clauses()}
+        for did, body in _decisions().items():
+            with self.subTest(decision=did):
+                pinned = [line for line in body.splitlines() if "Pinned by:" in line]
+                self.assertEqual(len(pinned), 1, "%s needs one 'Pinned by:' line" % did)
+                cited = CLAUSE_ID_RE.findall(pinned[0])
+                self.assertTrue(cited, "%s pins no clause" % did)
+                for cid in cited:
+                    self.assertTrue(cid in present, "%s pins unknown %s" % (did, cid))
+
+    def test_decisions_cited_in_the_text_exist(self):
+        decisions = _decisions()
+        text = _read(CONTRACT_MD).split("\n## Decisions\n", 1)[0]
+        # A citation looks like "(D6)" or "(D11, D20)"; "U+D800" is not one.
+        for did in set(re.findall(r"(?<=[(, ])D\d+(?=[),])", text)):
+            with self.subTest(cited=did):
+                self.assertTrue(did in decisions, "%s is cited but not decided" % did)
+
+
+class NaiveNodeTest(unittest.TestCase):
+    """The counter-example must stay a runnable program that names its flaws."""
+
+    def test_naive_node_compiles_and_marks_its_flaws(self):
+        source = _read(NAIVE_NODE)
+        compile(source, NAIVE_NODE, "exec")
+        self.assertGreaterEqual(source.count("# NAIVE:"), 8)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,301 @@
+"""Checks framework and command line, end to end on the _selftest contract."""
+
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from conformance import checks, cli, runner
+from conformance.checks import (ERROR, FAIL, NON_STRICT, PASS, SKIP, Check, CheckFailed, NodeSpec, Skip,
+                                run_check)
+from conformance.clauses import REPO_ROOT
+from conformance.invariants import Violation, dir_empty, no_process_left, scan_for_secrets
+from conformance.runner import RunResult
+from conformance.timeouts import LONG_TIMEOUT_S, SHORT_TIMEOUT_S
+
+TOY_NODE = os.path.join("conformance", "tests", "data", "toy_node.py")
+SUMMARY = re.compile(r"^conformance: \d+ passed, \d+ failed, \d+ skipped$")
+NODE = NodeSpec.from_path(os.path.join(REPO_ROOT, TOY_NODE))
+
+
+def make(run, level="MUST", check_id="t.check"):
+    return Check(check_id, "_selftest", "T", ["SELFTEST-GREET-1"], level, "a test check", "", "", run)
+
+
+class FakePlane:
+    def __init__(self, violations=(), explode=False):
+        self.violations, self.explode, self.closed = list(violations), explode, 0
+
+    def invariants(self):
+        if self.explode:
+            raise RuntimeError("plane bug")
+        return self.violations
+
+    def close(self):
+        self.closed += 1
+
+
+class RegistryTest(unittest.TestCase):
+    def test_load_selftest(self):
+        loaded = checks.load("_selftest")
+        ids = [c.id for c in loaded]
+        self.assertEqual(set(ids), {"greet.hello", "greet.progress", "redact.token", "scratch.empty",
+                                    "stop.sigterm-pid1"})
+        by_id = dict((c.id, c) for c in loaded)
+        self.assertEqual(by_id["stop.sigterm-pid1"].area, "STOP")
+        self.assertEqual(by_id["stop.sigterm-pid1"].contract, "_selftest")
+        self.assertEqual(by_id["greet.progress"].level, "SHOULD")
+        self.assertEqual(by_id["greet.hello"].clauses, ("SELFTEST-GREET-1",))
+        self.assertEqual(checks.load("_selftest"), loaded)  # loading twice registers nothing new
+
+    def test_unknown_contract(self):
+        with self.assertRaises(checks.UnknownContract):
+            checks.load("no_such_contract")
+        with self.assertRaises(checks.UnknownContract):
+            checks.load("../etc")
+        self.assertIn("_selftest", checks.contracts(include_private=True))
+        self.assertNotIn("_selftest", checks.contracts())
+
+    def test_decorator_outside_a_contract_package_is_refused(self):
+        with self.assertRaises(ValueError):
+            checks.check("x.y", clauses=["A-B-1"], level="MUST", title="t")(lambda ctx: None)
+
+    def test_bad_records(self):
+        with self.assertRaises(ValueError):
+            make(lambda ctx: None, level="MUSTN'T")
+        with self.assertRaises(ValueError):
+            Check("x", "c", "A", "A-B-1", "MUST", "t", "", "", None)  # a string, not a list
+
+    def test_duplicate_id_from_another_module_is_refused(self):
+        first = Check("dup.id", "_dup", "A", ["A-B-1"], "MUST", "t", "", "", None, module="m1")
+        checks.register(first)
+        try:
+            with self.assertRaises(ValueError):
+                checks.register(Check("dup.id", "_dup", "A", ["A-B-1"], "MUST", "t", "", "", None, module="m2"))
+        finally:
+            checks._REGISTRY.pop("_dup", None)
+
+
+class RunCheckTest(unittest.TestCase):
+    def test_pass(self):
+        seen = {}
+
+        def run(ctx):
+            seen["tmp"] = ctx.tmp
+            self.assertTrue(os.path.isdir(ctx.tmp))
+            ctx.note("hello\nworld")
+        result = run_check(make(run), NODE, seed=7)
+        self.assertEqual(result.verdict, PASS)
+        self.assertFalse(os.path.exists(seen["tmp"]))  # removed after
+        self.assertTrue(result.transcript[0].endswith("hello"))
+        self.assertEqual(result.transcript[1].strip(), "world")
+        self.assertEqual(result.repro, "python3 -m conformance _selftest %s --only t.check --seed 7"
+                         % NODE.display)
+
+    def test_must_fails_should_is_non_strict_unless_strict(self):
+        def run(ctx):
+            ctx.expect(1 == 2, expected="one", actual=lambda: "two", diagnosis="because")
+        result = run_check(make(run, "MUST"), NODE)
+        self.assertEqual((result.verdict, result.expected, result.actual, result.diagnosis),
+                         (FAIL, "one", "two", "because"))
+        self.assertEqual(run_check(make(run, "SHOULD"), NODE).verdict, NON_STRICT)
+        self.assertEqual(run_check(make(run, "MAY"), NODE).verdict, NON_STRICT)
+        strict = run_check(make(run, "SHOULD"), NODE, strict=True)
+        self.assertEqual(strict.verdict, FAIL)
+        self.assertIn("--strict", strict.repro)
+
+    def test_skip_and_unavailable_capability(self):
+        result = run_check(make(lambda ctx: ctx.skip("not here")), NODE)
+        self.assertEqual((result.verdict, result.reason), (SKIP, "not here"))
+
+        def needs(ctx):
+            raise runner.CapabilityUnavailable("no cgroup here")
+        self.assertEqual(run_check(make(needs), NODE).reason, "no cgroup here")
+
+    def test_harness_exception_is_error_with_traceback(self):
+        plane = FakePlane()
+
+        def run(ctx):
+            ctx.use(plane)
+            raise KeyError("oops")
+        result = run_check(make(run), NODE)
+        self.assertEqual(result.verdict, ERROR)
+        self.assertIn("KeyError", result.reason)
+        self.assertTrue(any("Traceback" in line for line in result.transcript))
+        self.assertEqual(plane.closed, 1)
+
+    def test_invariant_violation_fails_the_check_and_names_it(self):
+        plane = FakePlane([Violation("no secret", "no canary", "canary in stdout")])
+        result = run_check(make(lambda ctx: ctx.use(plane), level="SHOULD"), NODE)
+        self.assertEqual(result.verdict, FAIL)  # an invariant is a FAIL whatever the level
+        self.assertIn("no secret", result.expected)
+        self.assertEqual(result.actual, "canary in stdout")
+        self.assertEqual(plane.closed, 1)
+
+        def failing(ctx):
+            ctx.use(FakePlane([Violation("scratch", "empty", "1 file")]))
+            ctx.fail("a", "b")
+        both = run_check(make(failing), NODE)
+        self.assertEqual((both.verdict, both.expected), (FAIL, "a"))
+        self.assertIn("scratch", both.diagnosis)
+
+    def test_broken_invariants_method_is_error(self):
+        plane = FakePlane(explode=True)
+        result = run_check(make(lambda ctx: ctx.use(plane)), NODE)
+        self.assertEqual(result.verdict, ERROR)
+        self.assertEqual(plane.closed, 1)
+
+    def test_started_node_is_tracked_and_reaped(self):
+        def run(ctx):
+            proc = ctx.start_node({"PATH": "/usr/bin:/bin", "TOY_WAIT": "1"}, pid1=False)
+            ctx.expect(proc.wait_for_line("stdout", lambda line: line == "waiting", SHORT_TIMEOUT_S), "waiting", "")
+            # left running on purpose: the framework must kill it
+        result = run_check(make(run), NODE)
+        self.assertEqual(result.verdict, PASS)
+        self.assertTrue(any("still running after the check" in line for line in result.transcript))
+        self.assertTrue(any(line.startswith("stdout (") for line in result.transcript))
+        self.assertEqual(runner.live_processes(), [])
+
+    def test_no_pid1_option(self):
+        def run(ctx):
+            ctx.start_node({"PATH": "/usr/bin:/bin"}, pid1="require")
+        result = run_check(make(run), NODE, pid1=False)
+        self.assertEqual((result.verdict, result.reason), (SKIP, "PID 1 disabled by --no-pid1"))
+        self.assertIn("--no-pid1", result.repro)
+
+    def test_context_helpers(self):
+        found = {}
+
+        def run(ctx):
+            found["rng"] = ctx.rng.random()
+            found["plane_attr"] = ctx.selftest_plane == ctx.plane
+            with self.assertRaises(AttributeError):
+                ctx.nothing_here
+            with self.assertRaises(CheckFailed):
+                ctx.fail("x", "y")
+            with self.assertRaises(Skip):
+                ctx.skip("z")
+        run_check(make(run), NODE, seed=1)
+        first = found["rng"]
+        run_check(make(run), NODE, seed=1)
+        self.assertEqual(found["rng"], first)  # the seed makes the check's stream reproducible
+        self.assertTrue(found["plane_attr"])
+
+    def test_command_node_repro(self):
+        node = NodeSpec.from_command(["python3", "my node.py"])
+        result = run_check(make(lambda ctx: ctx.fail("a", "b")), node)
+        self.assertEqual(result.repro, "python3 -m conformance _selftest --only t.check --seed 0 -- "
+                                       "python3 'my node.py'")
+
+
+class InvariantsTest(unittest.TestCase):
+    SECRET = "CANARYdeadbeef0123456789"
+
+    def test_scan_for_secrets_everywhere_and_never_prints_them(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "sub"))
+            with open(os.path.join(tmp, "sub", "f.bin"), "wb") as handle:
+                handle.write(b"\x00prefix" + self.SECRET.encode() + b"\xff")
+            run = RunResult(stdout="ok\n", stderr="token=%s\n" % self.SECRET, host_pid=42,
+                            cmdline_snapshot=["node", "--token", self.SECRET], seen_cmdlines={43: ["curl", "x"]})
+            found = scan_for_secrets([self.SECRET, "", None], {"marker": b"clean", "result": "has " + self.SECRET},
+                                     [tmp], runs=[run])
+        places = sorted(v.actual.split(" found in ")[1] for v in found)
+        self.assertEqual(places[:2], ["argv of pid 42", "file %s" % os.path.join(tmp, "sub", "f.bin")])
+        self.assertEqual(places[2:], ["result", "stderr"])
+        for violation in found:
+            self.assertNotIn(self.SECRET, violation.actual)
+            self.assertIn("CANA... (24 chars)", violation.actual)
+        self.assertEqual(scan_for_secrets([], {"x": self.SECRET}), [])
+
+    def test_no_process_left_and_dir_empty(self):
+        run = RunResult(leftover=[(7, ["sleep", "60"])])
+        self.assertIn("sleep 60", no_process_left([run])[0].actual)
+        self.assertEqual(no_process_left([RunResult()]), [])
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertEqual(dir_empty(tmp), [])
+            self.assertEqual(dir_empty(os.path.join(tmp, "missing")), [])
+            open(os.path.join(tmp, "left"), "w").close()
+            self.assertEqual(dir_empty(tmp, name="scratch")[0].actual, "1 entry left: left")
+
+
+def run_cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = cli.main(list(argv), out=out)
+    return status, out.getvalue(), err.getvalue()
+
+
+class CliTest(unittest.TestCase):
+    def test_usage_errors_exit_2_with_one_line(self):
+        cases = [("nope", TOY_NODE), ("_selftest", "missing.py"), ("_selftest", TOY_NODE, "--jobs", "0"),
+                 ("_selftest", TOY_NODE, "--bogus"), ("_selftest",), ("_selftest", TOY_NODE, "--only", "zzz*"),
+                 ("_selftest", TOY_NODE, "--"), ("_selftest", TOY_NODE, "--", "python3", "x.py")]
+        for argv in cases:
+            status, out, err = run_cli(*argv)
+            self.assertEqual(status, 2, argv)
+            self.assertEqual(len(err.strip().splitlines()), 1, (argv, err))
+            self.assertTrue(err.startswith("conformance: error: "), err)
+        self.assertIn("unknown contract 'nope'", run_cli("nope", TOY_NODE)[2])
+
+    def test_list_and_only_globs(self):
+        status, out, _ = run_cli("_selftest", "--list", "--only", "greet.*,SELFTEST-STOP-*")
+        self.assertEqual(status, 0)
+        listed = [line.split()[0] for line in out.splitlines()[:-1]]
+        self.assertEqual(sorted(listed), ["greet.hello", "greet.progress", "stop.sigterm-pid1"])
+        status, out, _ = run_cli("_selftest", "--list")
+        self.assertIn("node.stdlib", out)
+        self.assertTrue(out.strip().endswith("8 checks"))
+
+    def test_full_run_passes_with_json_and_junit(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            json_path, junit_path = os.path.join(tmp, "r.json"), os.path.join(tmp, "r.xml")
+            status, out, _ = run_cli("_selftest", TOY_NODE, "--jobs", "3", "--json", json_path,
+                                     "--junit", junit_path)
+            self.assertEqual(status, 0, out)
+            self.assertRegex(out.splitlines()[-1], SUMMARY)
+            self.assertEqual(out.splitlines()[-1], "conformance: 8 passed, 0 failed, 0 skipped")
+            with open(json_path) as handle:
+                document = json.load(handle)
+            self.assertEqual([c["id"] for c in document["checks"]][:3], ["node.stdlib", "node.help", "node.import"])
+            self.assertEqual(document["summary"]["PASS"], 8)
+            self.assertTrue(os.path.getsize(junit_path) > 0)
+
+    def test_repeat_labels_stability(self):
+        status, out, _ = run_cli("_selftest", TOY_NODE, "--only", "greet.hello", "--repeat", "2", "--seed", "5")
+        self.assertEqual(status, 0)
+        self.assertIn("[stable: PASS 2]", out)
+
+    def test_failing_node_exits_1_and_command_node_skips_static(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "bad.py")
+            with open(os.path.join(REPO_ROOT, TOY_NODE)) as handle:
+                source = handle.read()
+            with open(bad, "w") as handle:
+                handle.write(source.replace('print("hello, %s" % name', 'print("bye, %s" % name'))
+            status, out, _ = run_cli("_selftest", bad, "--only", "greet.*")
+            self.assertEqual(status, 1)
+            self.assertIn("Rerun:     python3 -m conformance _selftest %s --only greet.hello --seed 0" % bad, out)
+            self.assertEqual(out.splitlines()[-1], "conformance: 1 passed, 1 failed, 0 skipped")
+            status, out, _ = run_cli("_selftest", "--only", "node.*,greet.hello", "--", sys.executable, bad)
+            self.assertEqual(status, 1)
+            self.assertEqual(out.splitlines()[-1], "conformance: 0 passed, 1 failed, 3 skipped")
+            self.assertIn("not a Python file", out)
+
+    def test_module_entry_point(self):
+        done = subprocess.run([sys.executable, "-m", "conformance", "_selftest", TOY_NODE, "--only", "greet.hello"],
+                              cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=LONG_TIMEOUT_S)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.decode().splitlines()[-1], "conformance: 1 passed, 0 failed, 0 skipped")
+        usage = subprocess.run([sys.executable, "-m", "conformance", "nope", TOY_NODE], cwd=REPO_ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=LONG_TIMEOUT_S)
+        self.assertEqual(usage.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

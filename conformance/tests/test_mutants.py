@@ -1,0 +1,111 @@
+"""Mutants: loading, REPLACE semantics, killed / survived / broken, end to end."""
+
+import contextlib
+import io
+import os
+import shutil
+import tempfile
+import unittest
+
+from conformance import mutants
+from conformance.mutants import BROKEN, KILLED, SURVIVED
+
+TOY = "conformance/tests/data/toy_node.py"
+
+
+def write(directory, name, text):
+    with open(os.path.join(directory, name + ".py"), "w") as handle:
+        handle.write(text)
+
+
+class ApplyTest(unittest.TestCase):
+    def test_exactly_once(self):
+        self.assertEqual(mutants.apply("a b c", [("b", "B"), ("c", "C")]), "a B C")
+        with self.assertRaises(ValueError) as raised:
+            mutants.apply("a b b", [("b", "B")])
+        self.assertIn("occurs 2 times", str(raised.exception))
+        with self.assertRaises(ValueError):
+            mutants.apply("a", [("z", "Z")])
+
+
+class LoadTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="test-mutants-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def test_well_formed(self):
+        write(self.dir, "good", '"""Breaks x."""\nNODE = "n.py"\nREPLACE = [("a", "b")]\nKILLS = ["c.d"]\n')
+        loaded = mutants.load_all("_selftest", self.dir)
+        self.assertEqual(len(loaded), 1)
+        self.assertEqual((loaded[0].name, loaded[0].node, loaded[0].kills, loaded[0].problem),
+                         ("good", "n.py", ["c.d"], None))
+        self.assertEqual(loaded[0].doc, "Breaks x.")
+
+    def test_malformed(self):
+        write(self.dir, "nodoc", 'NODE = "n.py"\nREPLACE = [("a", "b")]\nKILLS = ["c"]\n')
+        write(self.dir, "computed", '"""x"""\nNODE = "n" + ".py"\nREPLACE = [("a", "b")]\nKILLS = ["c"]\n')
+        write(self.dir, "shapes", '"""x"""\nNODE = 1\nREPLACE = [("a",)]\nKILLS = []\n')
+        write(self.dir, "syntax", '"""x"""\nNODE = (\n')
+        problems = dict((m.name, m.problem) for m in mutants.load_all("_selftest", self.dir))
+        self.assertIn("docstring", problems["nodoc"])
+        self.assertIn("not a literal", problems["computed"])
+        self.assertIn("NODE", problems["shapes"])
+        self.assertIn("REPLACE", problems["shapes"])
+        self.assertIn("KILLS", problems["shapes"])
+        self.assertIn("cannot read", problems["syntax"])
+
+    def test_shipped_selftest_mutants_are_well_formed(self):
+        loaded = mutants.load_all("_selftest")
+        self.assertGreaterEqual(len(loaded), 8)
+        self.assertTrue(all(m.problem is None for m in loaded), [m for m in loaded if m.problem])
+
+
+class RunTest(unittest.TestCase):
+    def test_every_selftest_mutant_is_killed(self):
+        out = io.StringIO()
+        status = mutants.run_mutants("_selftest", jobs=4, out=out)
+        text = out.getvalue()
+        self.assertEqual(status, 0, text)
+        self.assertEqual(text.splitlines()[-1], "mutants: 8 passed, 0 failed")
+        self.assertIn("stop.sigterm-pid1  no_sigterm_handler", text)
+        self.assertNotIn("(none)", text)
+
+    def test_survivor_broken_and_unknown_check(self):
+        directory = tempfile.mkdtemp(prefix="test-mutants-")
+        self.addCleanup(shutil.rmtree, directory, True)
+        write(directory, "harmless", '"""Changes a comment only."""\nNODE = %r\n'
+                                     'REPLACE = [("# how often the waiting loop", "# how often the loop")]\n'
+                                     'KILLS = ["greet.hello"]\n' % TOY)
+        write(directory, "missing_text", '"""Old text is not there."""\nNODE = %r\n'
+                                         'REPLACE = [("no such text", "x")]\nKILLS = ["greet.hello"]\n' % TOY)
+        write(directory, "unknown_check", '"""Names a check that does not exist."""\nNODE = %r\n'
+                                          'REPLACE = [("hello, %%s", "hi, %%s")]\n'
+                                          'KILLS = ["greet.hello", "no.such-check"]\n' % TOY)
+        outcomes = dict((m.name, mutants.run_one("_selftest", m)) for m in mutants.load_all("_selftest", directory))
+        self.assertEqual(outcomes["harmless"].status, SURVIVED)
+        self.assertEqual(outcomes["harmless"].verdicts, {"greet.hello": "PASS"})
+        self.assertEqual(outcomes["missing_text"].status, BROKEN)
+        self.assertIn("occurs 0 times", outcomes["missing_text"].detail)
+        self.assertEqual(outcomes["unknown_check"].status, BROKEN)
+        self.assertIn("no.such-check", outcomes["unknown_check"].detail)
+        out = io.StringIO()
+        status = mutants.run_mutants("_selftest", only=["harmless", "missing_text"], directory=directory, out=out)
+        self.assertEqual(status, 1)
+        text = out.getvalue()
+        self.assertIn("survived: harmless", text)
+        self.assertIn("broken (ERROR): missing_text", text)
+        self.assertEqual(text.splitlines()[-1], "mutants: 0 passed, 2 failed")
+
+    def test_should_check_is_killed_by_non_strict(self):
+        mutant = [m for m in mutants.load_all("_selftest") if m.name == "no_progress"][0]
+        outcome = mutants.run_one("_selftest", mutant)
+        self.assertEqual((outcome.status, outcome.verdicts), (KILLED, {"greet.progress": "NON-STRICT"}))
+
+    def test_cli(self):
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            self.assertEqual(mutants.main(["no_such_contract"]), 2)
+        self.assertIn("unknown contract", err.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,129 @@
+"""Reports: terminal tree, summary line, --json, --junit."""
+
+import json
+import os
+import re
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+from conformance import report
+from conformance.checks import ERROR, FAIL, NON_STRICT, PASS, SKIP, Check, CheckResult
+
+SUMMARY = re.compile(r"^conformance: \d+ passed, \d+ failed, \d+ skipped$")
+
+
+def result(check_id, verdict, area="GREET", clauses=("SELFTEST-GREET-1",), level="MUST", **fields):
+    item = Check(check_id, "_selftest", area, list(clauses), level, "title of %s" % check_id, "", "", None)
+    made = CheckResult(item, verdict, 0.25, repro="python3 -m conformance _selftest n.py --only %s --seed 0" % check_id,
+                       transcript=["  0.001 did a thing"], **fields)
+    return made
+
+
+def sample():
+    return report.RunReport("_selftest", "n.py", 0, [
+        result("node.stdlib", PASS, area="NODE", clauses=("SELFTEST-NODE-1",)),
+        result("greet.hello", FAIL, expected="a greeting", actual="nothing", diagnosis="it did not greet"),
+        result("greet.progress", NON_STRICT, clauses=("SELFTEST-GREET-2",), level="SHOULD",
+               expected="progress", actual="none"),
+        result("stop.sigterm-pid1", SKIP, area="STOP", clauses=("SELFTEST-STOP-1",), reason="no PID namespace"),
+        result("redact.token", ERROR, area="REDACT", clauses=("SELFTEST-REDACT-1",), expected="harness runs",
+               actual="KeyError", reason="KeyError: 'x'"),
+        result("greet.extra", PASS, clauses=("SELFTEST-GREET-99",)),
+    ], wall_s=1.5, notes=["PID 1: yes"])
+
+
+class CountTest(unittest.TestCase):
+    def test_counts_and_summary(self):
+        numbers = report.counts(sample().results)
+        self.assertEqual((numbers["passed"], numbers["failed"], numbers["skipped"]), (3, 2, 1))
+        self.assertEqual(numbers[ERROR], 1)
+        self.assertEqual(report.summary_line(numbers), "conformance: 3 passed, 2 failed, 1 skipped")
+        self.assertRegex(report.summary_line(numbers), SUMMARY)
+
+    def test_exit_status(self):
+        self.assertEqual(report.exit_status(sample().results), 1)
+        self.assertEqual(report.exit_status([result("a", PASS), result("b", NON_STRICT), result("c", SKIP)]), 0)
+        self.assertEqual(report.exit_status([result("a", ERROR)]), 1)
+
+
+class TextTest(unittest.TestCase):
+    def test_tree_with_failure_details(self):
+        text = report.render_text(sample())
+        lines = text.splitlines()
+        self.assertRegex(lines[-1], SUMMARY)
+        self.assertEqual(lines[-1], "conformance: 3 passed, 2 failed, 1 skipped")
+        self.assertIn("(1 error: harness faults, not the node's; counted as failed)", text)
+        self.assertIn("(1 non-strict:", text)
+        # sections from the contract's headings, in order of first appearance
+        headings = [line for line in lines if line and not line.startswith(" ") and not line.startswith("(")]
+        self.assertEqual(headings[1:5], ["Node file (NODE)", "Greeting (GREET)", "Cancellation (STOP)",
+                                         "Secrets (REDACT)"])
+        # clause text comes from the contract document, not from the check
+        self.assertIn("The node prints the line `hello, <name>` on stdout", text)
+        self.assertIn("SELFTEST-GREET-1 (MUST) Greets on stdout", text)
+        self.assertIn("Expected:  a greeting", text)
+        self.assertIn("Actual:    nothing", text)
+        self.assertIn("Diagnosis: it did not greet", text)
+        self.assertIn("Rerun:     python3 -m conformance _selftest n.py --only greet.hello --seed 0", text)
+        self.assertIn("(no PID namespace)", text)
+        self.assertNotIn("did a thing", text)
+        self.assertIn("did a thing", report.render_text(sample(), verbose=True))
+
+    def test_unknown_clause_and_unknown_contract(self):
+        run = report.RunReport("_selftest", "n.py", 0, [result("greet.extra", FAIL, clauses=("SELFTEST-GREET-99",),
+                                                               expected="e", actual="a")])
+        self.assertIn("SELFTEST-GREET-99: (not found in contract/_selftest.md)", report.render_text(run))
+        other = report.RunReport("no_doc_contract", "n.py", 0, [result("x.y", PASS, area="XY")])
+        text = report.render_text(other)
+        self.assertIn("\nXY\n", text)
+        self.assertRegex(text.splitlines()[-1], SUMMARY)
+
+    def test_stability_label(self):
+        flaky = result("greet.hello", FAIL, expected="e", actual="a")
+        flaky.runs, flaky.stability = [PASS, FAIL, PASS], "flaky"
+        text = report.render_text(report.RunReport("_selftest", "n.py", 0, [flaky], repeat=3))
+        self.assertIn("[flaky: FAIL 1, PASS 2]", text)
+
+
+class FileTest(unittest.TestCase):
+    def test_json(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "r.json")
+            report.write_json(sample(), path)
+            with open(path) as handle:
+                document = json.load(handle)
+        self.assertEqual(document["contract"], "_selftest")
+        self.assertEqual(document["node"], "n.py")
+        self.assertEqual(document["summary"][FAIL], 1)
+        self.assertEqual(document["summary"]["failed"], 2)
+        by_id = dict((c["id"], c) for c in document["checks"])
+        failed = by_id["greet.hello"]
+        for key in ("id", "clauses", "level", "title", "verdict", "duration_s", "expected", "actual", "repro",
+                    "transcript"):
+            self.assertIn(key, failed)
+        self.assertEqual(failed["clauses"], ["SELFTEST-GREET-1"])
+        self.assertNotIn("transcript", by_id["node.stdlib"])
+        self.assertEqual(by_id["stop.sigterm-pid1"]["reason"], "no PID namespace")
+        self.assertIn("transcript", by_id["greet.progress"])
+
+    def test_junit(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "r.xml")
+            report.write_junit(sample(), path)
+            tree = ET.parse(path)
+        suite = tree.getroot().find("testsuite")
+        self.assertEqual(suite.get("name"), "_selftest")
+        self.assertEqual((suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")),
+                         ("6", "1", "1", "1"))
+        cases = dict((c.get("name"), c) for c in suite.findall("testcase"))
+        self.assertIsNotNone(cases["greet.hello"].find("failure"))
+        self.assertIsNotNone(cases["redact.token"].find("error"))
+        self.assertIsNotNone(cases["stop.sigterm-pid1"].find("skipped"))
+        self.assertIsNone(cases["node.stdlib"].find("failure"))
+        self.assertIn("NON-STRICT", cases["greet.progress"].find("system-out").text)
+        self.assertEqual(cases["greet.hello"].get("classname"), "_selftest.GREET")
+
+
+if __name__ == "__main__":
+    unittest.main()

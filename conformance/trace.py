@@ -1,0 +1,114 @@
+"""Traceability: clause -> checks -> mutants, with every hole named.
+
+    python3 -m conformance.trace [CONTRACT ...]     # default: every contract with a checks package
+
+Prints, per contract: each MUST clause with the checks citing it; each
+SHOULD/MAY clause with its checks (shown, not a hole when empty); each
+check with the mutants naming it in KILLS; each decision with the clauses it
+pins. Exit 1 on any hole:
+
+* a MUST clause no check cites;
+* a check citing a clause the contract does not define (or a retired one);
+* a check no mutant names;
+* a mutant naming a check that does not exist, or a malformed mutant;
+* a decision that cites no clause, or a clause that does not exist.
+"""
+
+import sys
+
+from conformance import checks as _checks
+from conformance import clauses as _clauses
+from conformance import mutants as _mutants
+from conformance import static as _static
+
+
+def trace(contract, out):
+    """Print the tables for one contract; returns the list of holes (strings)."""
+    holes = []
+    try:
+        doc = _clauses.load(contract)
+    except _clauses.ContractNotFound as exc:
+        out.write("%s: %s\n" % (contract, exc))
+        return ["%s: no contract document" % contract]
+    all_checks = _static.checks_for(contract) + _checks.load(contract)
+    all_mutants = _mutants.load_all(contract)
+    citing = {}
+    for item in all_checks:
+        for clause_id in item.clauses:
+            citing.setdefault(clause_id, []).append(item.id)
+            clause = doc.clauses.get(clause_id)
+            if clause is None:
+                holes.append("check %s cites %s, which contract/%s.md does not define" % (item.id, clause_id, contract))
+            elif clause.level not in _clauses.LEVELS:
+                holes.append("check %s cites %s, which is %s" % (item.id, clause_id, clause.level))
+    naming = {}
+    ids = set(c.id for c in all_checks)
+    for mutant in all_mutants:
+        if mutant.problem:
+            holes.append("mutant %s is malformed: %s" % (mutant.name, mutant.problem))
+        for check_id in mutant.kills:
+            naming.setdefault(check_id, []).append(mutant.name)
+            if check_id not in ids:
+                holes.append("mutant %s names %s, which is not a check" % (mutant.name, check_id))
+
+    out.write("== %s: %s\n\n" % (contract, doc.title))
+    width = max([len(c) for c in doc.clauses] + [12])
+    out.write("MUST clause -> checks citing it\n")
+    for clause in doc.clauses.values():
+        if clause.level == "MUST":
+            found = citing.get(clause.id, [])
+            out.write("  %-*s  %s\n" % (width, clause.id, ", ".join(found) or "(none)  <- HOLE"))
+            if not found:
+                holes.append("MUST clause %s (%s) has no check" % (clause.id, clause.title))
+    others = [c for c in doc.clauses.values() if c.level in ("SHOULD", "MAY")]
+    if others:
+        out.write("\nSHOULD/MAY clause -> checks citing it\n")
+        for clause in others:
+            out.write("  %-*s  %-6s  %s\n" % (width, clause.id, clause.level,
+                                               ", ".join(citing.get(clause.id, [])) or "(none)"))
+    check_width = max([len(c.id) for c in all_checks] + [10])
+    out.write("\ncheck -> mutants naming it\n")
+    for item in all_checks:
+        found = naming.get(item.id, [])
+        out.write("  %-*s  %s\n" % (check_width, item.id, ", ".join(found) or "(none)  <- HOLE"))
+        if not found:
+            holes.append("check %s has no mutant" % item.id)
+    if doc.decisions:
+        out.write("\ndecision -> clauses it pins\n")
+        for decision in doc.decisions.values():
+            out.write("  %-5s %s\n" % (decision.id, ", ".join(decision.clauses) or "(none)  <- HOLE"))
+            if not decision.clauses:
+                holes.append("decision %s cites no clause" % decision.id)
+            for clause_id in decision.clauses:
+                if clause_id not in doc.clauses:
+                    holes.append("decision %s cites %s, which does not exist" % (decision.id, clause_id))
+    out.write("\n")
+    return holes
+
+
+def main(argv=None, out=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    out = out or sys.stdout
+    if any(a.startswith("-") for a in argv):
+        out.write("usage: python3 -m conformance.trace [CONTRACT ...]\n")
+        return 0 if argv in (["-h"], ["--help"]) else 2
+    known = _checks.contracts(include_private=True)
+    names = argv or _checks.contracts()
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        sys.stderr.write("conformance.trace: error: unknown contract %s\n" % ", ".join(unknown))
+        return 2
+    holes = []
+    for name in names:
+        holes.extend(trace(name, out))
+    if holes:
+        out.write("holes (%d):\n" % len(holes))
+        for hole in holes:
+            out.write("  - %s\n" % hole)
+    out.write("trace: %s: %s\n" % (", ".join(names), "%d hole%s" % (len(holes), "" if len(holes) == 1 else "s")
+                                                     if holes else "no hole"))
+    return 1 if holes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

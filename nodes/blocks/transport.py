@@ -1,0 +1,260 @@
+"""Shared block `transport`: canonical copy (see nodes/blocks/README.md).
+
+Everything below the `# ---- block body ----` line is embedded verbatim in
+each node that uses it; the imports above the line are the node's own job.
+The `from nodes.blocks...` lines exist only for this standalone copy: inside a
+node the blocks share one namespace.
+"""
+import collections
+import errno
+import http.client
+import os
+import select
+import socket
+import ssl
+import threading
+import urllib.parse
+
+from nodes.blocks.deadline import Deadline, sooner
+from nodes.blocks.stop import StopRequested
+
+# ---- block body ----
+# transport: one HTTP/1.1 exchange per connection, on a socket the node can
+# always reach.  Name lookup, TCP connect over every address and the TLS
+# handshake share one elapsed deadline and each wait also watches the stop
+# wakeup fd; once connected the socket sits on the stop ledger, so a stop (or
+# a watchdog) ends a blocked read or write with shutdown().  http.client only
+# formats requests and parses responses: it never opens a connection itself.
+
+Target = collections.namedtuple("Target", "scheme host port request_target")
+
+_FORBIDDEN_IN_TARGET = frozenset(" \t\r\n\x00")
+
+
+def split_url(url):
+    """Target of an http(s) URL; ValueError otherwise.
+
+    The error never quotes the URL: its query string may be a credential.
+    """
+    if not isinstance(url, str) or not url:
+        raise ValueError("not a non-empty string")
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise ValueError("scheme is not http or https")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise ValueError("port is not a number from 0 to 65535") from None
+    if not host:
+        raise ValueError("no host")
+    if port is None:
+        port = 443 if scheme == "https" else 80
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    if _FORBIDDEN_IN_TARGET.intersection(target) or _FORBIDDEN_IN_TARGET.intersection(host):
+        raise ValueError("whitespace or control characters in the URL")
+    return Target(scheme, host, port, target)
+
+
+def wait_ready(stop, readable, writable, deadline, what):
+    """Block until an fd is ready; StopRequested on a stop, TimeoutError at the deadline."""
+    wake = stop.wait_fd()
+    watch = list(readable) + ([wake] if wake is not None else [])
+    while True:
+        if stop.should_abandon():
+            raise StopRequested("stop requested during " + what)
+        remaining = deadline.remaining()
+        if remaining <= 0:
+            raise TimeoutError("%s did not finish within %gs" % (what, deadline.seconds))
+        ready_r, ready_w, _ = select.select(watch, writable, [], remaining)
+        if wake is not None and wake in ready_r:
+            if stop.should_abandon():
+                raise StopRequested("stop requested during " + what)
+            ready_r.remove(wake)
+        if ready_r or ready_w:
+            return
+
+
+def resolve(host, port, stop, deadline):
+    """getaddrinfo() bounded by `deadline` and a stop.
+
+    getaddrinfo() takes no timeout and has no socket to shut down, so a name
+    (not an address literal) is looked up in a daemon thread while this thread
+    waits in select().  A lookup that hangs leaves that thread behind, which
+    only happens on a run that is failing anyway.
+    """
+    try:
+        return socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM, 0, socket.AI_NUMERICHOST)
+    except socket.gaierror:
+        pass  # a name, not an address literal
+    result = {}
+    done_r, done_w = os.pipe()
+
+    def lookup():
+        try:
+            result["addresses"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+        except Exception as exc:
+            result["error"] = exc
+        finally:
+            try:
+                os.write(done_w, b".")
+            except OSError:
+                pass  # the waiter gave up and closed its end
+            os.close(done_w)
+
+    threading.Thread(target=lookup, name="resolve", daemon=True).start()
+    try:
+        wait_ready(stop, [done_r], [], deadline, "name lookup of %s" % host)
+    finally:
+        os.close(done_r)
+    if "error" in result:
+        raise result["error"]
+    return result["addresses"]
+
+
+def _connect_one(sock, address, stop, deadline):
+    sock.setblocking(False)
+    code = sock.connect_ex(address)
+    if code in (errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN, errno.EALREADY):
+        wait_ready(stop, [], [sock], deadline, "connect")
+        code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    if code:
+        raise OSError(code, os.strerror(code))
+
+
+def _handshake(tls, stop, deadline):
+    while True:
+        try:
+            tls.do_handshake()
+            return
+        except ssl.SSLWantReadError:
+            wait_ready(stop, [tls], [], deadline, "TLS handshake")
+        except ssl.SSLWantWriteError:
+            wait_ready(stop, [], [tls], deadline, "TLS handshake")
+
+
+def open_socket(target, stop, deadline, ssl_context=None):
+    """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
+
+    One deadline covers the lookup, every address in turn (each gets only what
+    is left, so N addresses cannot take N timeouts) and the handshake.  The
+    returned socket is non-blocking; the caller sets its timeout.  A stop
+    during any of it, or found once it is done, raises StopRequested and no
+    byte of a request goes out.
+    """
+    stop.check("opening a connection")
+    addresses = resolve(target.host, target.port, stop, deadline)
+    sock, last_error = None, None
+    for family, kind, proto, _name, address in addresses:
+        if deadline.expired():
+            break
+        candidate = socket.socket(family, kind, proto)
+        stop.track(candidate)
+        try:
+            _connect_one(candidate, address, stop, deadline)
+        except OSError as exc:  # TimeoutError included: try what time is left on the next
+            stop.untrack(candidate)
+            candidate.close()
+            last_error = exc
+            continue
+        except BaseException:
+            stop.untrack(candidate)
+            candidate.close()
+            raise
+        sock = candidate
+        break
+    if sock is None:
+        if last_error is not None and not isinstance(last_error, TimeoutError):
+            raise last_error
+        raise TimeoutError("no address of %s:%d accepted a connection within %gs"
+                           % (target.host, target.port, deadline.seconds))
+    if ssl_context is not None:
+        stop.untrack(sock)
+        try:
+            # wrap_socket() detaches `sock`; from here only `tls` owns the fd.
+            tls = ssl_context.wrap_socket(sock, server_hostname=target.host,
+                                          do_handshake_on_connect=False)
+        except BaseException:
+            sock.close()
+            raise
+        stop.track(tls)
+        try:
+            _handshake(tls, stop, deadline)
+        except BaseException:
+            stop.untrack(tls)
+            tls.close()
+            raise
+        sock = tls
+    try:
+        stop.check("sending a request")
+    except StopRequested:
+        stop.untrack(sock)
+        sock.close()
+        raise
+    return sock
+
+
+class HttpExchange(object):
+    """One request and its response, on a fresh connection a stop can end.
+
+        exchange = HttpExchange(url, stop, timeout_s=25, connect_deadline_s=10)
+        exchange.open()          # lookup + connect + TLS; raises before any byte is sent
+        exchange.conn.putrequest("GET", exchange.target.request_target)
+        ...
+        exchange.close()         # always
+
+    `conn` is an http.client connection whose socket is ours: http.client
+    drops its own reference once a response exists, we keep `sock` on the
+    ledger until close().  `budget`, an outer Deadline, tightens the connect
+    deadline and caps the socket timeout; enforcing it while blocked is the
+    caller's Watchdog's job.
+    """
+
+    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None):
+        self.target = split_url(url)
+        self.stop = stop
+        self.timeout_s = timeout_s
+        self.connect_deadline_s = connect_deadline_s
+        self.budget = budget
+        self.ssl_context_factory = ssl_context_factory or ssl.create_default_context
+        self.sock = None
+        self.conn = None
+
+    def open(self):
+        deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
+        context = self.ssl_context_factory() if self.target.scheme == "https" else None
+        self.sock = open_socket(self.target, self.stop, deadline, context)
+        timeout = self.timeout_s
+        if self.budget is not None:
+            timeout = max(0.05, min(timeout, self.budget.remaining()))
+        self.sock.settimeout(timeout)
+        if context is not None:
+            self.conn = http.client.HTTPSConnection(self.target.host, self.target.port,
+                                                    timeout=timeout, context=context)
+        else:
+            self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
+        self.conn.sock = self.sock
+        self.conn.auto_open = 0  # never let http.client open a connection behind our back
+        return self
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:
+                pass
+        if self.sock is not None:
+            self.stop.untrack(self.sock)
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+
+    def __enter__(self):
+        return self.open()
+
+    def __exit__(self, *exc_info):
+        self.close()
+        return False
