@@ -40,8 +40,9 @@ class DemoContext:
     def note(self, text):
         pass
 
-    def start_node(self, env, pid1=True, memory_limit_bytes=None):
-        return Runner.start([sys.executable, self.node], env, pid1=pid1, memory_limit_bytes=memory_limit_bytes)
+    def start_node(self, env, args=(), pid1=True, memory_limit_bytes=None):
+        return Runner.start([sys.executable, self.node] + list(args), env, pid1=pid1,
+                            memory_limit_bytes=memory_limit_bytes)
 
     def fail(self, expected, actual, diagnosis=None):
         raise SystemExit("demo: expected %s, got %s" % (expected, actual))

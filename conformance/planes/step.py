@@ -253,8 +253,8 @@ class StepPlane:
         return env
 
     # ---------------------------------------------------------------- act
-    def start(self, pid1=True, memory_limit_bytes=None):
-        self.proc = self.ctx.start_node(self.env(), pid1=pid1, memory_limit_bytes=memory_limit_bytes)
+    def start(self, pid1=True, memory_limit_bytes=None, args=()):
+        self.proc = self.ctx.start_node(self.env(), args=args, pid1=pid1, memory_limit_bytes=memory_limit_bytes)
         return self.proc
 
     def wait(self, proc=None, timeout=NODE_RUN_TIMEOUT_S):

@@ -2,7 +2,8 @@
 
 from conformance.checks import check
 from conformance.checks.step._common import (
-    OMIT, Input, Match, RESULT_NAME, csv_inputs, expect_exit, expect_listed, expect_marker, faults)
+    OMIT, Input, Match, RESULT_NAME, csv_inputs, expect_exit, expect_listed, expect_marker, faults,
+    on_event)
 
 
 @check("input.hash-mismatch", clauses=["STEP-INPUT-2", "STEP-MARKER-5", "STEP-RESULT-4"], level="MUST",
@@ -183,3 +184,22 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 0, "TLS with the CA from SSL_CERT_FILE")
     expect_marker(ctx, plane, "succeeded", 0)
+
+
+@check("input.list-shrinks", clauses=["STEP-INPUT-6"], level="MUST",
+       title="an envelope whose inputs list changes mid-run fails the run cleanly as transient",
+       fakes="expires_at 3 s ahead; after input 1 the agent rotates to an envelope with one input fewer",
+       expected="exit 1; failed marker listing input 1's output; no traceback")
+def _(ctx):
+    items = csv_inputs(3)
+    plane = ctx.step_plane(inputs=items, expires_in_s=3)
+    plane.store.add_fault(faults.delay(0.5), Match(method="POST", key="*outputs/" + items[0].relpath,
+                                                    phase="response"))
+    plane.start()
+    if plane.store.wait_for(on_event("commit", "*outputs/" + items[0].relpath), 30):
+        plane.inputs.pop()
+        plane.rotate(expire_old=False, expires_in_s=3)
+    plane.wait()
+    expect_exit(ctx, plane, 1, "a changed list is transient")
+    expect_marker(ctx, plane, "failed", 1)
+    expect_listed(ctx, plane, ["outputs/" + items[0].relpath], "copied before the change")
