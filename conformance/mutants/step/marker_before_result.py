@@ -1,0 +1,18 @@
+"""The marker is written before result.json is uploaded (the report goes up last, after the receipt)."""
+NODE = "nodes/hello_node.py"
+REPLACE = [(
+    "        self.phase = \"writing result.json\"\n"
+    "        self.write_result(inventory_first=True)  # STEP-RESULT-1\n",
+    "        self.phase = \"writing result.json\"\n"
+    "        self.result_after_marker = True\n",
+), (
+    "        return self.finish(status, code, reason)  # STEP-MARKER-1: the receipt is the last write\n",
+    "        code = self.finish(status, code, reason)\n"
+    "        if getattr(self, \"result_after_marker\", False):\n"
+    "            try:\n"
+    "                self.write_result(inventory_first=True)\n"
+    "            except BaseException as exc:\n"
+    "                say(\"could not write result.json: %s\" % describe_failure(exc))\n"
+    "        return code\n",
+)]
+KILLS = ["marker.last", "marker.produced-ports", "output.copy"]

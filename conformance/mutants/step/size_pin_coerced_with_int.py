@@ -1,0 +1,13 @@
+"""The size pin is coerced with int(), so '4' and true are accepted as sizes instead of refused."""
+NODE = "nodes/hello_node.py"
+REPLACE = [(
+    "    size = spec.get(\"size\")\n"
+    "    if size is not None and (not is_int(size) or size < 0):  # STEP-INPUT-4 (D4)\n",
+    "    size = spec.get(\"size\")\n"
+    "    try:\n"
+    "        size = None if size is None else int(size)\n"
+    "    except (TypeError, ValueError):\n"
+    "        raise Permanent(\"%s has a size pin that is not a number; it is not read\" % label) from None\n"
+    "    if size is not None and size < 0:\n",
+)]
+KILLS = ["input.size-pin-string", "input.size-pin-bool"]
