@@ -8,6 +8,10 @@ from conformance.checks.step._common import (
     IDENTITY, Input, MARKER_NAME, Match, RESULT_NAME, STOP_BUDGET_S, csv_inputs, expect_exit,
     expect_listed, expect_marker, expect_not_listed, expect_prompt_stop, faults, on_event, stderr_lines)
 
+# How long a node may take to exit after the signal before the harness kills
+# it: the budget is 1 s, so waiting longer only delays the verdict.
+AFTER_STOP_TIMEOUT_S = 10.0
+
 # Time given to the node to block in the phase under test after the store
 # has seen it get there.
 SETTLE_S = 0.2
@@ -32,7 +36,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1))
     plane.store.add_fault(faults.hang(), Match(method="GET", key="inputs/*"))
     _stop_in(plane, on_event("request", "inputs/*"), "the input GET's first byte")
-    plane.wait()
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     expect_prompt_stop(ctx, plane)
 
 
@@ -60,7 +64,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1))
     plane.store.add_fault(faults.hang(), Match(method="GET", key="inputs/*"))
     _stop_in(plane, on_event("request", "inputs/*"), "the input GET", signum=signal.SIGINT)
-    plane.wait()
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     expect_prompt_stop(ctx, plane)
     ctx.expect("KeyboardInterrupt" not in plane.result.stderr, expected="no KeyboardInterrupt",
                actual="stderr mentions KeyboardInterrupt")
@@ -75,7 +79,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.store.add_fault(faults.stall(after_bytes=1 << 20), Match(method="GET", key="inputs/*"))
     _stop_in(plane, on_event("fault", "inputs/*"), "mid-body of the input")
-    plane.wait()
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     expect_prompt_stop(ctx, plane)
 
 
@@ -87,7 +91,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.store.add_fault(faults.stall(after_bytes=256 << 10), Match(method="POST", key="*outputs/*"))
     _stop_in(plane, on_event("fault", "*outputs/*"), "the upload body", settle_s=0.5)
-    plane.wait()
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     expect_prompt_stop(ctx, plane)
 
 
@@ -100,7 +104,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.store.add_fault(faults.accept_then_hang(), Match(method="POST", key="*outputs/*", first=1))
     _stop_in(plane, on_event("commit", "*outputs/*"), "the upload's answer")
-    plane.wait()
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     expect_prompt_stop(ctx, plane)
     expect_listed(ctx, plane, ["outputs/" + items[0].relpath], "inventory first: the store may have it")
 
@@ -114,7 +118,7 @@ def _(ctx):
     try:
         plane = ctx.step_plane(inputs=[Input("x.csv", b"1\n", url=hole.url(path="/x.csv?X-Amz-Signature=CANARYhole"))])
         _stop_in(plane, on_event("done", plane.manifest_key), "the input's connect", settle_s=0.5)
-        plane.wait()
+        plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
         expect_prompt_stop(ctx, plane)
     finally:
         hole.close()
@@ -128,7 +132,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1), tls=True)
     plane.store.add_fault(faults.tls_stall(), Match(skip=1, first=1))
     _stop_in(plane, on_event("fault"), "the TLS handshake", settle_s=0.5)
-    plane.wait()
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     expect_prompt_stop(ctx, plane)
 
 
@@ -159,7 +163,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.store.add_fault(faults.stall(after_bytes=1 << 20), Match(method="GET", key=items[0].key))
     t_signal = _stop_in(plane, on_event("fault", items[0].key), "mid-body of input 1")
-    plane.wait()
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     after = _requests_after(plane, t_signal)
     ctx.expect([ex.key for ex in after] == [plane.marker_key()],
                expected="only the marker POST after the signal",
@@ -175,7 +179,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.store.add_fault(faults.hang(), Match(method="GET", key=items[1].key))
     _stop_in(plane, on_event("request", items[1].key), "input 2's GET")
-    plane.wait()
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     expect_prompt_stop(ctx, plane)
     expect_listed(ctx, plane, ["outputs/" + items[0].relpath], "copied before the stop")
     expect_not_listed(ctx, plane, [RESULT_NAME, "outputs/" + items[1].relpath], "never written")
@@ -191,7 +195,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1))
     plane.store.add_fault(faults.hang(), Match(method="GET", key=plane.manifest_key))
     _stop_in(plane, on_event("request", plane.manifest_key), "the manifest GET")
-    plane.wait()
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     marker = expect_prompt_stop(ctx, plane)
     got = {k: marker.get(k) for k in IDENTITY}
     ctx.expect(got == IDENTITY, expected="identity %s" % IDENTITY, actual="%s" % got)
@@ -238,7 +242,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1))
     plane.store.add_fault(faults.hang(), Match(method="GET", key="inputs/*"))
     _stop_in(plane, on_event("request", "inputs/*"), "the input GET")
-    plane.wait()
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     lines = stderr_lines(plane.result)
     ctx.expect(any(line.startswith("hello-node: ") and "15" in line and "signal" in line for line in lines),
                expected="'hello-node: stop requested (signal 15)...'", actual="stderr: %r" % lines[:4])
@@ -254,7 +258,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1))
     plane.store.add_fault(faults.delay(2.0), Match(method="POST", key="*/" + RESULT_NAME, phase="response"))
     _stop_in(plane, on_event("commit", "*/" + RESULT_NAME), "result.json's answer")
-    plane.wait()
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     marker = expect_prompt_stop(ctx, plane)
     ctx.expect(isinstance(marker.get("error"), str) and marker["error"].strip(),
                expected="a non-empty error on a cancelled marker", actual="error %r" % (marker.get("error"),))
