@@ -386,6 +386,26 @@ def run_check(check, node, seed=0, verbose=False, strict=False, pid1=True):
     if verdict == ERROR and expected is None:
         expected, actual = "the harness runs the check to completion", reason
         diagnosis = "harness fault, not the node's: see the transcript"
+    # Reports are logs too: a credential the node leaked is shown as [secret].
+    secrets = []
+    for plane in ctx.planes:
+        try:
+            secrets.extend(plane.secrets() if hasattr(plane, "secrets") else [])
+        except Exception:
+            pass
+    transcript = [mask_secrets(line, secrets) for line in ctx.transcript]
+    expected, actual, diagnosis = (mask_secrets(text, secrets) for text in (expected, actual, diagnosis))
     repro = repro_command(check.contract, node, check.id, seed, strict, pid1)
     return CheckResult(check, verdict, time.monotonic() - started, expected, actual, diagnosis,
-                       repro, ctx.transcript, reason)
+                       repro, transcript, reason)
+
+
+def mask_secrets(text, secrets):
+    """text with every secret value replaced by [secret] (None stays None)."""
+    if text is None or not secrets:
+        return text
+    text = str(text)
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, "[secret]")
+    return text

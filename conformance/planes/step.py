@@ -397,6 +397,15 @@ class StepPlane:
         values = list(self.store.secrets()) + list(self.extra_secrets)
         return [v for v in values if isinstance(v, str) and len(v) >= 12]
 
+    def describe_secret(self, secret):
+        """Name a leaked value without repeating any of it (reports are logs too)."""
+        seq = self.store.token_seq(secret)
+        if seq is not None:
+            return "session token #%d" % seq
+        if secret in self.extra_secrets:
+            return "a URL credential planted by the check"
+        return "a signature or policy value (%d characters)" % len(secret)
+
     # ---------------------------------------------------------------- invariants
     def invariants(self):
         """What must hold after any run of the node, whatever the check was about."""
@@ -425,7 +434,7 @@ class StepPlane:
                 if secret in text:
                     found.append(Violation("STEP-REDACT-1: no credential leaves the process",
                                            "no token, signature or policy value in %s" % where,
-                                           "a credential value (%s...) appears in %s" % (secret[:10], where)))
+                                           "%s appears in %s" % (self.describe_secret(secret), where)))
                     break
         for top, _dirs, files in os.walk(self.scratch):
             for name in files:

@@ -10,7 +10,7 @@ def _leaks(plane, extra=()):
     for where, text in texts.items():
         for secret in list(plane.secrets()) + list(extra):
             if secret in text:
-                found.append("%s contains %s..." % (where, secret[:10]))
+                found.append("%s contains %s" % (where, plane.describe_secret(secret)))
     return found
 
 

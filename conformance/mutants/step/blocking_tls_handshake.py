@@ -1,0 +1,24 @@
+"""The TLS handshake is done by a blocking wrap_socket(), on a socket taken off the stop ledger until it is done."""
+NODE = "nodes/hello_node.py"
+REPLACE = [(
+    "            tls = ssl_context.wrap_socket(sock, server_hostname=target.host,\n"
+    "                                          do_handshake_on_connect=False)\n"
+    "        except BaseException:\n"
+    "            sock.close()\n"
+    "            raise\n"
+    "        stop.track(tls)\n"
+    "        try:\n"
+    "            _handshake(tls, stop, deadline)\n"
+    "        except BaseException:\n"
+    "            stop.untrack(tls)\n"
+    "            tls.close()\n"
+    "            raise\n",
+    "            sock.settimeout(max(0.001, deadline.remaining()))\n"
+    "            tls = ssl_context.wrap_socket(sock, server_hostname=target.host)  # handshakes here\n"
+    "        except BaseException:\n"
+    "            sock.close()\n"
+    "            raise\n"
+    "        tls.setblocking(False)\n"
+    "        stop.track(tls)\n",
+)]
+KILLS = ["stop.tls-handshake"]

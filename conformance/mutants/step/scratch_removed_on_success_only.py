@@ -1,0 +1,12 @@
+"""Scratch is removed at the end of a successful run only, not on the failure or stop path."""
+NODE = "nodes/hello_node.py"
+REPLACE = [(
+    "        try:\n"
+    "            status, code, reason = self.work()\n"
+    "        finally:\n"
+    "            self.remove_scratch()\n",
+    "        status, code, reason = self.work()\n"
+    "        if status == \"succeeded\":\n"
+    "            self.remove_scratch()\n",
+)]
+KILLS = ["stream.scratch-failure", "stream.scratch-used"]
