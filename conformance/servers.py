@@ -193,6 +193,7 @@ class Exchange:
     t_start: float
     t_body_done: Optional[float] = None
     t_headers_sent: Optional[float] = None
+    t_answer: Optional[float] = None        # just before the first byte of the answer was sent
     t_end: Optional[float] = None
     status: Optional[int] = None
     req_bytes: int = 0
@@ -891,6 +892,8 @@ class ExchangeContext(object):
         send_body = not head_only and not no_body_status
         total = (length + extra) if send_body else 0
 
+        # Stamped before sending, so no client can have seen the answer earlier.
+        ex.t_answer = time.monotonic()
         if kind == "dribble":
             self._dribble(head, source, length, extra if send_body else 0, send_body, writer_fault)
         else:

@@ -522,7 +522,10 @@ class StepPlane:
             # ends when the store closes, not when the node gave up on it:
             # for those only the start can be compared.
             held = ex.t_end is None or ex.outcome in ("stalled", "held", "closed")
-            if ex.t_start >= begin or (not held and ex.t_end > begin):
+            # The answer's start is stamped before its first byte is sent: a
+            # node cannot have read an answer that began after the marker.
+            answered = ex.t_answer if ex.t_answer is not None else ex.t_end
+            if ex.t_start >= begin or (not held and answered is not None and answered > begin):
                 return [Violation("STEP-MARKER-1: the marker is the last write",
                                   "every other request ended before the marker began",
                                   "%s %s overlaps or follows the marker" % (ex.method, ex.key or ex.path))]

@@ -107,3 +107,82 @@ def _(ctx):
     agents = {dict((k.lower(), v) for k, v in ex.headers).get("user-agent") for ex in plane.store.transcript}
     ctx.expect(agents and all((a or "").startswith("lspo-hello-node/") for a in agents),
                expected="User-Agent lspo-hello-node/...", actual="%s" % sorted(str(a) for a in agents))
+
+
+# ---- every store fault at every phase where it can occur --------------------
+#
+# A phase is one kind of request the node makes; each fault is applied to the
+# first request of that phase only. The expected exit code follows the
+# refusal classes (STEP-HTTP-1..3), except at the marker, whose fate never
+# changes the code already decided (STEP-MARKER-3).
+
+PHASES = {
+    # name: (method, key glob relative to the plane, clause of the phase)
+    "manifest": ("GET", "jobs/*", "STEP-MANIFEST-3"),
+    "input": ("GET", "inputs/*", "STEP-INPUT-2"),
+    "output": ("POST", "*outputs/*", "STEP-OUTPUT-6"),
+    "result": ("POST", "*/result.json", "STEP-RESULT-4"),
+    "marker": ("POST", "*/__lspo_complete.json", "STEP-MARKER-3"),
+}
+
+# Fault label -> (how to arrange it, exit code outside the marker phase, clauses)
+#   "status": a fault answer; "expire": the token is refused from this request
+#   on, with (rotate=True) or without a new envelope behind it.
+FAULTS = {
+    "slowdown": (("status", dict(code=503, s3_code="SlowDown", retry_after_s=1)), 1, ["STEP-HTTP-1"]),
+    "throttled": (("status", dict(code=429, s3_code="TooManyRequests", retry_after_s=1)), 1, ["STEP-HTTP-1"]),
+    "reset": (("reset", dict(after_bytes=64)), 1, ["STEP-HTTP-3"]),
+    "dribble": (("dribble", dict(chunk_bytes=512, interval_s=0.02)), 0, ["STEP-HTTP-3"]),
+    "expired": (("expire", dict(rotate=False)), 1, ["STEP-CREDS-4", "STEP-HTTP-2"]),
+    "expired-rotated": (("expire", dict(rotate=True)), 0, ["STEP-CREDS-4", "STEP-HTTP-2"]),
+}
+
+# Covered by a check of their own elsewhere.
+ALREADY_CHECKED = {("input", "slowdown"), ("input", "reset"), ("input", "expired"),
+                   ("input", "expired-rotated"), ("output", "slowdown")}
+
+
+def _phase_check(phase, label):
+    method, key_glob, phase_clause = PHASES[phase]
+    (kind, params), code, clauses = FAULTS[label]
+    if phase == "marker":
+        code, clauses = 0, clauses + ["STEP-MARKER-3"]
+    else:
+        clauses = clauses + [phase_clause]
+
+    @check("fault.%s.%s" % (phase, label), clauses=clauses, level="MUST",
+           title="%s on the first %s request gives exit %d" % (label, phase, code),
+           fakes="%s applied to the first %s %s" % (label, method, phase),
+           expected="exit %d%s" % (code, "; the marker's fate changes no code" if phase == "marker" else ""))
+    def _(ctx):
+        items = [Input("a.csv", b"1,2\n" * 200)]
+        plane = ctx.step_plane(inputs=items)
+        key = plane.manifest_key if phase == "manifest" else key_glob
+        if kind == "expire":
+            # Hold the request before the store looks at its token, and refuse
+            # the token meanwhile: the node's envelope went stale under it.
+            plane.store.add_fault(faults.delay(0.4), Match(method=method, key=key, first=1, phase="request"))
+            plane.start()
+            if plane.store.wait_for(on_event("key" if method == "POST" else "request", key), 30):
+                if params["rotate"]:
+                    plane.rotate(expire_old=True)
+                else:
+                    plane.store.expire_token(plane.token)
+            plane.wait()
+        else:
+            plane.store.add_fault(getattr(faults, kind)(**params), Match(method=method, key=key, first=1))
+            plane.run()
+        expect_exit(ctx, plane, code, "%s during the %s" % (label, phase))
+        if phase != "marker" and code and label != "expired":  # dead credentials write no marker
+            expect_marker(ctx, plane, "failed", code)
+        if label == "expired-rotated":
+            sent = [ex for ex in plane.store.transcript if ex.method == method and
+                    __import__("fnmatch").fnmatchcase(ex.key or "", key)]
+            ctx.expect(len(sent) == 2, expected="the refused request repeated once, with the new envelope",
+                       actual="%d request(s)" % len(sent))
+
+
+for _phase in PHASES:
+    for _label in FAULTS:
+        if (_phase, _label) not in ALREADY_CHECKED:
+            _phase_check(_phase, _label)
