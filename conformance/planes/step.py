@@ -130,6 +130,7 @@ class StepPlane:
         if manifest is None:
             manifest = dict(IDENTITY, schema_version=1, params={"greeting": "hello"})
         self.manifest = manifest
+        self.manifest_raw = manifest_raw
         raw = manifest_raw if manifest_raw is not None else json.dumps(manifest).encode()
         self.manifest_key = "jobs/exec-41/invocation.json"
         if manifest_source == "get":
@@ -504,8 +505,46 @@ class StepPlane:
                                        "%r sha256 %s size %s" % (entry.get("relpath"), held[0][:12], held[1]),
                                        "marker says sha256 %s size %s" % (str(entry.get("sha256"))[:12],
                                                                          entry.get("size"))))
+        found += self._identity_invariant(marker)
         if self.staging == "presigned_post":
             found += self._marker_last()
+        return found
+
+    def _identity_candidates(self):
+        """field -> the values the rules of STEP-MANIFEST-4 allow: the manifest's
+        usable value (if the node could read it) and the environment's."""
+        try:
+            manifest = json.loads(self.manifest_raw.decode("utf-8")) if self.manifest_raw else self.manifest
+        except ValueError:
+            manifest = None
+        manifest = manifest if isinstance(manifest, dict) else {}
+        env = self.env()
+        allowed = {}
+        for field, var in (("execution_id", "LSPO_EXECUTION_ID"), ("attempt", "LSPO_ATTEMPT"),
+                           ("generation", "LSPO_GENERATION")):
+            values = set()
+            value = manifest.get(field)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+                values.add(value)
+            raw = (env.get(var) or "").strip()
+            if raw.isdigit() and raw.isascii() and int(raw) >= 1:
+                values.add(int(raw))
+            allowed[field] = values
+        keys = set()
+        for value in (manifest.get("idempotency_key"), env.get("LSPO_IDEMPOTENCY_KEY")):
+            if isinstance(value, str) and value.strip():
+                keys.add(value)
+        allowed["idempotency_key"] = keys or {None}
+        return allowed
+
+    def _identity_invariant(self, marker):
+        """Collection compares the receipt's identity with the launch it collects."""
+        found = []
+        for field, allowed in self._identity_candidates().items():
+            if marker.get(field) not in allowed or isinstance(marker.get(field), bool):
+                found.append(Violation("STEP-MANIFEST-4: the marker carries this launch's identity",
+                                       "%s one of %s" % (field, sorted(allowed, key=repr)),
+                                       "%s %r" % (field, marker.get(field))))
         return found
 
     def _marker_last(self):
