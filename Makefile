@@ -3,6 +3,7 @@
 PY ?= python3
 NODE ?= nodes/hello_node.py
 JOBS ?= 4
+BENCH_ARGS ?=
 
 .PHONY: help
 help: ## list the targets
@@ -28,6 +29,10 @@ conformance: ## run the step contract's checks against the reference node (NODE=
 .PHONY: mutants
 mutants: ## run every mutant of the reference node; each must be killed by the checks it names
 	@$(PY) -m conformance.mutants step --jobs 2
+
+.PHONY: bench
+bench: ## measure the reference node beside the naive node and the bare copy loop: CPU/GiB, RSS, throughput, stop latency, cgroup (~5 min; BENCH_ARGS=--quick: ~25 s)
+	@$(PY) -m conformance.bench --node $(NODE) $(BENCH_ARGS)
 
 .PHONY: demo
 demo: ## run the hello node against the embedded fake platform on a small real job

@@ -5,4 +5,4 @@ REPLACE = [(
     "        if force or self.held is None:\n",
 )]
 KILLS = ["creds.proactive-refresh", "creds.expires-garbage", "creds.expires-missing", "creds.expires-zulu",
-         "creds.file-vanishes"]
+         "creds.file-vanishes", "input.list-shrinks"]

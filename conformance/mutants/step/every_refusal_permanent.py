@@ -10,4 +10,8 @@ REPLACE = [(
 )]
 KILLS = ["http.slowdown-get", "http.slowdown-post", "http.internal-error-post", "http.too-many-requests-get",
          "http.request-timeout-post", "http.access-denied-post", "http.unauthorized-get",
-         "http.unauthorized-rotated", "exit.codes"]
+         "http.unauthorized-rotated", "exit.codes", "fault.manifest.slowdown", "fault.manifest.throttled",
+         "fault.manifest.expired", "fault.manifest.expired-rotated", "fault.input.throttled",
+         "fault.output.throttled", "fault.output.expired", "fault.output.expired-rotated",
+         "fault.result.slowdown", "fault.result.throttled", "fault.result.expired",
+         "fault.result.expired-rotated"]

@@ -4,4 +4,5 @@ REPLACE = [(
     "        return code  # STEP-MARKER-3: decided once; the marker's fate never changes it\n",
     "        return EXIT_TRANSIENT if marker == MARKER_UNCONFIRMED and code == EXIT_OK else code\n",
 )]
-KILLS = ["marker.refused-500", "marker.refused-404"]
+KILLS = ["marker.refused-500", "marker.refused-404", "fault.marker.slowdown", "fault.marker.throttled",
+         "fault.marker.reset", "fault.marker.expired"]

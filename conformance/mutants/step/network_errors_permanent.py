@@ -4,4 +4,4 @@ REPLACE = [(
     "    return Transient(\"%s: %s\" % (what, describe(exc)))  # STEP-HTTP-3: DNS, connect, reset, timeout\n",
     "    return Permanent(\"%s: %s\" % (what, describe(exc)))\n",
 )]
-KILLS = ["http.reset-get", "http.connection-refused"]
+KILLS = ["http.reset-get", "http.connection-refused", "fault.manifest.reset"]

@@ -4,4 +4,5 @@ REPLACE = [(
     "            session.conn.putheader(\"Content-Length\", str(len(head) + payload.size + len(tail)))  # STEP-OUTPUT-3: exact, never chunked\n",
     "",
 )]
-KILLS = ["output.multipart"]
+KILLS = ["output.multipart", "fault.manifest.dribble", "fault.input.dribble", "fault.output.dribble",
+         "fault.result.dribble", "fault.marker.dribble"]

@@ -10,4 +10,5 @@ REPLACE = [(
     "        except Expired:\n"
     "            raise\n",
 )]
-KILLS = ["creds.retry-after-rotation", "http.unauthorized-rotated"]
+KILLS = ["creds.retry-after-rotation", "http.unauthorized-rotated", "fault.manifest.expired-rotated",
+         "fault.output.expired-rotated", "fault.result.expired-rotated", "fault.marker.expired-rotated"]

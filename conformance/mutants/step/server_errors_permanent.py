@@ -5,4 +5,4 @@ REPLACE = [(
     "    if status == 429:\n",
 )]
 KILLS = ["http.slowdown-get", "http.slowdown-post", "http.internal-error-post", "http.request-timeout-post",
-         "exit.codes"]
+         "exit.codes", "fault.manifest.slowdown", "fault.result.slowdown"]

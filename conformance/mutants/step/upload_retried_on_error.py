@@ -12,4 +12,4 @@ REPLACE = [(
     "                self.write_object(relpath, payload)\n"
     "        except BaseException as exc:\n",
 )]
-KILLS = ["output.reset-mid-upload", "output.accept-then-reset"]
+KILLS = ["output.reset-mid-upload", "output.accept-then-reset", "fault.output.reset", "fault.result.reset"]
