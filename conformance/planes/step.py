@@ -28,7 +28,6 @@ import hashlib
 import json
 import os
 import signal
-import sys
 import time
 
 from conformance.store import ObjectStore

@@ -16,7 +16,7 @@ from conformance.planes.step import (IDENTITY, KEY_PREFIX, MARKER_NAME, OMIT,
 __all__ = ["faults", "Match", "Input", "OMIT", "KEY_PREFIX", "MARKER_NAME", "RESULT_NAME",
            "IDENTITY", "csv_inputs", "expect_exit", "expect_marker", "expect_no_marker",
            "expect_listed", "expect_not_listed", "expect_prompt_stop", "on_event", "stderr_lines",
-           "STOP_BUDGET_S", "contract_schema", "output_key", "INPUT_GET", "is_key"]
+           "STOP_BUDGET_S", "hold_answer", "contract_schema", "output_key", "INPUT_GET", "is_key"]
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))), "contract", "schemas", "step")
@@ -33,6 +33,18 @@ def contract_schema(name):
 STOP_BUDGET_S = 1.0
 
 INPUT_GET = "inputs/*"
+
+
+# Long enough for the plane to act between two requests of the node.
+HOLD_ANSWER_S = 0.5
+
+
+def hold_answer(plane, key_glob):
+    """Delay the store's answer to the first POST matching key_glob (after it is
+    committed); returns the predicate of that commit, so the plane can act
+    (rotate, expire, remove the file) before the node hears back."""
+    plane.store.add_fault(faults.delay(HOLD_ANSWER_S), Match(method="POST", key=key_glob, first=1, phase="response"))
+    return on_event("commit", key_glob)
 
 
 def csv_inputs(n=3, rows=50):

@@ -4,19 +4,13 @@ import time
 
 from conformance.checks import check
 from conformance.checks.step._common import (
-    OMIT, Match, csv_inputs, expect_exit, expect_marker, expect_no_marker, faults, on_event,
+    hold_answer,
+    OMIT, Match, csv_inputs, expect_exit, expect_marker, expect_no_marker, faults,
     stderr_lines)
-from conformance.planes.step import iso_utc
-
-# Long enough for the plane to act between two requests of the node.
-HOLD_ANSWER_S = 0.5
-
 
 def _hold_after_first_output(plane, items):
     """Delay the answer to input 1's upload; returns the predicate for its commit."""
-    plane.store.add_fault(faults.delay(HOLD_ANSWER_S),
-                          Match(method="POST", key="*outputs/" + items[0].relpath, first=1, phase="response"))
-    return on_event("commit", "*outputs/" + items[0].relpath)
+    return hold_answer(plane, "*outputs/" + items[0].relpath)
 
 
 def _refusals(plane, code="ExpiredToken"):
@@ -240,10 +234,9 @@ def _(ctx):
 def _(ctx):
     items = csv_inputs(2)
     plane = ctx.step_plane(inputs=items)
-    plane.store.add_fault(faults.delay(HOLD_ANSWER_S), Match(method="POST", key="*/result.json", first=1,
-                                                             phase="response"))
+    committed = hold_answer(plane, "*/result.json")
     plane.start()
-    if plane.store.wait_for(on_event("commit", "*/result.json"), 30):
+    if plane.store.wait_for(committed, 30):
         plane.rotate(expire_old=True)
     plane.wait()
     expect_exit(ctx, plane, 0, "a healthy run")

@@ -5,7 +5,7 @@ import time
 
 from conformance.checks import check
 from conformance.checks.step._common import (
-    Match, csv_inputs, expect_exit, expect_marker, faults, on_event, stderr_lines)
+    Match, csv_inputs, expect_exit, faults, on_event, stderr_lines)
 
 
 @check("exit.codes", clauses=["STEP-EXIT-1"], level="MUST",

@@ -2,7 +2,7 @@
 
 from conformance.checks import check
 from conformance.checks.step._common import (
-    Input, Match, csv_inputs, expect_exit, expect_marker, faults, on_event)
+    Input, Match, csv_inputs, expect_exit, expect_marker, faults, hold_answer, on_event)
 
 
 def _refusal(label, where, fault_kwargs, code, clauses=("STEP-HTTP-1",), why=""):
@@ -43,12 +43,11 @@ _refusal("unauthorized", "get", dict(code=401, body=b""), 1,
 def _(ctx):
     items = csv_inputs(2)
     plane = ctx.step_plane(inputs=items)
-    plane.store.add_fault(faults.delay(0.5), Match(method="POST", key="*outputs/" + items[0].relpath,
-                                                    phase="response"))
+    committed = hold_answer(plane, "*outputs/" + items[0].relpath)
     plane.store.add_fault(faults.status(401, body=b""), Match(method="POST", key="*outputs/" + items[1].relpath,
                                                              first=1))
     plane.start()
-    if plane.store.wait_for(on_event("commit", "*outputs/" + items[0].relpath), 30):
+    if plane.store.wait_for(committed, 30):
         plane.rotate(expire_old=False)
     plane.wait()
     expect_exit(ctx, plane, 0, "the retry succeeds")

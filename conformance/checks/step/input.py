@@ -3,7 +3,7 @@
 from conformance.checks import check
 from conformance.checks.step._common import (
     OMIT, Input, Match, RESULT_NAME, csv_inputs, expect_exit, expect_listed, expect_marker, faults,
-    on_event)
+    hold_answer)
 
 
 @check("input.hash-mismatch", clauses=["STEP-INPUT-2", "STEP-MARKER-5", "STEP-RESULT-4"], level="MUST",
@@ -193,10 +193,9 @@ def _(ctx):
 def _(ctx):
     items = csv_inputs(3)
     plane = ctx.step_plane(inputs=items, expires_in_s=3)
-    plane.store.add_fault(faults.delay(0.5), Match(method="POST", key="*outputs/" + items[0].relpath,
-                                                    phase="response"))
+    committed = hold_answer(plane, "*outputs/" + items[0].relpath)
     plane.start()
-    if plane.store.wait_for(on_event("commit", "*outputs/" + items[0].relpath), 30):
+    if plane.store.wait_for(committed, 30):
         plane.inputs.pop()
         plane.rotate(expire_old=False, expires_in_s=3)
     plane.wait()

@@ -3,7 +3,7 @@
 from conformance.checks import check
 from conformance.checks.step._common import (
     Input, Match, KEY_PREFIX, RESULT_NAME, csv_inputs, expect_exit, expect_listed, expect_marker,
-    faults, output_key)
+    faults)
 
 
 @check("output.copy", clauses=["STEP-OUTPUT-1", "STEP-OUTPUT-8", "STEP-MARKER-2"], level="MUST",

@@ -1,10 +1,9 @@
 """Progress lines on stdout: format, order, rate, and flushing."""
 
 import json
-import time
 
 from conformance.checks import check
-from conformance.checks.step._common import (Input, Match, csv_inputs, expect_exit, faults, on_event)
+from conformance.checks.step._common import (Input, Match, csv_inputs, expect_exit, faults)
 
 PREFIX = "@lspo:progress "
 

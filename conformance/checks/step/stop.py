@@ -5,7 +5,7 @@ import time
 
 from conformance.checks import check
 from conformance.checks.step._common import (
-    IDENTITY, Input, MARKER_NAME, Match, RESULT_NAME, STOP_BUDGET_S, csv_inputs, expect_exit,
+    IDENTITY, Input, MARKER_NAME, Match, RESULT_NAME, csv_inputs, expect_exit,
     expect_listed, expect_marker, expect_not_listed, expect_prompt_stop, faults, on_event, stderr_lines)
 
 # How long a node may take to exit after the signal before the harness kills
