@@ -131,7 +131,8 @@ FAULTS = {
     "slowdown": (("status", dict(code=503, s3_code="SlowDown", retry_after_s=1)), 1, ["STEP-HTTP-1"]),
     "throttled": (("status", dict(code=429, s3_code="TooManyRequests", retry_after_s=1)), 1, ["STEP-HTTP-1"]),
     "reset": (("reset", dict(after_bytes=64)), 1, ["STEP-HTTP-3"]),
-    "dribble": (("dribble", dict(chunk_bytes=512, interval_s=0.02)), 0, ["STEP-HTTP-3"]),
+    # Small chunks: a 204 answer is about 300 bytes and must really arrive in pieces.
+    "dribble": (("dribble", dict(chunk_bytes=16, interval_s=0.005)), 0, ["STEP-HTTP-3"]),
     "expired": (("expire", dict(rotate=False)), 1, ["STEP-CREDS-4", "STEP-HTTP-2"]),
     "expired-rotated": (("expire", dict(rotate=True)), 0, ["STEP-CREDS-4", "STEP-HTTP-2"]),
 }

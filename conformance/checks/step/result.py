@@ -113,7 +113,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.run()
     expect_exit(ctx, plane, 10, "a wrong pin is permanent")
-    posts = [ex.key.rsplit("/", 1)[-1] for ex in plane.posts()]
+    posts = [(ex.key or "").rsplit("/", 1)[-1] for ex in plane.posts()]
     ctx.expect(RESULT_NAME in posts and posts.index(RESULT_NAME) < posts.index("__lspo_complete.json")
                if "__lspo_complete.json" in posts else False,
                expected="result.json POST then the marker POST", actual="POST order %s" % posts)

@@ -244,8 +244,9 @@ def _(ctx):
     _stop_in(plane, on_event("request", "inputs/*"), "the input GET")
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     lines = stderr_lines(plane.result)
-    ctx.expect(any(line.startswith("hello-node: ") and "15" in line and "signal" in line for line in lines),
-               expected="'hello-node: stop requested (signal 15)...'", actual="stderr: %r" % lines[:4])
+    acks = [line for line in lines if line.startswith("hello-node: stop requested (signal 15)")]
+    ctx.expect(len(acks) == 1, expected="one line 'hello-node: stop requested (signal 15); finishing up'",
+               actual="%d such line(s); stderr: %r" % (len(acks), lines[:4]))
     ctx.expect(any(line.startswith("hello-node: CANCELLED:") for line in lines),
                expected="a 'hello-node: CANCELLED: <reason>' line", actual="stderr: %r" % lines[:4])
 

@@ -6,4 +6,4 @@ REPLACE = [(
     "                whole = io.BytesIO(response.read())  # simpler: take the body, then verify it\n"
     "                return stream_verified(whole.readinto, fd, pins, self.buffer, \"reading \" + what)\n",
 )]
-KILLS = ["stream.memory-ceiling", "stream.memory-flat", "stream.cgroup"]
+KILLS = ["stream.memory-ceiling", "stream.memory-flat", "stream.cgroup", "input.oversize-early"]

@@ -23,4 +23,6 @@ REPLACE = [(
     "        fetched = []\n"
     "        for index in range(total):\n",
 )]
-KILLS = ["input.one-at-a-time"]
+KILLS = ["input.one-at-a-time", "creds.file-vanishes", "creds.proactive-refresh",
+         "creds.retry-after-rotation", "input.hash-mismatch", "input.list-shrinks", "result.on-failure",
+         "stop.between-inputs"]

@@ -14,4 +14,5 @@ KILLS = ["http.slowdown-get", "http.slowdown-post", "http.internal-error-post", 
          "fault.manifest.expired", "fault.manifest.expired-rotated", "fault.input.throttled",
          "fault.output.throttled", "fault.output.expired", "fault.output.expired-rotated",
          "fault.result.slowdown", "fault.result.throttled", "fault.result.expired",
-         "fault.result.expired-rotated"]
+         "fault.result.expired-rotated", "creds.at-most-one-retry", "creds.no-retry-unchanged",
+         "creds.retry-after-rotation", "creds.same-bytes-no-retry", "fault.marker.expired-rotated"]

@@ -13,4 +13,5 @@ REPLACE = [(
 )]
 KILLS = ["stop.first-byte", "stop.sigint", "stop.mid-body", "stop.upload-body", "stop.upload-answer",
          "stop.connect", "stop.tls-handshake", "stop.only-marker-after", "stop.between-inputs",
-         "stop.before-manifest", "stop.receipt-kept", "stop.ack-line", "stop.after-work", "exit.codes"]
+         "stop.before-manifest", "stop.receipt-kept", "stop.ack-line", "stop.after-work", "exit.codes",
+         "stop.pid1", "stream.scratch-used"]

@@ -12,4 +12,4 @@ REPLACE = [(
     "        return exc.exit_code\n"
     "    if args[:1] in ([\"-h\"], [\"--help\"]):\n",
 )]
-KILLS = ["node.help"]
+KILLS = ["node.help", "creds.precedence"]

@@ -4,4 +4,6 @@ REPLACE = [(
     "            value = config.identity[key]  # STEP-MANIFEST-4: the environment's value\n",
     "            value = None\n",
 )]
-KILLS = ["manifest.identity-from-env", "manifest.no-source", "manifest.identity-types", "stop.before-manifest"]
+KILLS = ["manifest.identity-from-env", "manifest.no-source", "manifest.identity-types",
+         "stop.before-manifest", "fault.manifest.reset", "fault.manifest.slowdown",
+         "fault.manifest.throttled", "manifest.oversize", "manifest.xml-error-page"]

@@ -11,4 +11,5 @@ REPLACE = [(
     "            raise\n",
 )]
 KILLS = ["creds.retry-after-rotation", "http.unauthorized-rotated", "fault.manifest.expired-rotated",
-         "fault.output.expired-rotated", "fault.result.expired-rotated", "fault.marker.expired-rotated"]
+         "fault.output.expired-rotated", "fault.result.expired-rotated", "fault.marker.expired-rotated",
+         "creds.at-most-one-retry"]

@@ -4,4 +4,4 @@ REPLACE = [(
     "        _TLS_CONTEXTS.append(ssl.create_default_context())\n",
     "        _TLS_CONTEXTS.append(ssl.create_default_context(capath=\"/etc/ssl/certs\"))\n",
 )]
-KILLS = ["input.tls"]
+KILLS = ["input.tls", "stop.tls-handshake"]

@@ -12,4 +12,6 @@ REPLACE = [(
     "                self.write_object(relpath, payload)\n"
     "        except BaseException as exc:\n",
 )]
-KILLS = ["output.reset-mid-upload", "output.accept-then-reset", "fault.output.reset", "fault.result.reset"]
+KILLS = ["output.reset-mid-upload", "output.accept-then-reset", "fault.output.reset", "fault.result.reset",
+         "fault.output.throttled", "fault.result.slowdown", "fault.result.throttled",
+         "output.redirect-upload"]
