@@ -269,14 +269,16 @@ class StepPlane:
         self.start(**start)
         return self.wait(timeout=timeout)
 
-    def stop_when(self, predicate, signum=signal.SIGTERM, timeout=30.0, what="the trigger"):
-        """Send `signum` to the node as soon as a store event satisfies predicate.
+    def stop_when(self, predicate, signum=signal.SIGTERM, timeout=30.0, what="the trigger", settle_s=0.0):
+        """Send `signum` to the node settle_s after a store event satisfies
+        predicate (time for the node to block in the phase under test).
         Returns the monotonic time the signal went out (the check fails if the
         trigger never happened)."""
         if not self.store.wait_for(predicate, timeout):
             self.ctx.fail(expected="the node to reach %s" % what,
                           actual="it did not within %.0f s (%s)" % (timeout, self.describe_exchanges()),
                           diagnosis="the run never reached the phase this check stops it in")
+        time.sleep(settle_s)
         self.proc.signal(signum)
         self.ctx.note("plane: sent signal %d at %s" % (signum, what))
         return time.monotonic()
@@ -436,12 +438,6 @@ class StepPlane:
                                            "no token, signature or policy value in %s" % where,
                                            "%s appears in %s" % (self.describe_secret(secret), where)))
                     break
-        for top, _dirs, files in os.walk(self.scratch):
-            for name in files:
-                found.append(Violation("STEP-STREAM-3: scratch left empty",
-                                       "TMPDIR empty after exit", "left: %s" % os.path.relpath(
-                                           os.path.join(top, name), self.scratch)))
-                break
         return found
 
     def _traceback_invariant(self):
@@ -570,6 +566,11 @@ class StepPlane:
         return []
 
     def _scratch_invariant(self):
+        """STEP-STREAM-3: nothing the node made under TMPDIR outlives it."""
+        for top, _dirs, files in os.walk(self.scratch):
+            for name in files:
+                return [Violation("STEP-STREAM-3: scratch left empty", "TMPDIR empty after exit",
+                                  "left: %s" % os.path.relpath(os.path.join(top, name), self.scratch))]
         return []
 
     def close(self):

@@ -6,7 +6,6 @@ reads as Arrange / Act / Assert and a failure names the clause's concern.
 
 import json
 import os
-import re
 
 from conformance import faults
 from conformance.faults import Match
@@ -16,7 +15,7 @@ from conformance.planes.step import (IDENTITY, KEY_PREFIX, MARKER_NAME, OMIT,
 __all__ = ["faults", "Match", "Input", "OMIT", "KEY_PREFIX", "MARKER_NAME", "RESULT_NAME",
            "IDENTITY", "csv_inputs", "expect_exit", "expect_marker", "expect_no_marker",
            "expect_listed", "expect_not_listed", "expect_prompt_stop", "on_event", "stderr_lines",
-           "STOP_BUDGET_S", "hold_answer", "contract_schema", "output_key", "INPUT_GET", "is_key"]
+           "STOP_BUDGET_S", "hold_answer", "contract_schema"]
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))), "contract", "schemas", "step")
@@ -31,9 +30,6 @@ def contract_schema(name):
 # A stop must end the run this fast in conformance (the goal is 100 ms;
 # `make bench` measures it precisely, on a quiet machine).
 STOP_BUDGET_S = 1.0
-
-INPUT_GET = "inputs/*"
-
 
 # Long enough for the plane to act between two requests of the node.
 HOLD_ANSWER_S = 0.5
@@ -54,14 +50,6 @@ def csv_inputs(n=3, rows=50):
         body = "".join("%d,%d,row %d of input %d\n" % (i, r, r, i) for r in range(rows)).encode()
         items.append(Input("data-%d.csv" % i, body))
     return items
-
-
-def output_key(relpath):
-    return KEY_PREFIX + relpath
-
-
-def is_key(ev, suffix, kind=None):
-    return (kind is None or ev.kind == kind) and (ev.key or "").endswith(suffix)
 
 
 def on_event(kind, key_glob=None, method=None, min_bytes=None, direction=None):
@@ -144,12 +132,3 @@ def expect_prompt_stop(ctx, plane, budget_s=STOP_BUDGET_S):
                          "from the handler (STEP-STOP-2)")
     return expect_marker(ctx, plane, "cancelled", 20)
 
-
-def parse_json_line(line, prefix):
-    try:
-        return json.loads(line[len(prefix):])
-    except ValueError:
-        return None
-
-
-SIGNAL_LINE = re.compile(r"signal\D{0,20}(\d+)", re.I)

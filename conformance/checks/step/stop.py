@@ -23,9 +23,7 @@ def _requests_after(plane, t):
 
 def _stop_in(plane, predicate, what, signum=signal.SIGTERM, settle_s=SETTLE_S):
     plane.start()
-    plane.store.wait_for(predicate, 30)
-    time.sleep(settle_s)
-    return plane.stop_when(lambda ev: True, signum=signum, what=what)
+    return plane.stop_when(predicate, signum=signum, what=what, settle_s=settle_s)
 
 
 @check("stop.first-byte", clauses=["STEP-STOP-2", "STEP-STOP-1"], level="MUST",
