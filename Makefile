@@ -1,7 +1,8 @@
 # Every recipe calls python3 only. `make` alone prints this help.
 .DEFAULT_GOAL := help
 PY ?= python3
-NODE ?= nodes/hello_node.py
+CONTRACT ?=
+NODE ?=
 JOBS ?= 4
 BENCH_ARGS ?=
 
@@ -18,21 +19,25 @@ check-fast: ## the quick subset (under 60 s): static checks, block sync, traceab
 	@$(PY) -m conformance.suite check-fast
 
 .PHONY: check
-check: ## block sync plus the two traceability tables (MUST clause -> checks, check -> mutants); fails on any hole
+check: ## block sync plus the two traceability tables per contract (MUST clause -> checks, check -> mutants); fails on any hole
 	@$(PY) -m conformance.sync --check
-	@$(PY) -m conformance.trace step
+	@$(PY) -m conformance.trace step crawler
 
 .PHONY: conformance
-conformance: ## run the step contract's checks against the reference node (NODE=path to judge another)
-	@$(PY) -m conformance step $(NODE) --jobs $(JOBS)
+conformance: ## run each contract's checks against its reference node (CONTRACT=crawler NODE=path to judge another node)
+	@$(PY) -m conformance.suite conformance $(CONTRACT) $(NODE)
 
 .PHONY: mutants
-mutants: ## run every mutant of the reference node; each must be killed by the checks it names
-	@$(PY) -m conformance.mutants step --jobs 2
+mutants: ## run every mutant of the reference nodes (CONTRACT=crawler for one contract); each must be killed by the checks it names
+	@$(PY) -m conformance.suite mutants $(CONTRACT)
 
 .PHONY: bench
-bench: ## measure the reference node beside the naive node and the bare copy loop: CPU/GiB, RSS, throughput, stop latency, cgroup (~5 min; BENCH_ARGS=--quick: ~25 s)
-	@$(PY) -m conformance.bench --node $(NODE) $(BENCH_ARGS)
+bench: ## measure the step node beside the naive node and the bare copy loop: CPU/GiB, RSS, throughput, stop latency, cgroup (~5 min; BENCH_ARGS=--quick: ~25 s)
+	@$(PY) -m conformance.bench $(BENCH_ARGS)
+
+.PHONY: bench-crawler
+bench-crawler: ## measure the crawler node: peak RSS from 1x to 32x the result bound, stop latency mid-fetch and mid-child (~2 min; BENCH_ARGS=--quick)
+	@$(PY) -m conformance.bench_crawler $(BENCH_ARGS)
 
 .PHONY: demo
 demo: ## run the hello node against the embedded fake platform on a small real job

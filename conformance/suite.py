@@ -22,7 +22,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
-REFERENCE_NODES = [("step", "nodes/hello_node.py")]
+REFERENCE_NODES = [("step", "nodes/hello_node.py"), ("crawler", "nodes/crawler_job.py")]
 
 _UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in", re.M)
 _UNITTEST_TAIL = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.M)
@@ -111,18 +111,31 @@ def stages(fast):
                                             "--jobs", "2"], summary_counts
 
 
-def run_all(fast):
+def reference_stages(kind, contract=None, node=None):
+    """`make conformance` / `make mutants`: every reference node (or one node
+    of one contract, for people judging their own)."""
+    if kind == "conformance":
+        pairs = [(contract, node)] if contract and node else REFERENCE_NODES
+        for name, path in pairs:
+            yield "conformance %s" % path, [PY, "-m", "conformance", name, path, "--jobs", "4"], summary_counts
+    else:
+        for name, _path in REFERENCE_NODES:
+            if contract in (None, name):
+                yield "mutants %s" % name, [PY, "-m", "conformance.mutants", name, "--jobs", "2"], summary_counts
+
+
+def run_all(fast, selected=None, label=None):
     total = Counts()
     broken = []
     started = time.monotonic()
-    for title, argv, reader in stages(fast):
+    for title, argv, reader in (selected if selected is not None else stages(fast)):
         # check-fast tells slow tests (the quick bench run) to stand aside.
         status, out = _run(title, argv, env=dict(os.environ, CONFORMANCE_CHECK_FAST="1") if fast else None)
         counts = reader(status, out)
         if counts.failed:
             broken.append(title)
         total.add(counts)
-    print("\n==== %s in %.0f s%s" % ("check-fast" if fast else "make test", time.monotonic() - started,
+    print("\n==== %s in %.0f s%s" % (label or ("check-fast" if fast else "make test"), time.monotonic() - started,
                                     "; failing stages: " + ", ".join(broken) if broken else ""))
     print(total.line())
     return 1 if total.failed else 0
@@ -164,7 +177,14 @@ def main(argv=None):
         return print_help(argv[1] if len(argv) > 1 else "Makefile")
     if argv[:1] == ["clean"]:
         return clean()
-    print("usage: python3 -m conformance.suite {test,check-fast,help [MAKEFILE],clean}", file=sys.stderr)
+    if argv[:1] in (["conformance"], ["mutants"]) and len(argv) <= 3:
+        rest = [a for a in argv[1:] if a]
+        if argv[0] == "conformance" and len(rest) == 1:
+            print("usage: python3 -m conformance.suite conformance [CONTRACT NODE]", file=sys.stderr)
+            return 2
+        return run_all(False, list(reference_stages(argv[0], *rest)), label="make " + argv[0])
+    print("usage: python3 -m conformance.suite {test,check-fast,help [MAKEFILE],clean,"
+          "conformance [CONTRACT NODE],mutants [CONTRACT]}", file=sys.stderr)
     return 2
 
 

@@ -2589,9 +2589,9 @@ class Run(object):
         stopped = STOP.requested
         if REPORT_PLACE.get(code) != BUNDLE:  # not reachable: every code after the capability is a bundle code
             return settle(code, STATUS_FAILED, EXIT_CANCELLED if stopped else EXIT_FAILED)
-        if self.window_left() < UPLOAD_MIN_WINDOW_S:  # CRAWLER-UPLOAD-5: never present an expired URL
-            return settle(CRAWLER_UPLOAD_CAPABILITY_EXPIRED, STATUS_FAILED,
-                          EXIT_CANCELLED if stopped else EXIT_FAILED)  # (a stop still exits 143: D13)
+        if self.window_left() < UPLOAD_MIN_WINDOW_S:  # CRAWLER-UPLOAD-5: never present an expired URL;
+            # the bundle is simply not delivered, so the line keeps its own code (CRAWLER-REPORT-2)
+            return settle(code, STATUS_FAILED, EXIT_CANCELLED if stopped else EXIT_FAILED)  # (a stop: 143, D13)
         STOP.abandonable = False  # CRAWLER-STOP-3: the bundle is what a stop asks for; only STOP-5 cuts it
         body = failure_bundle(self.request, self.request_digest, code)  # CRAWLER-REPORT-6: the code, nothing else
         try:

@@ -1,0 +1,274 @@
+"""The reference normaliser: the node's own child mode (CRAWLER-NORM-1..3).
+
+No pin here: the node runs its own file as the normaliser (CRAWLER-CHILD-1,
+D8), and what it stores is compared with what the harness's own normaliser
+(conformance.planes.crawler_docs.Normalizer) makes of the same bytes:
+plane.verify_result rebuilds the whole result, field by field. A source the
+contract refuses must come back as a bundle naming the child's code, which the
+node only reports when the child's failure line was admissible (CRAWLER-CHILD-8).
+
+norm.child-protocol runs the node file in child mode directly (the argv of
+CRAWLER-CHILD-1, stdin = the normalisation input) to see what the bundle
+cannot show: the exact stdout, stderr and exit status of CRAWLER-NORM-3.
+"""
+
+import subprocess
+
+from conformance.checks import check
+from conformance.checks.crawler._common import docs, each_variant, expect_reported, expect_success
+from conformance.timeouts import SHORT_TIMEOUT_S
+
+# The child protocol's argv tail (CRAWLER-CHILD-1).
+CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]
+
+JSONL = {"data_format": "jsonl", "filename": "data.jsonl", "source_content_type": "application/x-ndjson"}
+
+
+def _limits(**changes):
+    limits = docs.default_limits()
+    limits.update(changes)
+    return limits
+
+
+def _expect_code(ctx, plane, code, variant):
+    """A bundle naming `code` is the one object stored; no result."""
+    expect_reported(ctx, plane, code, variant)
+    ctx.expect(len(plane.puts()) == 1 and plane.stored_result() is None,
+               expected="exactly one PUT, the bundle, and no result stored (variant %s)" % variant,
+               actual=lambda: "%d PUT(s); result stored: %s" % (len(plane.puts()), plane.stored_result() is not None))
+
+
+def _expect_normalised(ctx, plane, variant):
+    """expect_success, naming the variant when the run did not succeed."""
+    line = plane.status_line()
+    ctx.expect(plane.result.exit_code == 0 and line is None,
+               expected="a stored result, exit 0, silent (variant %s)" % variant,
+               actual=lambda: "exit %s, status line %s; %s" % (
+                   plane.result.exit_code, "%s/%s" % line if line else repr(plane.result.stderr[:200]),
+                   plane.describe_exchanges()),
+               diagnosis="the node's normaliser refused a source the contract accepts")
+    expect_success(ctx, plane)
+
+
+# ---------------------------------------------------------------- accepted sources
+
+CSV_SOURCES = [
+    ("quotes, embedded CRLF, non-ASCII, CRLF ends",
+     b'name,comment,city\r\n"Smith, J","said ""hi""\r\nthen left",Z\xc3\xbcrich\r\n'
+     b'Lee,"tab\there",\xe6\x9d\xb1\xe4\xba\xac\r\n'),
+    ("bare \\r ends, no final line end", b"a,b\r1,2\r3,4"),
+    ("header only (no rows)", b"only,header\n"),
+    ("empty and quoted-empty fields", b'a,b,c\n,,\n"",x,""\n'),
+    ("control character and U+2028 in a value", b'k,v\n1,"line\xe2\x80\xa8sep\x01"\n'),
+    ("a quote inside an unquoted field", b'a,b\nx"y,2\n'),
+    ("unterminated quote at the end (csv reads it)", b'a,b\n1,"2\n'),
+    ("numbers stay strings", b"n,m\n007,-1.50\n"),
+]
+
+JSONL_SOURCES = [
+    ("CRLF, blank lines, mixed key order, escapes, int/bool/null",
+     b'{"b":1,"a":"x"}\r\n\r\n{"a":"\\u00e9","b":-9007199254740991}\n\n{"b":true,"a":null}\n'
+     b'{"a":"last","b":false}'),
+    ("whitespace inside objects, one \\r removed", b'{ "z" : "1" , "y" : 2 }\r\n{"y":3,"z":"4"}\r\r\n'),
+    ("one column", b'{"only":"v"}\n'),
+]
+
+
+@check("norm.csv", clauses=["CRAWLER-NORM-1", "CRAWLER-NORM-2", "CRAWLER-NORM-3"], level="MUST",
+       title="CSV sources are normalised as Python's csv module reads them, to canonical JSON lines",
+       fakes="no pin (the node's own child); CSV sources: %s" % "; ".join(label for label, _ in CSV_SOURCES),
+       expected="each: exit 0, silent, the stored result equal to the harness's own normalisation, "
+                "field by field (content, row_count, column_names, digests)")
+def _(ctx):
+    def act(label, source):
+        # Arrange
+        plane = ctx.plane(source=source)
+        # Act
+        plane.run()
+        # Assert
+        _expect_normalised(ctx, plane, label)
+
+    each_variant(ctx, CSV_SOURCES, act)
+
+
+@check("norm.jsonl", clauses=["CRAWLER-NORM-1", "CRAWLER-NORM-2", "CRAWLER-NORM-3"], level="MUST",
+       title="JSON-lines sources: columns are the first object's keys sorted; values keep their JSON type",
+       fakes="no pin; JSON-lines sources: %s" % "; ".join(label for label, _ in JSONL_SOURCES),
+       expected="each: exit 0, silent, the stored result equal to the harness's own normalisation")
+def _(ctx):
+    def act(label, source):
+        # Arrange
+        plane = ctx.plane(source=source, **JSONL)
+        # Act
+        plane.run()
+        # Assert
+        _expect_normalised(ctx, plane, label)
+
+    each_variant(ctx, JSONL_SOURCES, act)
+
+
+# ---------------------------------------------------------------- refused sources
+
+MALFORMED = [
+    ("csv: a short record", b"a,b\n1,2\n3\n", {}),
+    ("csv: a long record", b"a,b\n1,2,3\n", {}),
+    ("csv: duplicate column name", b"a,a\n1,2\n", {}),
+    ("csv: empty column name", b"a,,c\n1,2,3\n", {}),
+    ("csv: a blank line", b"a,b\n1,2\n\n3,4\n", {}),
+    ("csv: empty source", b"", {}),
+    ("jsonl: a float", b'{"a":1}\n{"a":1.5}\n', JSONL),
+    ("jsonl: other keys", b'{"a":1,"b":2}\n{"a":1,"c":2}\n', JSONL),
+    ("jsonl: a missing key", b'{"a":1,"b":2}\n{"a":1}\n', JSONL),
+    ("jsonl: a nested object", b'{"a":{"x":1}}\n', JSONL),
+    ("jsonl: an array line", b'[1,2]\n', JSONL),
+    ("jsonl: duplicate keys", b'{"a":1,"a":2}\n', JSONL),
+    ("jsonl: not JSON", b'{"a":1}\nnot json\n', JSONL),
+    ("jsonl: a whitespace-only line", b'{"a":1}\n  \n', JSONL),
+    ("jsonl: an escaped lone surrogate", b'{"a":"\\ud800"}\n', JSONL),
+    ("jsonl: an integer above 2^53-1", b'{"a":9007199254740992}\n', JSONL),
+]
+
+
+@check("norm.malformed", clauses=["CRAWLER-NORM-1"], level="MUST",
+       title="a source that is not the contract's CSV or JSON lines is CRAWLER_NORMALIZATION_FAILED",
+       fakes="no pin; sources: %s" % "; ".join(label for label, _s, _o in MALFORMED),
+       expected="each: CRAWLER_NORMALIZATION_FAILED bundle, exit 0; no result stored")
+def _(ctx):
+    def act(label, value):
+        source, options = value
+        # Arrange
+        plane = ctx.plane(source=source, **options)
+        # Act
+        plane.run()
+        # Assert
+        _expect_code(ctx, plane, "CRAWLER_NORMALIZATION_FAILED", label)
+
+    each_variant(ctx, [(label, (source, options)) for label, source, options in MALFORMED], act)
+
+
+ENCODING = [
+    ("csv: a BOM", b"\xef\xbb\xbfa,b\n1,2\n", {}),
+    ("jsonl: a BOM", b'\xef\xbb\xbf{"a":1}\n', JSONL),
+    ("csv: an invalid byte in a later row", b"a,b\n1,2\n3,\xff\n", {}),
+    ("jsonl: an invalid byte in a string", b'{"a":"x"}\n{"a":"\xff"}\n', JSONL),
+    ("csv: a UTF-8-encoded surrogate", b"a\n\xed\xa0\x80\n", {}),
+    ("csv: an overlong encoding", b"a\n\xc0\xaf\n", {}),
+    ("csv: a sequence cut at the end", b"a\nx\xc3", {}),
+]
+
+
+@check("norm.encoding", clauses=["CRAWLER-NORM-1"], level="MUST",
+       title="a BOM or invalid UTF-8 is CRAWLER_SOURCE_ENCODING_UNSUPPORTED, not a parse failure",
+       fakes="no pin; sources: %s" % "; ".join(label for label, _s, _o in ENCODING),
+       expected="each: CRAWLER_SOURCE_ENCODING_UNSUPPORTED bundle, exit 0; no result stored")
+def _(ctx):
+    def act(label, value):
+        source, options = value
+        # Arrange
+        plane = ctx.plane(source=source, **options)
+        # Act
+        plane.run()
+        # Assert
+        _expect_code(ctx, plane, "CRAWLER_SOURCE_ENCODING_UNSUPPORTED", label)
+
+    each_variant(ctx, [(label, (source, options)) for label, source, options in ENCODING], act)
+
+
+# Three rows of three columns; its normalised content's length is the
+# max_normalized_bytes boundary.
+LIMITS_SOURCE = b"a,b,c\n1,2,3\n4,5,6\n7,8,9\n"
+LIMITS_JSONL = b'{"a":1}\n{"a":2}\n{"a":3}\n'
+
+
+@check("norm.limits", clauses=["CRAWLER-NORM-2"], level="MUST",
+       title="more than max_rows rows, max_columns columns or max_normalized_bytes is "
+             "CRAWLER_LIMIT_EXCEEDED; exactly at each limit is not",
+       fakes="no pin; a CSV source of 3 rows x 3 columns (and a JSON-lines one of 3 rows) under limits "
+             "one below and exactly at its size",
+       expected="one below: CRAWLER_LIMIT_EXCEEDED bundle, exit 0; at the limit: a stored result the "
+                "harness agrees with")
+def _(ctx):
+    size = len(docs.normalize_bytes(LIMITS_SOURCE, "csv", docs.default_limits()).content)
+    variants = [
+        ("max_rows 2 < 3 rows", (LIMITS_SOURCE, {}, _limits(max_rows=2), "CRAWLER_LIMIT_EXCEEDED")),
+        ("max_columns 2 < 3 columns", (LIMITS_SOURCE, {}, _limits(max_columns=2), "CRAWLER_LIMIT_EXCEEDED")),
+        ("max_normalized_bytes %d < %d" % (size - 1, size),
+         (LIMITS_SOURCE, {}, _limits(max_normalized_bytes=size - 1), "CRAWLER_LIMIT_EXCEEDED")),
+        ("jsonl: max_rows 2 < 3 rows", (LIMITS_JSONL, JSONL, _limits(max_rows=2), "CRAWLER_LIMIT_EXCEEDED")),
+        ("at every limit", (LIMITS_SOURCE, {}, _limits(max_rows=3, max_columns=3, max_normalized_bytes=size), None)),
+        ("max_rows 0, header only", (b"a,b\n", {}, _limits(max_rows=0), None)),
+    ]
+
+    def act(label, value):
+        source, options, limits, code = value
+        # Arrange
+        plane = ctx.plane(source=source, limits=limits, **options)
+        # Act
+        plane.run()
+        # Assert
+        if code is None:
+            _expect_normalised(ctx, plane, label)
+        else:
+            _expect_code(ctx, plane, code, label)
+
+    each_variant(ctx, variants, act)
+
+
+# ---------------------------------------------------------------- the child protocol itself
+
+@check("norm.child-protocol", clauses=["CRAWLER-NORM-3"], level="MUST",
+       title="in child mode the node file writes the canonical result and exits 0, or one canonical "
+             "failure line and exits 1",
+       fakes="the harness runs [python, -I, -S, <node file>, --input-fd, 0, --result-fd, 1] itself with "
+             "the six child variables and a normalisation input on stdin: a good CSV source, then a "
+             "short record",
+       expected="good: exit 0, stderr empty, stdout byte for byte the harness's canonical result; bad: "
+                "exit 1, stdout empty, stderr {\"code\":\"CRAWLER_NORMALIZATION_FAILED\",\"status\":\"failed\"} "
+                "(and at most one \\n)")
+def _(ctx):
+    if ctx.node.path is None or not ctx.node.path.endswith(".py"):
+        ctx.skip("the node is not a Python file: its child mode cannot be started the CRAWLER-CHILD-1 way")
+    request = docs.make_request("https://source.conformance.test/data.csv", "a" * 64)
+    env = dict(docs.THREAD_PINS)
+    env[docs.ATTESTATION_ENV] = request["egress_policy_attestation"]
+
+    def child(source):
+        evidence = docs.make_evidence([docs.make_hop(request["query"]["url"], content_type="text/csv",
+                                                     content_length=len(source))],
+                                      docs.sha256_hex(source), len(source))
+        header = docs.input_header(request, docs.make_retrieval(request["query"]["url"], evidence),
+                                   docs.clean_room())
+        run = subprocess.run([ctx.node.argv[0], "-I", "-S", ctx.node.path] + CHILD_ARGS,
+                             input=docs.canonical(header) + b"\n" + source, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env, cwd="/", timeout=SHORT_TIMEOUT_S)
+        ctx.note("child mode: exit %d, %d bytes stdout, stderr %r" % (run.returncode, len(run.stdout),
+                                                                     run.stderr[:200]))
+        return header, run
+
+    # Arrange / Act: a good source
+    good = b"city,temp\nOslo,3\n\"Qu\xc3\xa9bec, QC\",-8\n"
+    header, run = child(good)
+    want = docs.canonical(docs.build_result(header, docs.normalize_bytes(good, "csv", request["query"]["limits"])))
+    # Assert
+    ctx.expect(run.returncode == 0 and run.stderr == b"", expected="exit 0 and nothing on stderr",
+               actual="exit %d, stderr %r" % (run.returncode, run.stderr[:200]))
+    ctx.expect(run.stdout == want, expected="stdout exactly the canonical result (%d bytes)" % len(want),
+               actual=lambda: "%d bytes: %s" % (len(run.stdout), _first_difference(want, run.stdout)),
+               diagnosis="the child writes the result document, canonical, nothing before or after it")
+
+    # Arrange / Act: a refused source
+    _header, run = child(b"a,b\n1,2\n3\n")
+    # Assert
+    line = docs.canonical({"code": "CRAWLER_NORMALIZATION_FAILED", "status": "failed"})
+    ctx.expect(run.returncode == 1 and run.stdout == b"" and run.stderr in (line, line + b"\n"),
+               expected="exit 1, empty stdout, stderr %s" % line.decode(),
+               actual="exit %d, %d bytes stdout, stderr %r" % (run.returncode, len(run.stdout), run.stderr[:200]),
+               diagnosis="a refusing child writes one canonical failure line and exits 1")
+
+
+def _first_difference(want, got):
+    for index, (a, b) in enumerate(zip(want, got)):
+        if a != b:
+            return "first difference at byte %d: expected %r, got %r" % (
+                index, want[max(0, index - 40):index + 40], got[max(0, index - 40):index + 40])
+    return "one is a prefix of the other (expected %d bytes, got %d)" % (len(want), len(got))

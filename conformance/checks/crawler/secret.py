@@ -1,0 +1,262 @@
+"""Secrets: not dumpable before any secret exists, and each secret only in its one place
+(CRAWLER-SECRET-1, CRAWLER-SECRET-2).
+
+The secrets are the identity tokens, the signed upload URL (its signature
+above all) and the raw bootstrap response. The plane's invariants already scan
+stdout, stderr, the node's and its descendants' argv, the node's environment
+at start, the child's argv, environment and input header, source requests,
+:fail bodies and stored objects after every run; these checks add what only a
+dedicated run can see: who owns the node's /proc files once it runs as an
+ordinary user, the Authorization header of each broker call, the headers of
+every other request, and the node's environment and argv mid-run, once the
+secrets exist.
+"""
+
+import os
+import signal
+import sys
+import time
+
+from conformance.checks import NodeSpec, check
+from conformance.checks.crawler._common import describe_run, expect_outcome, expect_success, faults
+from conformance.checks.crawler.upload import wait_for
+from conformance.planes import crawler_child
+from conformance.planes.crawler import CA_FILE
+from conformance.servers import MASK
+
+# The unprivileged user secret.dumpable runs the node as ("nobody" on most
+# systems): only for a process whose euid is not root does dumpability show,
+# as the owner of /proc/<pid>/* (its euid when dumpable, root when not).
+UNPRIVILEGED_UID = 65534
+UNPRIVILEGED_GID = 65534
+
+# Time given to the node to block in the identity request before the
+# harness reads its /proc files.
+SETTLE_S = 0.2
+# How long the harness waits for the node to exit after its SIGTERM.
+AFTER_STOP_TIMEOUT_S = 20.0
+# secret.confinement: the scripted child waits this long before answering,
+# while the harness reads the node's environment and argv (the token has been
+# used and the signed URL is held by then).
+CHILD_PAUSE_S = 1.0
+
+
+# Run before the node's own argv, as root: drop to the unprivileged user,
+# keep the parent-death signal (a change of credentials clears it), then exec
+# the node. The exec makes the node dumpable again (a plain program), so what
+# its /proc files show afterwards is the node's own doing. When the
+# interpreter lives under a directory other users cannot search (a
+# per-user install under /root, say), that directory is covered, in a mount
+# namespace of the node's own, by a tmpfs holding only the one entry that
+# leads to the interpreter: every path stays the same.
+#   argv: UID GID HIDDEN_DIR ENTRY STAGE_DIR DROP_FAILED NODE ARGV...   (HIDDEN_DIR "" for none)
+DROP_PRIVILEGES = r"""
+import ctypes, os, sys
+uid, gid, hidden, entry, stage = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+argv = sys.argv[7:]
+libc = ctypes.CDLL(None, use_errno=True)
+def must(ok, what):
+    if not ok:
+        err = ctypes.get_errno()
+        raise OSError(err, "%s: %s" % (what, os.strerror(err)))
+try:
+    if hidden:
+        CLONE_NEWNS, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 0x20000, 4096, 8192, 16384, 1 << 18
+        inner = os.path.join(hidden, entry)
+        must(libc.unshare(CLONE_NEWNS) == 0, "unshare(CLONE_NEWNS)")
+        # Private first: no mount made below may propagate out of this namespace.
+        must(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0, "mount --make-rprivate /")
+        must(libc.mount(inner.encode(), stage.encode(), None, MS_BIND | MS_REC, None) == 0, "bind " + inner)
+        must(libc.mount(b"tmpfs", hidden.encode(), b"tmpfs", 0, b"mode=0755") == 0, "tmpfs over " + hidden)
+        os.mkdir(inner)
+        must(libc.mount(stage.encode(), inner.encode(), None, MS_MOVE, None) == 0, "move to " + inner)
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    os.execvp(argv[0], argv)
+except Exception as exc:
+    os.write(2, ("%s %s\n" % (sys.argv[6], exc)).encode("utf-8", "replace"))
+    os._exit(126)
+"""
+# The launcher's first line on stderr when it fails (its argv[6]), so the check
+# can tell a harness failure from the node's.
+DROP_FAILED = "--drop-privileges-failed:"
+
+
+def _unsearchable(path):
+    """[(directory, entry)] for each ancestor of path that other users cannot
+    search (no o+x), with the entry below it on the way to path."""
+    found, current = [], "/"
+    for entry in os.path.realpath(path).strip("/").split("/"):
+        if not os.stat(current).st_mode & 0o001:
+            found.append((current, entry))
+        current = os.path.join(current, entry)
+    return found
+
+
+def _proc_uids(pid):
+    """(real, effective) uid from /proc/<pid>/status."""
+    with open("/proc/%d/status" % pid) as handle:
+        for line in handle:
+            if line.startswith("Uid:"):
+                fields = line.split()
+                return int(fields[1]), int(fields[2])
+    raise RuntimeError("no Uid line in /proc/%d/status" % pid)
+
+
+def _open_traversable(path, stop):
+    """Let another user reach `path` (a directory under the check's own
+    temporary directory) and write in it: its parents up to `stop` get
+    o+x, path itself is given to the unprivileged user."""
+    os.chown(path, UNPRIVILEGED_UID, UNPRIVILEGED_GID)
+    parent = os.path.dirname(path)
+    while len(parent) >= len(stop):
+        os.chmod(parent, os.stat(parent).st_mode | 0o001)
+        if parent == stop:
+            break
+        parent = os.path.dirname(parent)
+
+
+@check("secret.dumpable", clauses=["CRAWLER-SECRET-1"], level="MUST",
+       title="the node is not dumpable by the time it asks for its first secret",
+       fakes="the node runs as uid 65534 (dropped by a small launcher before exec); the metadata server "
+             "holds the identity request",
+       expected="while the identity request is pending, /proc/<pid>/environ is owned by root (a dumpable "
+                "process's files are owned by its own uid); then SIGTERM ends it CANCELLED")
+def _(ctx):
+    if os.geteuid() != 0:
+        ctx.skip("needs root, to start the node as uid %d: a node running as the harness's own uid owns "
+                 "its /proc files whether or not it is dumpable" % UNPRIVILEGED_UID)
+    interpreter = set(_unsearchable(sys.executable) + _unsearchable(sys.base_prefix))
+    others = [p for p in (ctx.node.path, CA_FILE) if p and _unsearchable(p)]
+    if len(interpreter) > 1 or others:
+        ctx.skip("the node's files are not reachable by uid %d here: %s" % (
+            UNPRIVILEGED_UID, sorted(interpreter) + others))
+    hidden, entry = interpreter.pop() if interpreter else ("", "")
+    plane = ctx.plane(identity_faults=[faults.hang()])
+    _open_traversable(plane.scratch, ctx.tmp)
+    original = ctx.node
+    ctx.node = NodeSpec([sys.executable, "-I", "-S", "-c", DROP_PRIVILEGES, str(UNPRIVILEGED_UID),
+                         str(UNPRIVILEGED_GID), hidden, entry, ctx.tmpdir("mount-stage"), DROP_FAILED] + original.argv,
+                        original.path, original.display)
+    try:
+        plane.start()
+    finally:
+        ctx.node = original
+    wait_for(ctx, plane, lambda: plane.identity_started()() or not plane.proc.running(), "the identity request")
+    if not plane.identity_started()() and DROP_FAILED in plane.proc.stderr_text():
+        raise RuntimeError("the harness could not start the node as uid %d: %s" % (
+            UNPRIVILEGED_UID, plane.proc.stderr_text().strip()[:300]))
+    wait_for(ctx, plane, plane.identity_started(), "the identity request")
+    time.sleep(SETTLE_S)
+    pid = plane.proc.host_pid
+    real, effective = _proc_uids(pid)
+    owner = os.stat("/proc/%d/environ" % pid).st_uid
+    plane.signal(signal.SIGTERM)
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
+    if (real, effective) != (UNPRIVILEGED_UID, UNPRIVILEGED_UID):
+        raise RuntimeError("arrangement: the node runs as uid %d/%d, not %d" % (real, effective, UNPRIVILEGED_UID))
+    ctx.note("node uid %d; /proc/<pid>/environ owned by uid %d during the identity request" % (effective, owner))
+    ctx.expect(owner == 0, expected="/proc/<pid>/environ owned by root (the node is not dumpable)",
+               actual="owned by uid %d, the node's own: it is still dumpable" % owner,
+               diagnosis="call prctl(PR_SET_DUMPABLE, 0) right after the bucket check, before any secret")
+    expect_outcome(ctx, plane, "CRAWLER_CANCELLED", "failed", 143)
+
+
+def _secret_in(plane, text):
+    """The description of the first secret found in text, or None."""
+    if not text:
+        return None
+    for secret in sorted(plane.secrets(), key=len, reverse=True):
+        if secret in text:
+            return plane.describe_secret(secret)
+    return None
+
+
+def _read_proc(pid, name):
+    try:
+        with open("/proc/%d/%s" % (pid, name), "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _expect_tokens_in_place(ctx, plane, routes, run):
+    """One token per broker call, minted for its route, presented once, in its Authorization only;
+    no secret in any other header, path or query of a control-plane request."""
+    tokens = plane.tokens()
+    ctx.expect([t.audience for t in tokens] == [plane.audience(r) for r in routes],
+               expected="%s: tokens minted for %s, in that order" % (run, ", ".join(routes)),
+               actual="audiences %s" % [t.audience for t in tokens])
+    for token, route in zip(tokens, routes):
+        ctx.expect([kind for kind, _seq in token.presented] == [route],
+                   expected="%s: token #%d presented once, on :%s" % (run, token.seq, route),
+                   actual="presented on %s" % ([kind for kind, _seq in token.presented] or "nothing"),
+                   diagnosis="a token is used only for the broker call it was minted for")
+    by_seq = dict((t.seq, t) for t in tokens)
+    for call in plane.redeems() + plane.fails():
+        token = by_seq.get(call.token_seq)
+        ctx.expect(token is not None and call.header_all("authorization") == ["Bearer " + token.token],
+                   expected="%s: exactly one Authorization on :%s, 'Bearer ' and a token minted here" % (
+                       run, call.kind),
+                   actual="%d Authorization header(s), token %s" % (len(call.header_all("authorization")),
+                                                                   call.token_seq))
+        for name in call.header_names:
+            if name.lower() == "authorization":
+                continue
+            for value in call.header_all(name):
+                leak = _secret_in(plane, value)
+                ctx.expect(leak is None, expected="%s: no secret in :%s's %s header" % (run, call.kind, name),
+                           actual="%s there" % leak)
+        leak = _secret_in(plane, call.raw_path)
+        ctx.expect(leak is None, expected="%s: no secret in :%s's path" % (run, call.kind),
+                   actual="%s there" % leak)
+    for index, request in enumerate(plane.identity_requests()):
+        leak = _secret_in(plane, request.raw_query)
+        ctx.expect(not request.authorization and leak is None,
+                   expected="%s: identity request #%d without Authorization or secret" % (run, index + 1),
+                   actual="Authorization sent" if request.authorization else "%s in its query" % leak)
+    for ex in plane.metadata.transcript:
+        # The transcript masks every secret (and an Authorization header whole).
+        masked = [name for name, value in ex.headers if MASK in value]
+        ctx.expect(not masked, expected="%s: no secret in a metadata request's headers" % run,
+                   actual="a secret in %s" % ", ".join(masked))
+
+
+@check("secret.confinement", clauses=["CRAWLER-SECRET-2"], level="MUST",
+       title="each token only in its own broker call's Authorization; the signed query only in PUT request lines",
+       fakes="a healthy run (the scripted child pauses 1 s while the harness reads the node's /proc "
+             "environ and cmdline); a run whose :redeem answers 500, so a second token goes to :fail",
+       expected="each token minted for its route and presented once, as 'Bearer <it>' of that call; no "
+                "secret in any other header, path or query; every store request a PUT with no secret in "
+                "its headers; no secret in the node's environment or argv mid-run")
+def _(ctx):
+    plane = ctx.plane(child=dict(crawler_child.reference_behaviour(), sleep_before=CHILD_PAUSE_S))
+    plane.start()
+    wait_for(ctx, plane, plane.child_started(), "the running child")
+    pid = plane.proc.host_pid
+    environ, cmdline = _read_proc(pid, "environ"), _read_proc(pid, "cmdline")
+    plane.wait()
+    expect_success(ctx, plane)
+    for where, text in (("environment", environ), ("argv", cmdline)):
+        if text is None:
+            ctx.note("the node's /proc %s was not readable mid-run (not dumpable, and the harness is not "
+                     "root): not checked" % where)
+            continue
+        leak = _secret_in(plane, text.replace("\0", "\n"))
+        ctx.expect(leak is None, expected="no secret in the node's %s mid-run (/proc/<pid>)" % where,
+                   actual="%s there" % leak,
+                   diagnosis="a secret never goes into os.environ, argv or a process title")
+    _expect_tokens_in_place(ctx, plane, ["redeem"], "healthy run")
+    for ex in plane.store.transcript:
+        masked = [name for name, value in ex.headers if MASK in value]
+        ctx.expect(ex.method == "PUT" and not masked,
+                   expected="every store request a PUT with the signed query in its request line only",
+                   actual="%s with a secret in %s" % (ex.method, ", ".join(masked) or "-"))
+
+    failing = ctx.plane(redeem_status=500)
+    failing.run()
+    expect_outcome(ctx, failing, "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED", "failed", 1)
+    ctx.expect(len(failing.fails()) == 1, expected="one :fail", actual=describe_run(failing))
+    _expect_tokens_in_place(ctx, failing, ["redeem", "fail"], ":fail run")

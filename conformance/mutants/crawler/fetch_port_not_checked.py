@@ -1,0 +1,8 @@
+"""The source URL's host is checked against allowed_hosts but its port is never checked against allowed_ports."""
+NODE = "nodes/crawler_job.py"
+REPLACE = [(
+    "    if port not in policy.ports:  # CRAWLER-FETCH-2\n"
+    "        return None\n",
+    "",
+)]
+KILLS = ["fetch.url-invalid"]

@@ -1,0 +1,7 @@
+"""next_watermark is not checked to be null (only the receipt's Reader fields are)."""
+NODE = "nodes/crawler_job.py"
+REPLACE = [(
+    '    require(result["next_watermark"] is None)  # CRAWLER-RESULT-9\n',
+    '',
+)]
+KILLS = ["result.reader-watermark"]
