@@ -481,6 +481,15 @@ def _children(pid):
     return kids
 
 
+def _readable(fd, timeout):
+    """True when fd has data (or EOF) within timeout seconds. poll(), not
+    select(): a harness running many checks at once holds descriptors above
+    1023, which select() refuses."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(poller.poll(int(timeout * 1000) + 1 if timeout > 0 else 0))
+
+
 def descendants(pid):
     """Every live descendant of pid (children first), from /proc."""
     seen, queue = [], [pid]
@@ -724,8 +733,7 @@ class NodeProcess:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise HarnessError("the launcher did not report within %.0f s" % timeout)
-            ready, _, _ = select.select([self._status_fd], [], [], left)
-            if not ready:
+            if not _readable(self._status_fd, left):
                 continue
             chunk = os.read(self._status_fd, 4096)
             if not chunk:
@@ -749,8 +757,7 @@ class NodeProcess:
         data = self._status_buf
         try:
             while True:
-                ready, _, _ = select.select([self._status_fd], [], [], 0)
-                if not ready:
+                if not _readable(self._status_fd, 0):
                     break
                 chunk = os.read(self._status_fd, 4096)
                 if not chunk:

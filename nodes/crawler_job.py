@@ -1154,18 +1154,18 @@ def parse_goog_date(value):
     return moment.timestamp()
 
 
-def looks_like_ipv4(host):
-    """True when the resolver would read `host` as an address (127.1 and 0x7f.1 included)."""
-    try:
-        socket.inet_aton(host)
-    except (OSError, ValueError):
-        return False
-    return True
+_NUMERIC_LABEL_RE = re.compile(r"[0-9]+|0x[0-9a-f]*")
 
 
 def is_dns_name(host):
-    """A lowercase DNS name that no resolver reads as an IP literal."""
-    return isinstance(host, str) and bool(_DNS_NAME_RE.fullmatch(host)) and not looks_like_ipv4(host)
+    """A lowercase DNS name that no resolver reads as an IP literal.
+
+    Resolvers read a name whose last label is all digits or 0x-hex as an
+    address (127.1, 0x7f.1, 2130706433), so such a name could reach any IP
+    past a policy that only lists names (CRAWLER-CONFIG-5, CRAWLER-FETCH-2).
+    """
+    return (isinstance(host, str) and bool(_DNS_NAME_RE.fullmatch(host))
+            and not _NUMERIC_LABEL_RE.fullmatch(host.rsplit(".", 1)[-1]))
 
 
 def origin_text(host, port):
@@ -1293,6 +1293,8 @@ def check_policy(value):
     try:
         allowed = frozenset(ipaddress.ip_address(a) for a in addresses)
     except ValueError:
+        return None
+    if any("%" in a or str(ipaddress.ip_address(a)) != a for a in addresses):  # CRAWLER-CONFIG-5: one spelling, no zone
         return None
     if not is_int(max_redirects) or not 0 <= max_redirects <= 10:
         return None

@@ -39,8 +39,10 @@ class ReadmeTest(unittest.TestCase):
 
     def test_clause_count_is_current(self):
         from conformance import clauses
-        count = len(clauses.load("step").clauses)
-        self.assertIn("%d numbered clauses" % count, readme())
+        for contract in ("step", "crawler"):
+            count = len(clauses.load(contract).clauses)
+            self.assertIn("`contract/%s.md` is the %s contract: %d numbered clauses"
+                          % (contract, "whole step" if contract == "step" else "crawler", count), readme())
 
     def test_top_level_is_the_documented_layout(self):
         tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, stdout=subprocess.PIPE).stdout.decode()

@@ -17,7 +17,7 @@ from conformance.planes.crawler import BUCKET, SESSION_ID
 
 __all__ = ["faults", "Match", "docs", "BUCKET", "SESSION_ID", "STOP_BUDGET_S", "SHORT_DEADLINE_S",
            "DEADLINE_SLACK_S", "expect_outcome", "expect_no_network", "expect_untouched",
-           "expect_reported", "expect_success", "each_variant", "describe_run"]
+           "expect_reported", "expect_success", "each_variant", "run_variants", "retire_plane", "describe_run"]
 
 # A stop must end the run this fast in conformance (CRAWLER-STOP-2..5).
 STOP_BUDGET_S = 1.0
@@ -96,9 +96,38 @@ def expect_no_network(ctx, plane, variant=None):
     expect_untouched(ctx, plane, ("identity", "redeem", "fail", "source", "put", "tripwire"), variant)
 
 
+def retire_plane(ctx, plane):
+    """Judge a finished variant's plane now (the invariants run_check would
+    apply at the end, a broken one failing the check here, named), then close it.
+
+    A plane holds about 20 descriptors and five server threads until it is
+    closed: a check with dozens of variants, several such checks under
+    --jobs, would otherwise hold thousands at once.
+    """
+    violations = plane.invariants() or []
+    ctx.planes.remove(plane)
+    plane.close()
+    if violations:
+        first = violations[0]
+        ctx.fail(expected="invariant %s: %s" % (first.name, first.expected),
+                 actual="; ".join(v.actual for v in violations),
+                 diagnosis=first.diagnosis or "invariant broken: %s" % first.name)
+
+
 def each_variant(ctx, variants, act):
     """Run act(label, value) for each (label, value) in variants; each call
-    makes its own plane with ctx.plane(...) and asserts with variant=label."""
+    makes its own plane with ctx.plane(...) and asserts with variant=label.
+    The planes of a variant whose assertions held are judged and closed at
+    once (retire_plane); a failing variant's stay for the report."""
     for label, value in variants:
         ctx.note("variant: %s" % label)
+        before = len(ctx.planes)
         act(label, value)
+        for plane in list(ctx.planes[before:]):
+            retire_plane(ctx, plane)
+
+
+def run_variants(ctx, variants, act):
+    """each_variant for an act that returns its plane (kept for the modules
+    that use that form; each_variant retires every plane a variant made)."""
+    each_variant(ctx, variants, act)

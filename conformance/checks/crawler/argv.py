@@ -12,7 +12,7 @@ tripwire) saw a request.
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    SESSION_ID, each_variant, expect_no_network, expect_outcome, expect_success)
+    SESSION_ID, expect_no_network, expect_outcome, expect_success, run_variants)
 from conformance.timeouts import SHORT_TIMEOUT_S
 
 OPTION = "--crawler-session-id"
@@ -50,38 +50,6 @@ NON_CANONICAL_SESSION_IDS = [
     ("trailing space", SESSION_ID + " "),
     ("leading space", " " + SESSION_ID),
 ]
-
-
-def retire_plane(ctx, plane):
-    """Judge a finished variant's plane now, then close it.
-
-    Shared by the bootstrap-phase modules (argv, config, identity, boot,
-    fail); it belongs in _common.
-
-    A plane holds about 20 descriptors until the check ends, and the runner
-    waits on its launcher with select(), which fails on a descriptor above
-    1023: a check with dozens of variants (and a few such checks under
-    --jobs) would otherwise reach it. The plane's invariants are the ones
-    run_check applies; a broken one fails the check here, named.
-    """
-    violations = plane.invariants() or []
-    ctx.planes.remove(plane)
-    plane.close()
-    if violations:
-        first = violations[0]
-        ctx.fail(expected="invariant %s: %s" % (first.name, first.expected),
-                 actual="; ".join(v.actual for v in violations),
-                 diagnosis=first.diagnosis or "invariant broken: %s" % first.name)
-
-
-def run_variants(ctx, variants, act):
-    """each_variant, where act(label, value) returns the plane it used; once
-    its assertions held, the plane is judged and closed (retire_plane)."""
-    def run(label, value):
-        plane = act(label, value)
-        if plane is not None:
-            retire_plane(ctx, plane)
-    each_variant(ctx, variants, run)
 
 
 @check("argv.usage-no-echo", clauses=["CRAWLER-ARGV-1"], level="MUST",

@@ -20,7 +20,7 @@ from conformance.checks import check
 from conformance.checks.crawler._common import (
     DEADLINE_SLACK_S, SESSION_ID, SHORT_DEADLINE_S, Match, docs, expect_outcome, expect_success,
     expect_untouched, faults)
-from conformance.checks.crawler.argv import run_variants
+from conformance.checks.crawler._common import run_variants
 from conformance.planes.crawler import BROKER_PATH, EXECUTION
 
 REDEMPTION_FAILED = "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED"

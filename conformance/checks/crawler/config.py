@@ -20,7 +20,7 @@ import urllib.parse
 from conformance.checks import check
 from conformance.checks.crawler._common import (
     SESSION_ID, docs, expect_no_network, expect_outcome, expect_success)
-from conformance.checks.crawler.argv import run_variants
+from conformance.checks.crawler._common import run_variants
 from conformance.timeouts import POLL_INTERVAL_S
 
 BUCKET_ENV = "MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET"

@@ -16,7 +16,7 @@ import json
 from conformance.checks import check
 from conformance.checks.crawler._common import (
     DEADLINE_SLACK_S, SHORT_DEADLINE_S, docs, expect_outcome, expect_reported, faults)
-from conformance.checks.crawler.argv import run_variants
+from conformance.checks.crawler._common import run_variants
 from conformance.planes.crawler import BROKER_PATH
 
 REDEMPTION_FAILED = "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED"
@@ -102,7 +102,7 @@ def _(ctx):
     run_variants(ctx, FAIL_ROUTE_CASES, act)
 
 
-@check("fail.allowlist", clauses=["CRAWLER-FAIL-1"], level="MUST",
+@check("fail.allowlist", clauses=["CRAWLER-FAIL-1", "CRAWLER-REPORT-1"], level="MUST",
        title="no failure but the three bootstrap codes is ever reported on :fail",
        fakes="one run each: the capability's method is \"put\"; the capability expired a minute ago; the "
              "metadata server answers 500; the egress policy variable is \"{}\"; the source answers 404; "

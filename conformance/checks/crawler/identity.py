@@ -19,7 +19,7 @@ import urllib.parse
 from conformance.checks import check
 from conformance.checks.crawler._common import (
     DEADLINE_SLACK_S, SHORT_DEADLINE_S, expect_outcome, expect_success, expect_untouched, faults)
-from conformance.checks.crawler.argv import run_variants
+from conformance.checks.crawler._common import run_variants
 from conformance.planes.crawler import IDENTITY_PATH
 
 UNAVAILABLE = "CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE"

@@ -70,7 +70,7 @@ def _(ctx):
     ctx.expect(not plane.fails(), expected="no :fail", actual="%d :fail POST(s)" % len(plane.fails()))
 
 
-@check("report.bundle", clauses=["CRAWLER-REPORT-2", "CRAWLER-REPORT-6"], level="MUST",
+@check("report.bundle", clauses=["CRAWLER-REPORT-2", "CRAWLER-REPORT-6", "CRAWLER-REPORT-1"], level="MUST",
        title="a failure after the capability is a canonical failure bundle PUT with the seven headers",
        fakes="the source answers 404 with a body carrying a marker",
        expected="one PUT, its body exactly the canonical bundle with CRAWLER_SOURCE_HTTP_STATUS, headers "

@@ -192,7 +192,7 @@ def _(ctx):
              "node's own hash and length of it are restated",
        fakes="the honest result with: normalized_content_sha256 wrong (receipt, observation), "
              "normalized_size_bytes + 1, the content without its '=' padding, wrapped at 76 columns, "
-             "in the URL-safe alphabet, one byte longer than max_normalized_bytes (hash and size "
+             "in the URL-safe alphabet, with padding bits set, one byte longer than max_normalized_bytes (hash and size "
              "restated for it), normalized_media_type, _data_format, _filename changed",
        expected="each: CRAWLER_CHILD_INVALID bundle, exit 0, no result PUT")
 def _(ctx):
@@ -202,6 +202,13 @@ def _(ctx):
         raise RuntimeError("SOURCE no longer normalises to content with base64 padding, '+' or '/', "
                            "and more than 76 characters: choose another")
     wrapped = base64.encodebytes(content).decode("ascii").rstrip("\n")
+    # The same bytes in a second spelling: the last character before the
+    # padding carries bits the decoder ignores; setting one leaves the decoded
+    # content (and so its hash and size) unchanged, and only the "re-encodes
+    # identically" rule refuses it.
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    data_end = len(encoded.rstrip("="))
+    loose_bits = encoded[:data_end - 1] + alphabet[alphabet.index(encoded[data_end - 1]) | 1] + encoded[data_end:]
     longer = content + b"\n"
     fits = docs.default_limits()
     fits["max_normalized_bytes"] = len(content)
@@ -212,6 +219,7 @@ def _(ctx):
         ("base64 without padding", _patch((("normalized_content",), encoded.rstrip("=")))),
         ("base64 wrapped at 76 columns", _patch((("normalized_content",), wrapped))),
         ("URL-safe base64", _patch((("normalized_content",), base64.urlsafe_b64encode(content).decode("ascii")))),
+        ("base64 with padding bits set", _patch((("normalized_content",), loose_bits))),
         ("normalized_media_type", _patch(((R, "normalized_media_type"), "application/jsonl"))),
         ("normalized_data_format", _patch(((R, "normalized_data_format"), "jsonl"))),
         ("normalized_filename", _patch(((R, "normalized_filename"), "other.csv"))),
