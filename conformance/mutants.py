@@ -137,6 +137,9 @@ def run_one(contract, mutant, seed=0, workdir=None, timeout=LONG_TIMEOUT_S):
     except (OSError, ValueError) as exc:
         return Outcome(mutant, BROKEN, detail=str(exc))
     own = tempfile.mkdtemp(prefix="mutant-%s-" % mutant.name, dir=workdir)
+    # Readable by every user, as a node file in a repository is: a check that
+    # runs the node under another uid (crawler secret.dumpable) must reach it.
+    os.chmod(own, 0o755)
     try:
         target = os.path.join(own, os.path.basename(node_path))
         with open(target, "w", encoding="utf-8") as handle:

@@ -52,13 +52,15 @@ __all__ = [
     "LoopbackServer", "Request", "Reply", "Exchange", "Event", "ConnectionRecord",
     "ExchangeContext", "BytesSource", "FileSource", "json_reply", "bytes_reply",
     "s3_error_xml", "mask_text", "CA_FILE", "SERVER_CERT_FILE", "SERVER_KEY_FILE",
-    "MASK", "IO_BLOCK_BYTES",
+    "MASK", "IO_BLOCK_BYTES", "UNTRUSTED_CERT_CHAIN",
 ]
 
 CA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ca")
 CA_FILE = os.path.join(CA_DIR, "ca.pem")
 SERVER_CERT_FILE = os.path.join(CA_DIR, "server.pem")
 SERVER_KEY_FILE = os.path.join(CA_DIR, "server.key")
+# A self-signed certificate for the same loopback names, trusted by nobody.
+UNTRUSTED_CERT_CHAIN = (os.path.join(CA_DIR, "untrusted.pem"), os.path.join(CA_DIR, "untrusted.key"))
 
 # Size of every body read and write. Large blocks keep the fakes' own CPU per
 # GiB small next to the node's (the store must not dominate a benchmark).
@@ -1002,9 +1004,13 @@ class LoopbackServer(object):
     seed            seeds every fault rule's random draws (Match.probability).
     secret_values   callable returning strings to mask in transcripts.
     server_header   value of the Server header ("" for none).
+    cert_chain      (certificate file, key file) to serve instead of the test
+                    CA's server certificate: UNTRUSTED_CERT_CHAIN checks that a
+                    client verifies what it connects to.
     """
 
-    def __init__(self, name="server", tls=False, seed=0, secret_values=None, server_header="conformance"):
+    def __init__(self, name="server", tls=False, seed=0, secret_values=None, server_header="conformance",
+                 cert_chain=None):
         self.name = name
         self.tls = tls
         self.seed = seed
@@ -1031,7 +1037,7 @@ class LoopbackServer(object):
         self._ssl_context = None
         if tls:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            ctx.load_cert_chain(SERVER_CERT_FILE, SERVER_KEY_FILE)
+            ctx.load_cert_chain(*(cert_chain or (SERVER_CERT_FILE, SERVER_KEY_FILE)))
             self._ssl_context = ctx
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:

@@ -401,9 +401,10 @@ class ObjectStore(object):
     seed       seeds fault probabilities and nothing else.
     fsync      fsync each upload before its rename (off: tests are faster and
                the store's own crash safety is not under test).
+    cert_chain (certificate, key) files to serve instead of the test CA's.
     """
 
-    def __init__(self, root_dir, tls=False, seed=0, fsync=False, name="store"):
+    def __init__(self, root_dir, tls=False, seed=0, fsync=False, name="store", cert_chain=None):
         self.root_dir = os.path.abspath(root_dir)
         self._objects_dir = os.path.join(self.root_dir, "objects")
         self._tmp_dir = os.path.join(self.root_dir, "tmp")
@@ -423,8 +424,16 @@ class ObjectStore(object):
         self._revoked = set()        # signatures refused by revoke_signature()
         self._file_seq = 0
         self.clock_offset_s = 0.0
+        # Signed PUTs, for checks: the raw request target of each (a secret:
+        # the transcript masks it, this keeps it for byte-exact comparison),
+        # a hook called as each PUT's head arrives (its value kept in
+        # put_observed), and the success status to answer after a commit.
+        self.put_targets = []
+        self.on_put = None
+        self.put_observed = []
+        self.put_success_status = 200
         self.server = LoopbackServer(name, tls=tls, seed=seed, secret_values=self.secrets,
-                                     server_header="AmazonS3")
+                                     server_header="AmazonS3", cert_chain=cert_chain)
         self.server.route("POST", UPLOAD_PATH, self._handle_post, raw=True, key_in_body=True)
         self.server.route("GET", "/*", self._handle_get, raw=True, key=lambda req: req.path[1:])
         # Before the catch-all: the first matching route wins. Key "bucket/object".
@@ -919,6 +928,10 @@ class ObjectStore(object):
         at commit, where it cannot race.
         """
         req = ctx.request
+        with self._lock:
+            self.put_targets.append(req.target)
+        if self.on_put is not None:
+            self.put_observed.append(self.on_put())
         if not any(name.lower().startswith("x-goog-") for name, _ in req.query_list):
             # Not a signed URL at all: the store's S3 answer to a bare PUT.
             self._handle_other(ctx)
@@ -993,7 +1006,7 @@ class ObjectStore(object):
             ("x-goog-stored-content-length", str(obj.size)),
             ("x-goog-stored-content-encoding", "identity"),
         ]
-        ctx.respond(200, headers)
+        ctx.respond(self.put_success_status, headers)
         obj.t_response_sent = time.monotonic()
 
     def _verify_signed_put(self, ctx):

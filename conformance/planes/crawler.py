@@ -64,7 +64,7 @@ from conformance import runner as _runner
 from conformance.invariants import Violation, dir_empty
 from conformance.planes import crawler_docs as docs
 from conformance.runner import HarnessError
-from conformance.servers import BytesSource, LoopbackServer, Reply, IO_BLOCK_BYTES
+from conformance.servers import BytesSource, LoopbackServer, Reply, IO_BLOCK_BYTES, UNTRUSTED_CERT_CHAIN
 from conformance.store import ObjectStore
 from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S
 
@@ -385,6 +385,8 @@ class CrawlerPlane(object):
                 known only once the servers exist), policy_raw (the
                 variable's text). source_url may be callable(plane) too.
     Store:      store_faults.
+    TLS:        untrusted (names among "broker", "site", "store": those serve a
+                self-signed certificate nobody trusts).
     Node:       timeouts {"bootstrap"|"fetch"|"child"|"upload": seconds},
                 child (a crawler_child behaviour), extra_env, drop_env.
     Faults are Fault or (Fault, Match); without a Match they hit every request
@@ -402,7 +404,7 @@ class CrawlerPlane(object):
                  redeem_faults=(), fail_status=204, fail_body=b"", fail_faults=(),
                  identity_status=200, identity_body=None, identity_faults=(),
                  policy=None, policy_raw=None, store_faults=(), timeouts=None, child=None,
-                 extra_env=None, drop_env=(), session_id=SESSION_ID):
+                 extra_env=None, drop_env=(), session_id=SESSION_ID, untrusted=()):
         self.timeouts = dict(timeouts or {})
         unknown = set(self.timeouts) - {"bootstrap", "fetch", "child", "upload"}
         if unknown:
@@ -437,15 +439,24 @@ class CrawlerPlane(object):
 
         servers = []
         try:
-            self.store = ObjectStore(ctx.tmpdir(home + "/store"), tls=True, seed=seed, name="crawler-store")
+            unknown = set(untrusted) - {"broker", "site", "store"}
+            if unknown:
+                raise ValueError("untrusted names no server: %s" % ", ".join(sorted(unknown)))
+
+            def chain(name):  # a certificate nobody trusts, for the servers named in `untrusted`
+                return UNTRUSTED_CERT_CHAIN if name in untrusted else None
+
+            self.store = ObjectStore(ctx.tmpdir(home + "/store"), tls=True, seed=seed, name="crawler-store",
+                                     cert_chain=chain("store"))
             servers.append(self.store)
             self.metadata = LoopbackServer("metadata", tls=False, seed=seed, secret_values=self.secrets,
                                            server_header="Metadata Server for VM")
             servers.append(self.metadata)
             self.broker = LoopbackServer("broker", tls=True, seed=seed, secret_values=self.secrets,
-                                         server_header="Google Frontend")
+                                         server_header="Google Frontend", cert_chain=chain("broker"))
             servers.append(self.broker)
-            self.site = LoopbackServer("source", tls=True, seed=seed, secret_values=self.secrets)
+            self.site = LoopbackServer("source", tls=True, seed=seed, secret_values=self.secrets,
+                                       cert_chain=chain("site"))
             servers.append(self.site)
             self.tripwire = LoopbackServer("tripwire", tls=True, seed=seed, secret_values=self.secrets)
             servers.append(self.tripwire)

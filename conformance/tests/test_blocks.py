@@ -15,6 +15,7 @@ import threading
 import time
 import unittest
 
+from conformance import faults
 from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S
 from nodes.blocks import atomic_write as atomic_block
 from nodes.blocks import deadline as deadline_block
@@ -100,24 +101,19 @@ class SilentServer(object):
 
 
 class FullBacklog(object):
-    """A listener whose accept queue is full: a new connect() never completes."""
+    """A listener whose accept queue is full: a new connect() never completes.
+
+    The harness's own blackhole (conformance.faults.blackhole) fills the queue
+    until a probe connect stops completing, so it holds on a loaded machine,
+    where two fixed fillers may not have landed yet.
+    """
 
     def __init__(self):
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(0)
-        self.address = self.listener.getsockname()
-        self.fillers = []
-        for _ in range(2):
-            filler = socket.socket()
-            filler.setblocking(False)
-            filler.connect_ex(self.address)
-            self.fillers.append(filler)
-        time.sleep(SETTLE_S)  # let the first filler land in the accept queue
+        self.hole = faults.blackhole()
+        self.address = (self.hole.host, self.hole.port)
 
     def close(self):
-        for sock in self.fillers + [self.listener]:
-            sock.close()
+        self.hole.close()
 
 
 def new_stop(testcase):

@@ -20,7 +20,7 @@ import unittest
 
 from conformance import faults
 from conformance.faults import Fault, Match
-from conformance.servers import CA_FILE, LoopbackServer, MASK, json_reply
+from conformance.servers import CA_FILE, LoopbackServer, MASK, UNTRUSTED_CERT_CHAIN, json_reply
 from conformance.store import ObjectStore
 from conformance.timeouts import SHORT_TIMEOUT_S
 
@@ -621,3 +621,30 @@ class BlackholeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class UntrustedCertificateTest(unittest.TestCase):
+    """cert_chain=UNTRUSTED_CERT_CHAIN serves a certificate a client trusting the test CA refuses."""
+
+    def _connect(self, server, host):
+        context = ssl.create_default_context(cafile=CA_FILE)
+        conn = http.client.HTTPSConnection(host, server.port, context=context, timeout=SHORT_TIMEOUT_S)
+        try:
+            conn.request("GET", "/ok")
+            return conn.getresponse().status
+        finally:
+            conn.close()
+
+    def test_the_test_ca_certificate_verifies(self):
+        server = LoopbackServer("trusted", tls=True)
+        self.addCleanup(server.close)
+        server.route("GET", "/ok", lambda req: json_reply({"ok": True}))
+        self.assertEqual(self._connect(server, "localhost"), 200)
+
+    def test_the_untrusted_certificate_is_refused(self):
+        server = LoopbackServer("untrusted", tls=True, cert_chain=UNTRUSTED_CERT_CHAIN)
+        self.addCleanup(server.close)
+        server.route("GET", "/ok", lambda req: json_reply({"ok": True}))
+        with self.assertRaises(ssl.SSLCertVerificationError):
+            self._connect(server, "localhost")
+        self.assertEqual(server.transcript, [])

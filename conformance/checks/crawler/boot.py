@@ -185,7 +185,8 @@ def _(ctx):
 
 @check("boot.redirect", clauses=["CRAWLER-BOOT-2"], level="MUST",
        title="a redirect answering :redeem is never followed",
-       fakes=":redeem answers 307, then 308 (one per run), to the same path on the tripwire",
+       fakes=":redeem answers 301, 302, 303, 307, then 308 (one per run), to the same path on the tripwire "
+             "(urllib replays a 301-303 as a GET carrying the Authorization header)",
        expected="CRAWLER_BOOTSTRAP_REDEMPTION_FAILED failed, exit 1; no tripwire connection; one :fail")
 def _(ctx):
     def act(label, code):
@@ -199,7 +200,7 @@ def _(ctx):
         _expect_reported_on_fail(ctx, plane, REDEMPTION_FAILED, label)
         return plane
 
-    run_variants(ctx, [("307", 307), ("308", 308)], act)
+    run_variants(ctx, [(str(code), code) for code in (301, 302, 303, 307, 308)], act)
 
 
 @check("boot.empty-body", clauses=["CRAWLER-BOOT-2"], level="MUST",
@@ -410,3 +411,18 @@ def _(ctx):
                actual=lambda: "status line %s/%s" % plane.status_line(),
                diagnosis="the bounds are inclusive, and a filename's length counts characters, not bytes")
     expect_success(ctx, plane)
+
+
+@check("boot.tls-verified", clauses=["CRAWLER-BOOT-1"], level="MUST",
+       title="the token goes only to a broker whose certificate verifies",
+       fakes="the broker serves a self-signed certificate for its own name, trusted by nobody",
+       expected="CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, failed, exit 1; the broker never receives a request "
+                "(neither :redeem nor :fail), so no token reaches it")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane(untrusted=("broker",))
+    # Act
+    plane.run()
+    # Assert
+    expect_outcome(ctx, plane, "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED", "failed", 1)
+    expect_untouched(ctx, plane, ("redeem", "fail", "source", "put"))

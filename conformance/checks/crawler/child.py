@@ -484,15 +484,16 @@ def _(ctx):
 
 @check("child.input", clauses=["CRAWLER-CHILD-5"], level="MUST",
        title="the child's stdin is exactly the canonical input header, \\n, and the fetched bytes",
-       fakes="the source answers with an ETag, a Last-Modified and a Content-Type with a parameter; "
-             "the scripted child hashes everything it reads on stdin",
+       fakes="the request names a non-ASCII filename; the source answers with an ETag, a Last-Modified "
+             "and a Content-Type with a parameter; the scripted child hashes everything it reads on stdin",
        expected="header == the harness's input header (request, request_digest, retrieval, clean_room), "
                 "canonical; stdin SHA-256 and size == canonical(header) + \\n + the served bytes")
 def _(ctx):
     # Arrange
     source = b"station,reading\nA,1\nB,2\n"
+    # A non-ASCII filename: a header encoded with JSON's ASCII escapes is not canonical.
     plane = ctx.plane(source=source, source_content_type="Text/CSV; charset=utf-8", source_etag='"v7-abc"',
-                      source_last_modified="Tue, 03 Nov 2026 10:00:00 GMT",
+                      source_last_modified="Tue, 03 Nov 2026 10:00:00 GMT", filename="relevés-été.csv",
                       child=crawler_child.reference_behaviour())
     # Act
     plane.run()

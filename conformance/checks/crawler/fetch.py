@@ -26,7 +26,7 @@ import socket
 from conformance.checks import check
 from conformance.checks.crawler._common import (
     DEADLINE_SLACK_S, SHORT_DEADLINE_S, Match, docs, each_variant, expect_reported, expect_success,
-    faults)
+    expect_untouched, faults)
 from conformance.planes.crawler import DEFAULT_SOURCE
 
 # Headers of every hop, exactly (CRAWLER-FETCH-4); Host is added per hop.
@@ -490,3 +490,17 @@ def _(ctx):
                expected="the child received the %d bytes the site served" % want["raw_size_bytes"],
                actual="the child received %s bytes with SHA-256 %s" % (record.get("raw_size"),
                                                                         record.get("raw_sha256")))
+
+
+@check("fetch.tls-verified", clauses=["CRAWLER-FETCH-3"], level="MUST",
+       title="the source is read only over TLS whose certificate verifies for the host name",
+       fakes="the source site serves a self-signed certificate for localhost, trusted by nobody",
+       expected="CRAWLER_SOURCE_UNAVAILABLE reported in a bundle, exit 0; the site never receives a request")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane(untrusted=("site",))
+    # Act
+    plane.run()
+    # Assert
+    expect_reported(ctx, plane, "CRAWLER_SOURCE_UNAVAILABLE")
+    expect_untouched(ctx, plane, ("source",))

@@ -19,7 +19,7 @@ import urllib.parse
 from conformance.checks import check
 from conformance.checks.crawler._common import (
     DEADLINE_SLACK_S, SHORT_DEADLINE_S, docs, each_variant, expect_outcome,
-    expect_success, faults)
+    expect_success, expect_untouched, faults)
 from conformance.planes import crawler_child
 from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S
 
@@ -67,39 +67,29 @@ SETTLE_S = 0.3
 # ---------------------------------------------------------------- shared helpers
 
 class PutRecorder(object):
-    """Record every PUT's request target as the store received it, and
-    optionally answer a stored PUT with another success status, or note
-    something about the node at the moment each PUT arrives.
+    """Every PUT's request target as the store received it, and optionally a
+    note of the node's state as each PUT arrives, or another success status.
 
     The store's transcript masks the signed query (it is a secret), so the
-    byte-for-byte comparison of CRAWLER-UPLOAD-1 needs the raw target: this
-    wraps the PUT route's handler of this plane's store only. The targets are
-    secrets too and are never printed. `success_status` (201, say) replaces
-    the 200 the store answers after it committed the object; `observe()`
-    is called as each PUT's head arrives and its value kept in `observed`.
+    byte-for-byte comparison of CRAWLER-UPLOAD-1 reads the raw targets the
+    store keeps for checks; they are secrets too and are never printed.
+    `success_status` (201, say) replaces the 200 the store answers after it
+    committed the object; `observe()` is called as each PUT's head arrives.
     """
 
     def __init__(self, plane, success_status=None, observe=None):
-        self.targets = []
-        self.observed = []   # observe() at each PUT's arrival, when given
-        routes = [route for route in plane.store.server._routes if route.method == "PUT"]
-        if not routes:
-            raise RuntimeError("the store has no PUT route to record")
-        route = routes[0]
-        original = route.handler
+        self.store = plane.store
+        if success_status is not None:
+            self.store.put_success_status = success_status
+        self.store.on_put = observe
 
-        def handler(exchange_ctx):
-            self.targets.append(exchange_ctx.request.target)
-            if observe is not None:
-                self.observed.append(observe())
-            if success_status is not None:
-                respond = exchange_ctx.respond
+    @property
+    def targets(self):
+        return list(self.store.put_targets)
 
-                def respond_with(status, *args, **kwargs):
-                    return respond(success_status if status == 200 else status, *args, **kwargs)
-                exchange_ctx.respond = respond_with
-            return original(exchange_ctx)
-        route.handler = handler
+    @property
+    def observed(self):
+        return list(self.store.put_observed)
 
 
 def wait_for(ctx, plane, condition, what, timeout=NODE_RUN_TIMEOUT_S):
@@ -455,3 +445,19 @@ def _(ctx):
                    actual="%.1f s" % took,
                    diagnosis="a per-read socket timeout never fires on a dribbled answer: bound the whole PUT")
     each_variant(ctx, variants, act)
+
+
+# ---------------------------------------------------------------- verified TLS (CRAWLER-UPLOAD-1)
+
+@check("upload.tls-verified", clauses=["CRAWLER-UPLOAD-1"], level="MUST",
+       title="the PUT goes only to a store whose certificate verifies",
+       fakes="the store serves a self-signed certificate for its own name, trusted by nobody",
+       expected="CRAWLER_UPLOAD_FAILED, failed, exit 1; the store never receives a request")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane(untrusted=("store",))
+    # Act
+    plane.run()
+    # Assert
+    expect_outcome(ctx, plane, "CRAWLER_UPLOAD_FAILED", "failed", 1)
+    expect_untouched(ctx, plane, ("put",))

@@ -1,0 +1,14 @@
+"""The :redeem exchange relies on a socket timeout (per read) of the bootstrap timeout, without the watchdog that makes it one elapsed deadline (D9)."""
+NODE = "nodes/crawler_job.py"
+REPLACE = [(
+    '        with http_exchange(url, budget) as session:\n'
+    '            conn = session.conn\n'
+    '            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)\n'
+    '            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1\n',
+    '        with HttpExchange(url, STOP, timeout_s=budget.seconds, connect_deadline_s=budget.seconds,\n'
+    '                          ssl_context_factory=tls_context) as session:\n'
+    '            conn = session.conn\n'
+    '            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)\n'
+    '            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1\n',
+)]
+KILLS = ["boot.deadline"]
