@@ -66,7 +66,7 @@ from conformance.planes import crawler_docs as docs
 from conformance.runner import HarnessError
 from conformance.servers import BytesSource, LoopbackServer, Reply, IO_BLOCK_BYTES, UNTRUSTED_CERT_CHAIN
 from conformance.store import ObjectStore
-from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S
+from conformance.timeouts import POLL_INTERVAL_S
 
 __all__ = ["CrawlerPlane", "make_plane", "Plane", "GeneratedJsonl", "IDENTITY_VARIANTS",
            "SESSION_ID", "AUDIENCE_BASE", "BUCKET", "EXECUTION", "CA_FILE"]
@@ -363,6 +363,14 @@ def _blocks_of(source):
 
 
 # ---------------------------------------------------------------- the plane
+
+# How long a crawler run may take before the harness kills it. The longest
+# run any check expects is about 15 s (a cancelled PUT waiting out the 8 s
+# grace; a 96 MiB source on a loaded machine); a node stuck past every
+# deadline it was given is killed here and its check fails, so a mutant that
+# ignores a deadline costs 30 s, not the generic minute.
+CRAWLER_RUN_TIMEOUT_S = 30.0
+
 
 class CrawlerPlane(object):
     """See the module docstring. Every keyword has a default that makes a small
@@ -881,18 +889,18 @@ class CrawlerPlane(object):
                                         pid1=pid1, memory_limit_bytes=memory_limit_bytes)
         return self.proc
 
-    def wait(self, proc=None, timeout=NODE_RUN_TIMEOUT_S):
+    def wait(self, proc=None, timeout=CRAWLER_RUN_TIMEOUT_S):
         proc = proc or self.proc
         self.result = proc.wait(timeout)
         self.ctx.note("node: %s" % self.result.describe())
         return self.result
 
-    def run(self, timeout=NODE_RUN_TIMEOUT_S, **start):
+    def run(self, timeout=CRAWLER_RUN_TIMEOUT_S, **start):
         """start() then wait(): for checks that only arrange things beforehand."""
         self.start(**start)
         return self.wait(timeout=timeout)
 
-    def stop_when(self, condition, signum=signal.SIGTERM, timeout=NODE_RUN_TIMEOUT_S, what="the trigger",
+    def stop_when(self, condition, signum=signal.SIGTERM, timeout=CRAWLER_RUN_TIMEOUT_S, what="the trigger",
                   settle_s=0.0):
         """Send signum to the node settle_s after condition() first holds (polled
         every POLL_INTERVAL_S). Returns the monotonic time the signal went out;
