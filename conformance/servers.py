@@ -683,6 +683,7 @@ class ExchangeContext(object):
         self.rule = None
         self.phase = None
         self.responded = False
+        self.in_flight = True  # counted in the server's in_flight until the answer is out
         self.keep_alive = request.keep_alive
 
     # -- records
@@ -853,6 +854,17 @@ class ExchangeContext(object):
             else:
                 writer_fault = rule.fault
         self._write_response(status, headers, source, self._head_only(), writer_fault)
+        self.leave_flight()
+
+    def leave_flight(self):
+        """The exchange stops counting as in flight: its answer is fully sent
+        (or it ended). Done at once, not after the handler's bookkeeping: a
+        client that sends its next request as soon as it has read this answer
+        must not be seen as having two requests in flight."""
+        with self.server._lock:
+            if self.in_flight:
+                self.in_flight = False
+                self.server.in_flight -= 1
 
     def _write_response(self, status, headers, source, head_only, writer_fault):
         ex = self.exchange
@@ -1416,8 +1428,7 @@ class LoopbackServer(object):
         finally:
             ex.req_bytes = ctx.body.consumed
             ex.t_end = time.monotonic()
-            with self._lock:
-                self.in_flight -= 1
+            ctx.leave_flight()
             ctx.event("done", ex.resp_bytes, ex.outcome)
         return keep and not conn.closed and not self.closing
 

@@ -38,10 +38,9 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from conformance.schema import unsupported, validate  # noqa: E402
+from conformance.tests.contract_text import ContractText, read, table_rows  # noqa: E402
 
 CONTRACT_MD = os.path.join(ROOT, "contract", "crawler.md")
-SCHEMA_DIR = os.path.join(ROOT, "contract", "schemas", "crawler")
-EXAMPLE_DIR = os.path.join(ROOT, "contract", "examples", "crawler")
 
 SCHEMAS = ("request", "capability", "bootstrap", "policy", "evidence", "input-header",
            "result", "failure", "status-line", "fail-body", "child-failure")
@@ -124,74 +123,19 @@ REQUIRED_CLAUSES = {
 
 # ---------------------------------------------------------------- reading the contract
 
-def _read(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read()
-
-
-def _load_json(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def _contract_lines():
-    return _read(CONTRACT_MD).splitlines()
-
-
-def _section(heading_prefix):
-    """The text under the first heading that starts with heading_prefix, up to the next
-    heading of the same or a higher level."""
-    lines = _contract_lines()
-    for i, line in enumerate(lines):
-        if line.startswith(heading_prefix):
-            level = len(line) - len(line.lstrip("#"))
-            body = []
-            for later in lines[i + 1:]:
-                hashes = len(later) - len(later.lstrip("#"))
-                if hashes and later[hashes:hashes + 1] == " " and hashes <= level:
-                    break
-                body.append(later)
-            return "\n".join(body)
-    raise AssertionError("contract/crawler.md has no heading starting %r" % heading_prefix)
-
-
-def _table_rows(text):
-    """The cells of every data row of the markdown tables in text."""
-    rows = []
-    for line in text.splitlines():
-        if line.startswith("|") and not re.match(r"^\|[-| ]+\|$", line):
-            rows.append([cell.strip() for cell in line.strip("|").split("|")])
-    return rows
+DOC = ContractText("crawler")
+_read = read
+_contract_lines, _section, _table_rows = DOC.lines, DOC.section, table_rows
 
 
 def _clauses():
     """(id, level) of every clause heading, in document order."""
-    out = []
-    for line in _contract_lines():
-        m = CLAUSE_PARTS_RE.match(line)
-        if m:
-            out.append((m.group(1), m.group(2)))
-    return out
+    return DOC.clauses(CLAUSE_PARTS_RE)
 
 
 def _decisions():
-    """{decision id: body text} for the '## Decisions' section, in order."""
-    lines = _contract_lines()
-    try:
-        start = lines.index("## Decisions")
-    except ValueError:
-        return {}
-    decisions, current = {}, None
-    for line in lines[start + 1:]:
-        if line.startswith("## "):
-            break
-        m = DECISION_HEADING_RE.match(line)
-        if m:
-            current = m.group(1)
-            decisions[current] = [line]
-        elif current is not None:
-            decisions[current].append(line)
-    return {k: "\n".join(v) for k, v in decisions.items()}
+    """{decision id: body text, heading included} for the '## Decisions' section, in order."""
+    return DOC.decisions(DECISION_HEADING_RE, keep_heading=True)
 
 
 def _report_table():
@@ -230,17 +174,7 @@ def _backticked(text, starting):
 
 # ---------------------------------------------------------------- schemas and examples
 
-def _schema(name):
-    return _load_json(os.path.join(SCHEMA_DIR, name + ".schema.json"))
-
-
-def _examples(kind):
-    folder = os.path.join(EXAMPLE_DIR, kind)
-    return sorted(f for f in os.listdir(folder) if f.endswith(".json"))
-
-
-def _example(kind, name):
-    return _load_json(os.path.join(EXAMPLE_DIR, kind, name))
+_schema, _examples, _example = DOC.schema, DOC.examples, DOC.example
 
 
 def _valid_examples_of(schema):

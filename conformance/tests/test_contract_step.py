@@ -23,9 +23,9 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from conformance.schema import validate  # noqa: E402
+from conformance.tests.contract_text import ContractText, load_json, read  # noqa: E402
 
 CONTRACT_MD = os.path.join(ROOT, "contract", "step.md")
-SCHEMA_DIR = os.path.join(ROOT, "contract", "schemas", "step")
 EXAMPLE_DIR = os.path.join(ROOT, "contract", "examples", "step")
 NAIVE_NODE = os.path.join(ROOT, "examples", "naive_step_node.py")
 
@@ -77,57 +77,20 @@ SCHEMA_KEYWORDS = {
 }
 
 
-def _read(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read()
-
-
-def _load_json(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def _contract_lines():
-    return _read(CONTRACT_MD).splitlines()
+DOC = ContractText("step")
+_read, _load_json = read, load_json
+_contract_lines = DOC.lines
+_schema, _examples = DOC.schema, DOC.examples
 
 
 def _clauses():
     """(id, level) of every clause heading, in document order."""
-    out = []
-    for line in _contract_lines():
-        m = CLAUSE_PARTS_RE.match(line)
-        if m:
-            out.append((m.group(1), m.group(2)))
-    return out
+    return DOC.clauses(CLAUSE_PARTS_RE)
 
 
 def _decisions():
     """{decision id: body text} for the '## Decisions' section."""
-    lines = _contract_lines()
-    try:
-        start = lines.index("## Decisions")
-    except ValueError:
-        return {}
-    decisions, current = {}, None
-    for line in lines[start + 1:]:
-        if line.startswith("## "):
-            break
-        m = DECISION_HEADING_RE.match(line)
-        if m:
-            current = m.group(1)
-            decisions[current] = []
-        elif current is not None:
-            decisions[current].append(line)
-    return {k: "\n".join(v) for k, v in decisions.items()}
-
-
-def _schema(name):
-    return _load_json(os.path.join(SCHEMA_DIR, name + ".schema.json"))
-
-
-def _examples(kind):
-    folder = os.path.join(EXAMPLE_DIR, kind)
-    return sorted(f for f in os.listdir(folder) if f.endswith(".json"))
+    return DOC.decisions(DECISION_HEADING_RE)
 
 
 def _schema_name_for(filename):

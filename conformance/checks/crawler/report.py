@@ -13,8 +13,8 @@ import json
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    describe_run, docs, each_variant, expect_outcome, expect_reported, expect_success, faults)
-from conformance.checks.crawler.upload import expect_put_count, expect_put_wire
+    describe_run, docs, each_variant, expect_outcome, expect_put_count, expect_put_wire, expect_reported,
+    expect_success, faults)
 from conformance.planes.crawler import SOURCE_PATH
 
 SOURCE_HTTP_STATUS = "CRAWLER_SOURCE_HTTP_STATUS"

@@ -18,8 +18,7 @@ import sys
 import time
 
 from conformance.checks import NodeSpec, check
-from conformance.checks.crawler._common import describe_run, expect_outcome, expect_success, faults
-from conformance.checks.crawler.upload import wait_for
+from conformance.checks.crawler._common import describe_run, expect_outcome, expect_success, faults, wait_for
 from conformance.planes import crawler_child
 from conformance.planes.crawler import CA_FILE
 from conformance.servers import MASK

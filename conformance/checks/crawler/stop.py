@@ -19,10 +19,8 @@ import time
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    STOP_BUDGET_S, Match, describe_run, docs, each_variant, expect_outcome, expect_reported, expect_success,
-    faults)
-from conformance.checks.crawler.upload import (
-    PutRecorder, bulky_csv, bulky_limits, expect_put_count, puts_summary)
+    STOP_BUDGET_S, Match, PutRecorder, bulky_csv, bulky_limits, describe_run, docs, each_variant,
+    expect_outcome, expect_put_count, expect_reported, expect_success, faults, puts_summary)
 from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S
 
 CANCELLED = "CRAWLER_CANCELLED"

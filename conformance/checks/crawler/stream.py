@@ -12,8 +12,7 @@ import os
 import stat
 
 from conformance.checks import check
-from conformance.checks.crawler._common import docs, expect_success
-from conformance.checks.crawler.upload import wait_for
+from conformance.checks.crawler._common import docs, expect_success, wait_for
 from conformance.planes import crawler_child
 from conformance.planes.crawler import GeneratedJsonl
 from conformance.timeouts import LONG_TIMEOUT_S

@@ -14,20 +14,17 @@ same wire shape as the result PUT); they could move to _common.
 import os
 import signal
 import time
-import urllib.parse
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    DEADLINE_SLACK_S, SHORT_DEADLINE_S, docs, each_variant, expect_outcome,
-    expect_success, expect_untouched, faults)
+    DEADLINE_SLACK_S, SHORT_DEADLINE_S, PutRecorder, bulky_csv, bulky_limits, describe_target_difference,
+    docs, each_variant, expect_outcome, expect_put_count, expect_put_wire, expect_success, expect_untouched,
+    expected_target, faults, puts_summary)
 from conformance.planes import crawler_child
 from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S
 
 UPLOAD_FAILED = "CRAWLER_UPLOAD_FAILED"
 CAPABILITY_EXPIRED = "CRAWLER_UPLOAD_CAPABILITY_EXPIRED"
-
-# Headers CRAWLER-UPLOAD-1 names as never sent on a PUT (lowercase).
-FORBIDDEN_PUT_HEADERS = ("accept-encoding", "authorization", "user-agent", "transfer-encoding", "expect")
 
 # A source whose result carries non-ASCII text outside the base64 content
 # (column names, the filename): a node that re-encodes the child's JSON with
@@ -62,126 +59,6 @@ PAUSE_ATTEMPTS = 3
 BULKY_SOURCE_BYTES = 4 * 1000 * 1000
 # Time given to the node to block in the fetch before it is paused.
 SETTLE_S = 0.3
-
-
-# ---------------------------------------------------------------- shared helpers
-
-class PutRecorder(object):
-    """Every PUT's request target as the store received it, and optionally a
-    note of the node's state as each PUT arrives, or another success status.
-
-    The store's transcript masks the signed query (it is a secret), so the
-    byte-for-byte comparison of CRAWLER-UPLOAD-1 reads the raw targets the
-    store keeps for checks; they are secrets too and are never printed.
-    `success_status` (201, say) replaces the 200 the store answers after it
-    committed the object; `observe()` is called as each PUT's head arrives.
-    """
-
-    def __init__(self, plane, success_status=None, observe=None):
-        self.store = plane.store
-        if success_status is not None:
-            self.store.put_success_status = success_status
-        self.store.on_put = observe
-
-    @property
-    def targets(self):
-        return list(self.store.put_targets)
-
-    @property
-    def observed(self):
-        return list(self.store.put_observed)
-
-
-def wait_for(ctx, plane, condition, what, timeout=NODE_RUN_TIMEOUT_S):
-    """Poll until condition() holds, without signalling the node; the check
-    fails when the node exits first or does not get there in time."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if not plane.proc.running() or time.monotonic() > deadline:
-            ctx.fail(expected="the node to reach %s" % what,
-                     actual="it %s (%s)" % ("exited first" if not plane.proc.running() else "did not in time",
-                                            plane.describe_exchanges()),
-                     diagnosis="the run never reached the phase this check observes")
-        time.sleep(POLL_INTERVAL_S)
-
-
-def bulky_csv(size_bytes):
-    """A CSV of about size_bytes whose normalised content is about as large
-    (rows of 100-character values): a large result from a cheap source."""
-    rows, total, index = [b"id,payload\n"], 0, 0
-    while total < size_bytes:
-        row = b"%d,%s\n" % (index, b"abcdefghij" * 10)
-        rows.append(row)
-        total += len(row)
-        index += 1
-    return b"".join(rows)
-
-
-def bulky_limits():
-    """Default limits, with room for a normalised content of up to 6 MiB
-    (its base64 still fits MAX_CRAWLER_RESULT_BYTES)."""
-    limits = docs.default_limits()
-    limits["max_normalized_bytes"] = 6 * 1024 * 1024
-    return limits
-
-
-def expected_target(plane):
-    """The PUT's request target: the capability URL's path and query, byte for byte."""
-    return plane.upload_url[len(plane.store.origin):]
-
-
-def describe_target_difference(sent, expected):
-    """Where a sent target differs from the capability's, naming parts, never values."""
-    sent_path, _, sent_query = sent.partition("?")
-    want_path, _, want_query = expected.partition("?")
-    if sent_path != want_path:
-        return "path %r instead of the capability's %r" % (sent_path, want_path)
-    sent_pairs, want_pairs = sent_query.split("&"), want_query.split("&")
-    sent_names = [pair.partition("=")[0] for pair in sent_pairs]
-    want_names = [pair.partition("=")[0] for pair in want_pairs]
-    if sent_names != want_names:
-        return "query parameters %s instead of the capability's %s" % (sent_names, want_names)
-    changed = [name for name, a, b in zip(sent_names, sent_pairs, want_pairs) if a != b]
-    return "the bytes of %s differ from the capability's (decoded and re-encoded?)" % ", ".join(changed)
-
-
-def expected_put_headers(plane, body_size):
-    """(lowercase name, value) pairs of CRAWLER-UPLOAD-1, in order."""
-    host = urllib.parse.urlsplit(plane.store.origin).netloc
-    pairs = [("host", host), ("content-length", str(body_size))]
-    pairs += [(item["name"].lower(), item["value"]) for item in plane.capability["required_headers"]]
-    return pairs
-
-
-def expect_put_wire(ctx, plane, exchange, body_size, what="the PUT"):
-    """The PUT's headers are exactly Host, Content-Length, then the seven, in order."""
-    got = [(name.lower(), value) for name, value in exchange.headers]
-    forbidden = [name for name, _ in got if name in FORBIDDEN_PUT_HEADERS]
-    ctx.expect(not forbidden, expected="no %s on %s" % (", ".join(FORBIDDEN_PUT_HEADERS), what),
-               actual="%s sent %s" % (what, ", ".join(forbidden)),
-               diagnosis="an HTTP library added its default headers; build the PUT's header list by hand")
-    want = expected_put_headers(plane, body_size)
-    if got != want:
-        names_got, names_want = [n for n, _ in got], [n for n, _ in want]
-        if names_got != names_want:
-            actual = "headers in order %s" % names_got
-        else:
-            bad = [(n, v) for (n, v), (_, w) in zip(got, want) if v != w]
-            actual = "values differ: %s" % ", ".join("%s: %r" % pair for pair in bad)
-        ctx.fail(expected="%s's headers exactly, in order: %s" % (what, ", ".join(n for n, _ in want)),
-                 actual=actual,
-                 diagnosis="the store signs these headers and meters the body with Content-Length: "
-                           "Host, Content-Length, then the capability's seven in its order, nothing else")
-
-
-def puts_summary(plane):
-    return "; ".join("PUT -> %s (%s)" % (ex.status, ex.outcome) for ex in plane.puts()) or "no PUT"
-
-
-def expect_put_count(ctx, plane, count, why):
-    puts = plane.puts()
-    ctx.expect(len(puts) == count, expected="exactly %d PUT%s (%s)" % (count, "" if count == 1 else "s", why),
-               actual="%d: %s" % (len(puts), puts_summary(plane)))
 
 
 # ---------------------------------------------------------------- checks
