@@ -207,8 +207,9 @@ MAX_CHILD_STDERR_BYTES = 512  # an admissible child failure line (CRAWLER-CHILD-
 MAX_UPLOAD_RESPONSE_BYTES = 64 * KiB  # the store's answer to a PUT (CRAWLER-UPLOAD-3)
 MAX_JSON_DEPTH = 32  # nesting of any JSON the node or the child parses
 MAX_SAFE_INTEGER = 2 ** 53 - 1  # the canonical integer range, +-(2^53 - 1)
-MAX_INPUT_HEADER_BYTES = 256 * KiB  # child mode: the normalisation input's header line: the request
-# (64 KiB), ETag and Last-Modified (64 KiB each at most: http.client's header line limit), two URLs.
+MAX_INPUT_HEADER_BYTES = 1024 * KiB  # child mode: the normalisation input's header line: the request
+# (64 KiB), ETag and Last-Modified (64 KiB each at most, http.client's header line limit, and up to 6
+# times that once JSON escapes a control byte as \u0001), two URLs: about 0.9 MiB at the very worst.
 
 BOOTSTRAP_TIMEOUT_S = 10.0  # elapsed, each metadata, :redeem and :fail exchange, whole
 FETCH_TIMEOUT_S = 300.0  # elapsed, the whole source fetch, every hop
@@ -997,7 +998,10 @@ def wipe(buffer):
 
 # -- canonical JSON ------------------------------------------------------------------------
 
-_JSON_TOKEN_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+# A string is skipped whole (brackets inside do not count); one that never
+# closes runs to the end of the text in one match, so the scan stays linear:
+# with a closing quote required, each of N unclosed quotes rescans to the end.
+_JSON_TOKEN_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
 
 
 def canonical_bytes(value):
@@ -1900,9 +1904,17 @@ def stream_body(response, limit, deadline, spool_fd):
 
 
 def write_all_checked(fd, view):
-    """Write every byte to a spool; unlike write_all, a full disk is an error."""
-    while view:
-        view = view[os.write(fd, view):]
+    """Write every byte to a spool; unlike write_all, a full disk is an error.
+
+    The node's own error, CRAWLER_JOB_FAILED: a full scratch disk while the
+    source streams in must not read as the source's fault (SOURCE_UNAVAILABLE)
+    and send whoever is on call to look at the wrong machine.
+    """
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        raise CrawlerError(CRAWLER_JOB_FAILED, "a spool write failed") from None
 
 
 def fetch_source(request, policy, deadline, spool_fd):
@@ -1973,7 +1985,7 @@ class SockFprog(ctypes.Structure):
 
 
 def seccomp_program(spec):
-    """The BPF filter as bytes of struct sock_filter (brief section 9.5).
+    """The BPF filter as bytes of struct sock_filter (CRAWLER-CHILD-4).
 
     Layout: a foreign architecture (i386 through int 0x80) or the x32 ABI is
     killed; each denied syscall jumps to ERRNO(EPERM), clone3 to
@@ -2146,7 +2158,7 @@ def drive_child(proc, header, source_fd, source_size, result_fd, deadline):
     One selectors loop writes the header and the spooled source to stdin in
     IO_CHUNK_BYTES blocks, spools stdout, keeps stderr in memory, and watches
     the stop wakeup fd and the deadline (CRAWLER-CHILD-5..7, CRAWLER-STOP-1).
-    Returns (stdout bytes, stderr bytes, overflow); raises Cancelled or
+    Returns (stdout size, stderr bytes, overflow); raises Cancelled or
     CHILD_TIMEOUT.  The caller kills and reaps in every case.
     """
     stdin_fd, stdout_fd, stderr_fd = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
@@ -2825,11 +2837,11 @@ def main(argv=None):
         return EXIT_USAGE
     if argv is None:
         sys.argv[1:] = [ARGV_REDACTED] * len(tokens)  # CRAWLER-ARGV-3 (/proc/<pid>/cmdline keeps it: not a secret)
-    STOP.open()
-    signal.signal(signal.SIGTERM, on_stop)  # CRAWLER-STOP-1: before the first request; honoured as PID 1
-    signal.signal(signal.SIGINT, on_stop)  # CRAWLER-STOP-1: Ctrl-C is a stop, never a traceback
-    signal.signal(signal.SIGALRM, on_grace_expired)
     try:
+        STOP.open()  # inside the guard: even a process out of descriptors ends in one status line
+        signal.signal(signal.SIGTERM, on_stop)  # CRAWLER-STOP-1: before the first request; honoured as PID 1
+        signal.signal(signal.SIGINT, on_stop)  # CRAWLER-STOP-1: Ctrl-C is a stop, never a traceback
+        signal.signal(signal.SIGALRM, on_grace_expired)
         return Run(session_id).execute()
     except BaseException:  # CRAWLER-REPORT-5 (D15): a defect in this file still ends in one status line
         if PROCESS.exit_code is not None:

@@ -1180,7 +1180,10 @@ class CrawlerPlane(object):
             normalized = normalizer.finish()
             retrieval = docs.make_retrieval(query["url"], evidence)
             header = docs.input_header(self.request, retrieval, docs.clean_room())
-            return _as_bytes(docs.build_result(header, normalized)), exact, None
+            raw = _as_bytes(docs.build_result(header, normalized))
+            if len(raw) > docs.MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-NORM-2: LIMIT_EXCEEDED, never stored
+                return None, exact, "the result would exceed MAX_CRAWLER_RESULT_BYTES"
+            return raw, exact, None
         except docs.NormalizationError as exc:
             return None, exact, "the harness's normaliser refuses the source: %s" % exc.code
         except (KeyError, TypeError, AttributeError) as exc:

@@ -60,6 +60,22 @@ class LoadTest(unittest.TestCase):
         self.assertTrue(all(m.problem is None for m in loaded), [m for m in loaded if m.problem])
 
 
+    def test_reference_mutants_apply_once_and_parse(self):
+        """A mutant whose copy does not even parse is "killed" by the SyntaxError,
+        whatever its checks: every mutant of a reference node must yield a
+        program (so an edit of a node that shifts a REPLACE text shows here,
+        in seconds, instead of as a kill for the wrong reason)."""
+        import ast
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        for contract in ("step", "crawler"):
+            for mutant in mutants.load_all(contract):
+                with self.subTest(contract=contract, mutant=mutant.name):
+                    self.assertIsNone(mutant.problem)
+                    with open(os.path.join(root, mutant.node), encoding="utf-8") as handle:
+                        source = handle.read()
+                    ast.parse(mutants.apply(source, mutant.replace), mutant.name)
+
+
 class RunTest(unittest.TestCase):
     def test_every_selftest_mutant_is_killed(self):
         out = io.StringIO()

@@ -15,7 +15,7 @@ cannot show: the exact stdout, stderr and exit status of CRAWLER-NORM-3.
 import subprocess
 
 from conformance.checks import check
-from conformance.checks.crawler._common import docs, each_variant, expect_reported, expect_success
+from conformance.checks.crawler._common import bulky_csv, docs, each_variant, expect_reported, expect_success
 from conformance.timeouts import SHORT_TIMEOUT_S
 
 # The child protocol's argv tail (CRAWLER-CHILD-1).
@@ -180,11 +180,16 @@ LIMITS_SOURCE = b"a,b,c\n1,2,3\n4,5,6\n7,8,9\n"
 LIMITS_JSONL = b'{"a":1}\n{"a":2}\n{"a":3}\n'
 
 
+# About 7 MiB of normalised content: within an 8 MiB max_normalized_bytes, but
+# its base64 (4/3 larger) cannot fit a result of MAX_CRAWLER_RESULT_BYTES.
+BULKY_SOURCE = bulky_csv(7 * 1024 * 1024)
+
+
 @check("norm.limits", clauses=["CRAWLER-NORM-2"], level="MUST",
        title="more than max_rows rows, max_columns columns or max_normalized_bytes is "
              "CRAWLER_LIMIT_EXCEEDED; exactly at each limit is not",
        fakes="no pin; a CSV source of 3 rows x 3 columns (and a JSON-lines one of 3 rows) under limits "
-             "one below and exactly at its size",
+             "one below and exactly at its size; a 7 MiB CSV whose base64 cannot fit the result bound",
        expected="one below: CRAWLER_LIMIT_EXCEEDED bundle, exit 0; at the limit: a stored result the "
                 "harness agrees with")
 def _(ctx):
@@ -197,6 +202,8 @@ def _(ctx):
         ("jsonl: max_rows 2 < 3 rows", (LIMITS_JSONL, JSONL, _limits(max_rows=2), "CRAWLER_LIMIT_EXCEEDED")),
         ("at every limit", (LIMITS_SOURCE, {}, _limits(max_rows=3, max_columns=3, max_normalized_bytes=size), None)),
         ("max_rows 0, header only", (b"a,b\n", {}, _limits(max_rows=0), None)),
+        ("content within max_normalized_bytes but a result over MAX_CRAWLER_RESULT_BYTES",
+         (BULKY_SOURCE, {}, _limits(max_normalized_bytes=docs.MAX_CRAWLER_RESULT_BYTES), "CRAWLER_LIMIT_EXCEEDED")),
     ]
 
     def act(label, value):

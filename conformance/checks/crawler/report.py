@@ -10,6 +10,7 @@ or the :fail body.
 """
 
 import json
+import time
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
@@ -196,3 +197,45 @@ def _(ctx):
         _expect_marker_absent(ctx, plane, marker, label)
     each_variant(ctx, [("child stderr", "CHILD"), ("metadata 500 body", "METADATA"),
                        (":redeem 500 body", "REDEEM")], act)
+
+
+# A quote followed by escaped quotes, "\"\"\"...: the string never closes, so
+# a tokenizer that needs a closing quote fails at the end and starts again at
+# each later quote (quadratic: about 50 s for the bootstrap's 112 KiB, hours
+# for the child's 8 MiB). Each must be refused within HOSTILE_BOUND_S.
+HOSTILE_RESULT_PAIRS = 1024 * 1024
+HOSTILE_BOOTSTRAP_PAIRS = 55 * 1024
+HOSTILE_BOUND_S = 10.0
+
+
+@check("report.hostile-json", clauses=["CRAWLER-REPORT-5", "CRAWLER-RESULT-1", "CRAWLER-BOOT-4"], level="MUST",
+       title="a document of unclosed quotes is refused as promptly as any malformed one",
+       fakes="one run each: the :redeem answer is a quote and 55 Ki escaped quotes (110 KiB); the scripted "
+             "child exits 0 with a quote and 1 Mi escaped quotes (2 MiB) on stdout",
+       expected="RESPONSE_INVALID (with :fail), then CHILD_INVALID reported; each run over within %.0f s"
+                % HOSTILE_BOUND_S)
+def _(ctx):
+    variants = [
+        ("bootstrap of unclosed quotes", ({"bootstrap_raw": b'"' + b'\\"' * HOSTILE_BOOTSTRAP_PAIRS},
+                                          "CRAWLER_BOOTSTRAP_RESPONSE_INVALID", "failed", 1)),
+        ("child result of unclosed quotes", ({"child": {"mode": "raw",
+                                                        "stdout": '"' + '\\"' * HOSTILE_RESULT_PAIRS}},
+                                             "CRAWLER_CHILD_INVALID", "reported", 0)),
+    ]
+
+    def act(label, value):
+        options, code, status, exit_code = value
+        # Arrange
+        plane = ctx.plane(**options)
+        # Act
+        started = time.monotonic()
+        plane.run()
+        took = time.monotonic() - started
+        # Assert
+        ctx.expect(took <= HOSTILE_BOUND_S and not plane.result.timed_out,
+                   expected="the run over within %.0f s (variant %s)" % (HOSTILE_BOUND_S, label),
+                   actual="%.1f s%s" % (took, ", killed by the harness" if plane.result.timed_out else ""),
+                   diagnosis="the JSON tokenizer is quadratic on unclosed strings: let a string that never "
+                             "closes run to the end of the text in one match")
+        expect_outcome(ctx, plane, code, status, exit_code, label)
+    each_variant(ctx, variants, act)
