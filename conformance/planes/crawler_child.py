@@ -27,7 +27,9 @@ Behaviour keys (a JSON object, written into the script):
     stderr        normal, fail: text written to fd 2 (UTF-8, surrogateescape,
                   so "\\udcff" writes the byte 0xff)
     exit          normal, fail, raw: the exit status
-    seconds       sleep: how long
+    seconds       sleep: how long (SIGTERM, SIGINT and SIGHUP ignored)
+                  flood, flood-stderr: one byte past the node's bound, then a hold
+                  that only SIGKILL ends
     stdout        raw: text written to fd 1 as latin-1 bytes
 """
 
@@ -366,13 +368,32 @@ def _normal(behaviour, given):
     return behaviour.get("exit", 0)
 
 
-def _flood(fd):
-    block = b"x" * BLOCK_BYTES
+# The flood holds on after passing the bound, never exiting by itself: a node
+# that only stops reading (or closes its end) is then caught waiting for the
+# child's timeout, while one that kills the child at the bound ends at once.
+FLOOD_HOLD_S = 3600
+
+
+def _flood(fd, limit):
+    """Write exactly limit + 1 bytes to fd (one past the node's bound), then hold."""
+    left = limit + 1
     try:
-        while True:
-            _write_all(fd, block)
+        while left:
+            n = min(left, BLOCK_BYTES)
+            _write_all(fd, b"x" * n)
+            left -= n
     except BrokenPipeError:
-        return 1
+        pass
+    _hold(FLOOD_HOLD_S)
+    return 1
+
+
+def _hold(seconds):
+    """Sleep, deaf to the polite signals: only SIGKILL ends a held child, as
+    CRAWLER-CHILD-3 and CRAWLER-STOP-1 require of a node (SIGKILL, the group)."""
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
+    time.sleep(seconds)
 
 
 def main(behaviour):
@@ -401,12 +422,12 @@ def main(behaviour):
         _write_all(ERROR_FD, _text_bytes(behaviour["stderr"]))
         return behaviour.get("exit", 1)
     if mode == "sleep":
-        time.sleep(behaviour.get("seconds", 3600))
+        _hold(behaviour.get("seconds", 3600))
         return 0
     if mode == "flood":
-        return _flood(RESULT_FD)
+        return _flood(RESULT_FD, docs.MAX_CRAWLER_RESULT_BYTES)
     if mode == "flood-stderr":
-        return _flood(ERROR_FD)
+        return _flood(ERROR_FD, docs.MAX_CHILD_STDERR_BYTES)
     if mode == "segv":
         signal.signal(signal.SIGSEGV, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGSEGV)

@@ -240,7 +240,8 @@ def _(ctx):
        title="an expired capability is CRAWLER_UPLOAD_CAPABILITY_EXPIRED, checked after CAP-1..3 and "
              "before CAP-5..9",
        fakes="expires_at 60 s before the redemption; alone, with an upload URL on another host, with a "
-             "capability for another session, and with an extra key",
+             "capability for another session, with an extra key, with an uppercase request_digest; and, "
+             "not expired, a capability for another session whose URL names another host",
        expected="expired alone, with the bad URL, with the other session: "
                 "{\"code\":\"CRAWLER_UPLOAD_CAPABILITY_EXPIRED\",\"status\":\"failed\"}, exit 1, no :fail; "
                 "with the extra key: CRAWLER_UPLOAD_CAPABILITY_INVALID; never a source request or a PUT")
@@ -255,6 +256,10 @@ def _(ctx):
          dict(past, capability_patch=_set("crawler_session_id", OTHER_SESSION_ID))),
         ("expired, an extra key (CAP-1 comes first)", INVALID,
          dict(past, capability_patch=_set("upload_method", "PUT"))),
+        ("expired, request_digest in uppercase (CAP-2 comes first)", INVALID,
+         dict(past, capability_patch=lambda cap: cap.update(request_digest=cap["request_digest"].upper()))),
+        ("not expired, another session and an upload URL on another host (CAP-9 comes after CAP-5)", INVALID,
+         {"capability_patch": lambda cap: (other_host(cap), cap.update(crawler_session_id=OTHER_SESSION_ID))}),
     ]
 
     def act(label, value):
@@ -281,10 +286,15 @@ def _(ctx):
     def tripwire_port(origin, path, query):
         return holder["plane"].tripwire_url(path) + "?" + query
 
-    def long_credential(fields):
-        # X-Goog-Credential is free text to the node: padding it keeps every other rule intact.
-        pad = MAX_UPLOAD_URL_CHARS + 1 - len("&".join(fields))
-        return [item + "x" * pad if item.startswith("X-Goog-Credential=") else item for item in fields]
+    def long_url(origin, path, query):
+        # X-Goog-Credential is free text to the node: padding it keeps every other rule
+        # intact, and makes the whole URL (not just its query) one character too long.
+        head = origin + path + "?"
+        pad = MAX_UPLOAD_URL_CHARS + 1 - len(head) - len(query)
+        fields = [item + "x" * pad if item.startswith("X-Goog-Credential=") else item for item in query.split("&")]
+        url = head + "&".join(fields)
+        assert len(url) == MAX_UPLOAD_URL_CHARS + 1, len(url)
+        return url
 
     def in_query(text):
         return _query(lambda fields: [item + text if item.startswith("X-Goog-Credential=") else item
@@ -304,7 +314,7 @@ def _(ctx):
         ("another port (the tripwire's)", _url(tripwire_port)),
         ("userinfo", _url(lambda o, p, q: o.replace("https://", "https://crawler@") + p + "?" + q)),
         ("a fragment", _url(lambda o, p, q: o + p + "?" + q + "#result")),
-        ("16385 characters", _query(long_credential)),
+        ("16385 characters", _url(long_url)),
         ("a space in the query", in_query(" x")),
         ("CR LF in the query", in_query("\r\nX-Injected: 1")),
         ("a non-ASCII character in the query", in_query("\u00e9")),
@@ -421,6 +431,8 @@ def _(ctx):
         ("CR LF after a value", _header_value(3, "0\r\n")),
         ("x-goog-content-length-range \"1,9\"", _header_value(1, "1,9")),
         ("the egress-policy value changed", _header_value(6, "0" * 64)),
+        ("the session value another session", _header_value(4, OTHER_SESSION_ID)),
+        ("the request-digest value another digest", _header_value(5, "0" * 64)),
         ("an extra key in an entry", _headers(extra_key)),
         ("an entry as a [name, value] array", _headers(lambda h: [[e["name"], e["value"]] for e in h])),
         ("an object instead of the list", _headers(lambda h: {e["name"]: e["value"] for e in h})),

@@ -202,6 +202,20 @@ def _(ctx):
     _expect_cancelled_bundle(ctx, plane)
 
 
+@check("stop.fetch-tls", clauses=["CRAWLER-STOP-1", "CRAWLER-STOP-3"], level="MUST",
+       title="SIGTERM during a TLS handshake with the source that never completes ends it at once",
+       fakes="the node is PID 1; the source site accepts the connection and never answers the handshake",
+       expected="exit 143 within 1 s; CANCELLED bundle, \"reported\"; the source saw no request")
+def _(ctx):
+    plane = ctx.plane(source_faults=[(faults.tls_stall(), Match())])
+    _start(ctx, plane)
+    plane.stop_when(lambda: any(ev.kind == "fault" for ev in plane.site.events),
+                    what="a stalled TLS handshake with the source", settle_s=SETTLE_S)
+    plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
+    _expect_prompt(ctx, plane, what="the stop (the fakes answer the bundle PUT at once)")
+    _expect_cancelled_bundle(ctx, plane)
+
+
 @check("stop.child", clauses=["CRAWLER-STOP-1", "CRAWLER-STOP-3", "CRAWLER-CHILD-10"], level="MUST",
        title="SIGTERM while the child runs kills it at once, then a cancelled bundle is stored",
        fakes="the node is PID 1; the scripted child sleeps for an hour; the store notes whether the child "

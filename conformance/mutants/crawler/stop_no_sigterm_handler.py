@@ -4,4 +4,4 @@ REPLACE = [(
     '        signal.signal(signal.SIGTERM, on_stop)  # CRAWLER-STOP-1: before the first request; honoured as PID 1\n',
     '',
 )]
-KILLS = ["stop.identity", "stop.redeem", "stop.fetch", "stop.fetch-connect", "stop.child"]
+KILLS = ["stop.identity", "stop.redeem", "stop.fetch", "stop.fetch-connect", "stop.fetch-tls", "stop.child"]
