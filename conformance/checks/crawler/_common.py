@@ -20,6 +20,7 @@ from conformance.planes.crawler import BUCKET, SESSION_ID
 from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S
 
 __all__ = ["faults", "Match", "docs", "BUCKET", "SESSION_ID", "STOP_BUDGET_S", "SHORT_DEADLINE_S",
+           "ENDLESS_BYTES", "SOCKET_SLACK_BYTES",
            "DEADLINE_SLACK_S", "expect_outcome", "expect_no_network", "expect_untouched",
            "expect_reported", "expect_success", "each_variant", "run_variants", "retire_plane", "describe_run",
            "FORBIDDEN_PUT_HEADERS", "PutRecorder", "wait_for", "bulky_csv", "bulky_limits", "expected_target",
@@ -34,6 +35,13 @@ STOP_BUDGET_S = 1.0
 # report and a loaded machine.
 SHORT_DEADLINE_S = 2.0
 DEADLINE_SLACK_S = 4.0
+
+# An answer without Content-Length far beyond any bound (metadata, :redeem):
+# a node that reads it all, instead of the bound + 1 bytes, lets the fake
+# finish sending it. SOCKET_SLACK_BYTES is what the fake may have pushed into
+# the kernel's socket buffers beyond what a node that stopped in time read.
+ENDLESS_BYTES = 64 << 20
+SOCKET_SLACK_BYTES = 16 << 20
 
 
 def describe_run(plane):

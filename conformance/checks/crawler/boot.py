@@ -18,9 +18,8 @@ import json
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    DEADLINE_SLACK_S, SESSION_ID, SHORT_DEADLINE_S, Match, docs, expect_outcome, expect_success,
-    expect_untouched, faults)
-from conformance.checks.crawler._common import run_variants
+    DEADLINE_SLACK_S, ENDLESS_BYTES, SESSION_ID, SHORT_DEADLINE_S, SOCKET_SLACK_BYTES, Match, docs,
+    expect_outcome, expect_success, expect_untouched, faults, run_variants)
 from conformance.planes.crawler import BROKER_PATH, EXECUTION
 
 REDEMPTION_FAILED = "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED"
@@ -29,13 +28,6 @@ TOO_LARGE = "CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE"
 
 MAX_BOOTSTRAP_RESPONSE_BYTES = docs.MAX_BOOTSTRAP_RESPONSE_BYTES
 MAX_CRAWLER_RESULT_BYTES = docs.MAX_CRAWLER_RESULT_BYTES
-
-# An answer without Content-Length far beyond the bound: a node that reads it
-# all (instead of bound + 1 bytes) lets the broker fake finish sending it.
-ENDLESS_BYTES = 64 << 20
-# What the fake may have pushed into the kernel's socket buffers beyond what
-# the node read: a node that stops at the bound + 1 leaves the rest unsent.
-SOCKET_SLACK_BYTES = 16 << 20
 
 # The bootstrap timeout given to the node when a check waits for the :redeem
 # deadline, and how long the whole run may take (identity, :redeem, :fail).

@@ -18,7 +18,8 @@ import urllib.parse
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    DEADLINE_SLACK_S, SHORT_DEADLINE_S, expect_outcome, expect_success, expect_untouched, faults)
+    DEADLINE_SLACK_S, ENDLESS_BYTES, SHORT_DEADLINE_S, SOCKET_SLACK_BYTES, expect_outcome, expect_success,
+    expect_untouched, faults)
 from conformance.checks.crawler._common import run_variants
 from conformance.planes.crawler import IDENTITY_PATH
 
@@ -31,13 +32,6 @@ MAX_METADATA_IDENTITY_TOKEN_BYTES = 16384
 
 # A declared answer this long is refused before its body is read (IDENTITY-4).
 DECLARED_TOO_LONG_BYTES = 20000
-# An answer without Content-Length that never ends as far as a bounded reader
-# is concerned: a node that reads it all (instead of bound + 1 bytes) takes it
-# whole, which the metadata fake sees as a completed answer.
-ENDLESS_BYTES = 64 << 20
-# What the fake may have pushed into the kernel's socket buffers beyond what
-# the node read: a node that stops at the bound + 1 leaves the rest unsent.
-SOCKET_SLACK_BYTES = 16 << 20
 
 # The bootstrap timeout given to the node when a check waits for the
 # identity deadline, and how long the run may take in all (start-up and the
