@@ -610,7 +610,7 @@ class Stop(object):
 
     def __init__(self, program, stderr_fd=2):
         self.program = program
-        self.stderr_fd = stderr_fd  # where the handler's one line goes
+        self.stderr_fd = stderr_fd  # where the handler's one line goes; None: no line (a node whose stderr is its status)
         self.requested = False
         self.signum = None
         self.abandonable = True
@@ -649,7 +649,7 @@ class Stop(object):
         except OSError:
             pass  # a full pipe already wakes its reader
         try:
-            if first:
+            if first and self.stderr_fd is not None:
                 line = "%s: stop requested (signal %d); finishing up\n" % (self.program, signum)
                 os.write(self.stderr_fd, line.encode("ascii", "replace"))
         except (OSError, ValueError):
@@ -927,9 +927,8 @@ class HttpExchange(object):
 
 # 7 Protocol ===================================================================
 
-# Stop's own courtesy line would be a second stderr line (CRAWLER-REPORT-3):
-# fd -1 makes that one write fail with EBADF, which the handler ignores.
-STOP = Stop(PROGRAM, stderr_fd=-1)
+# Stop's own courtesy line would be a second stderr line (CRAWLER-REPORT-3): none.
+STOP = Stop(PROGRAM, stderr_fd=None)
 
 
 class ProcessState(object):
@@ -1667,9 +1666,9 @@ def check_capability(capability, request, request_digest, config, now):
         raise invalid("upload_url origin")
     path, _, query = url[len(config.storage_origin):].partition("?")
     prefix = "/%s/%s" % (config.bucket, RESULT_OBJECT_PREFIX)
-    if not path.startswith(prefix) or not _DIGEST_RE.fullmatch(path[len(prefix):]):  # CRAWLER-CAP-5: the quarantine
-        raise invalid("upload_url path")
-    if any(bad in path for bad in _FORBIDDEN_IN_PATH):  # CRAWLER-CAP-5
+    # CRAWLER-CAP-5: the quarantine, and nothing else: a bucket of [a-z0-9._-] and 64 hex
+    # leave no room for %, \, // or a dot segment.
+    if not path.startswith(prefix) or not _DIGEST_RE.fullmatch(path[len(prefix):]):
         raise invalid("upload_url path")
 
     try:
@@ -2601,10 +2600,10 @@ class Run(object):
         if code == CRAWLER_JOB_FAILED and STOP.requested:
             code = CRAWLER_CANCELLED  # an unforeseen error during a stop is the stop's doing
         stopped = STOP.requested
-        if REPORT_PLACE.get(code) != BUNDLE:  # not reachable: every code after the capability is a bundle code
-            return settle(code, STATUS_FAILED, EXIT_CANCELLED if stopped else EXIT_FAILED)
-        if self.window_left() < UPLOAD_MIN_WINDOW_S:  # CRAWLER-UPLOAD-5: never present an expired URL;
-            # the bundle is simply not delivered, so the line keeps its own code (CRAWLER-REPORT-2)
+        # CRAWLER-UPLOAD-5: never present an expired URL; the bundle is then simply not
+        # delivered, and the line keeps its own code (CRAWLER-REPORT-2). (Every code that
+        # reaches this point is a bundle code; the first test only keeps it so.)
+        if REPORT_PLACE.get(code) != BUNDLE or self.window_left() < UPLOAD_MIN_WINDOW_S:
             return settle(code, STATUS_FAILED, EXIT_CANCELLED if stopped else EXIT_FAILED)  # (a stop: 143, D13)
         STOP.abandonable = False  # CRAWLER-STOP-3: the bundle is what a stop asks for; only STOP-5 cuts it
         body = failure_bundle(self.request, self.request_digest, code)  # CRAWLER-REPORT-6: the code, nothing else

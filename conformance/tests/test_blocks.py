@@ -273,7 +273,7 @@ class StopTest(unittest.TestCase):
         self.assertEqual(left.recv(10), b"x")  # still usable
 
     def test_handler_survives_a_closed_socket_and_no_pipe(self):
-        stop = stop_block.Stop("test", stderr_fd=-1)  # never opened, and nowhere to print
+        stop = stop_block.Stop("test", stderr_fd=None)  # never opened, and no line to print
         sock = socket.socket()
         sock.close()
         stop.track(sock)

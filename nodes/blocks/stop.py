@@ -34,7 +34,7 @@ class Stop(object):
 
     def __init__(self, program, stderr_fd=2):
         self.program = program
-        self.stderr_fd = stderr_fd  # where the handler's one line goes
+        self.stderr_fd = stderr_fd  # where the handler's one line goes; None: no line (a node whose stderr is its status)
         self.requested = False
         self.signum = None
         self.abandonable = True
@@ -73,7 +73,7 @@ class Stop(object):
         except OSError:
             pass  # a full pipe already wakes its reader
         try:
-            if first:
+            if first and self.stderr_fd is not None:
                 line = "%s: stop requested (signal %d); finishing up\n" % (self.program, signum)
                 os.write(self.stderr_fd, line.encode("ascii", "replace"))
         except (OSError, ValueError):
