@@ -397,6 +397,21 @@ class _Conn(object):
         self.closed = False
         self.tls = False
         self.scratch = None
+        self.answer_left = 0
+        self.before_last_send = None
+
+    def expect_answer(self, nbytes, before_last_send):
+        """The next `nbytes` sent make up one whole answer. `before_last_send`
+        is called just before the send that completes them: by then no client
+        can have read the whole answer, so a serial client's next request
+        always arrives after it."""
+        self.answer_left = nbytes
+        self.before_last_send = before_last_send
+
+    def _sending(self, nbytes):
+        if self.before_last_send is not None and nbytes >= self.answer_left:
+            hook, self.before_last_send = self.before_last_send, None
+            hook()
 
     def scratch_buffer(self):
         """One IO_BLOCK_BYTES buffer per connection, reused by every request."""
@@ -472,10 +487,15 @@ class _Conn(object):
             self.pending += chunk
 
     def send(self, data):
+        self._sending(len(data))
         self.sock.sendall(data)
+        self.answer_left -= len(data)
 
     def sendfile(self, fd, offset, count):
-        return os.sendfile(self.fd, fd, offset, count)
+        self._sending(count)
+        n = os.sendfile(self.fd, fd, offset, count)
+        self.answer_left -= n
+        return n
 
     def abort(self):
         """shutdown(SHUT_RDWR) by file descriptor: wakes any blocked call.
@@ -857,10 +877,12 @@ class ExchangeContext(object):
         self.leave_flight()
 
     def leave_flight(self):
-        """The exchange stops counting as in flight: its answer is fully sent
-        (or it ended). Done at once, not after the handler's bookkeeping: a
-        client that sends its next request as soon as it has read this answer
-        must not be seen as having two requests in flight."""
+        """The exchange stops counting as in flight: the send that completes
+        its answer is about to start (see _Conn.expect_answer), or the
+        exchange ended. Before that send, not after it: a client that sends
+        its next request as soon as it has read this answer must never be
+        seen as having two requests in flight, however the server's threads
+        are scheduled."""
         with self.server._lock:
             if self.in_flight:
                 self.in_flight = False
@@ -908,6 +930,7 @@ class ExchangeContext(object):
 
         # Stamped before sending, so no client can have seen the answer earlier.
         ex.t_answer = time.monotonic()
+        self.conn.expect_answer(len(head) + total, self.leave_flight)
         if kind == "dribble":
             self._dribble(head, source, length, extra if send_body else 0, send_body, writer_fault)
         else:

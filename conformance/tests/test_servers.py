@@ -17,8 +17,9 @@ import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 
-from conformance import faults
+from conformance import faults, servers
 from conformance.faults import Fault, Match
 from conformance.servers import CA_FILE, LoopbackServer, MASK, UNTRUSTED_CERT_CHAIN, json_reply
 from conformance.store import ObjectStore
@@ -525,6 +526,25 @@ class ServerBaseTest(unittest.TestCase):
         self.assertLess(time.monotonic() - t0, CLOSE_BOUND_S)
         for c in clients + [c3]:
             c.close()
+
+    def test_serial_client_never_counted_twice_in_flight(self):
+        # The server thread is held just after each send: a serial client's
+        # next request then arrives before that thread's bookkeeping, which
+        # is exactly what a loaded machine does now and then.
+        self.srv.serve_bytes("/doc", b"x" * 100)
+        original = servers._Conn.send
+
+        def send_then_lag(conn, data):
+            original(conn, data)
+            time.sleep(0.1)
+
+        with mock.patch.object(servers._Conn, "send", send_then_lag):
+            for _ in range(3):
+                c = RawClient(self.srv.port)
+                c.send_request("GET", "/doc", [("Connection", "close")])
+                self.assertEqual(c.response()[0], 200)
+                c.close()
+        self.assertEqual(self.srv.max_concurrency, 1)
 
     def test_close_ends_idle_keepalive_and_blocked_upload(self):
         self.srv.route("POST", "/slow", lambda req: json_reply({}))
