@@ -52,7 +52,7 @@ __all__ = [
     "LoopbackServer", "Request", "Reply", "Exchange", "Event", "ConnectionRecord",
     "ExchangeContext", "BytesSource", "FileSource", "json_reply", "bytes_reply",
     "s3_error_xml", "mask_text", "CA_FILE", "SERVER_CERT_FILE", "SERVER_KEY_FILE",
-    "MASK", "IO_BLOCK_BYTES", "UNTRUSTED_CERT_CHAIN",
+    "MASK", "IO_BLOCK_BYTES", "UNTRUSTED_CERT_CHAIN", "OTHER_CA_FILE", "MISNAMED_CERT_CHAIN",
 ]
 
 CA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ca")
@@ -61,6 +61,10 @@ SERVER_CERT_FILE = os.path.join(CA_DIR, "server.pem")
 SERVER_KEY_FILE = os.path.join(CA_DIR, "server.key")
 # A self-signed certificate for the same loopback names, trusted by nobody.
 UNTRUSTED_CERT_CHAIN = (os.path.join(CA_DIR, "untrusted.pem"), os.path.join(CA_DIR, "untrusted.key"))
+# A certificate whose chain verifies once OTHER_CA_FILE is trusted, but which
+# names only misnamed.invalid: never the host a client asked for.
+OTHER_CA_FILE = os.path.join(CA_DIR, "other-ca.pem")
+MISNAMED_CERT_CHAIN = (os.path.join(CA_DIR, "misnamed.pem"), os.path.join(CA_DIR, "misnamed.key"))
 
 # Size of every body read and write. Large blocks keep the fakes' own CPU per
 # GiB small next to the node's (the store must not dominate a benchmark).

@@ -354,6 +354,24 @@ SECCOMP_ARCHES = {
                 425),  # io_uring_setup
         enosys=(435,),  # clone3: ENOSYS makes libc fall back to clone, which is denied
     ),
+    # arm64 uses the generic table (include/uapi/asm-generic/unistd.h): no
+    # fork or vfork there, only clone. From 424 on, numbers are the same on
+    # every architecture (io_uring_setup 425, clone3 435). Read off the
+    # kernel's list; not run on an arm64 machine by the harness yet.
+    "aarch64": ArchSpec(
+        audit_arch=0xC00000B7,  # AUDIT_ARCH_AARCH64; the 32-bit arm ABI has another and is killed
+        host_platform="linux-arm64",  # CRAWLER-RESULT-8
+        denied=(198, 199, 200, 201, 202,  # socket socketpair bind listen accept
+                203, 204, 205, 206, 207,  # connect getsockname getpeername sendto recvfrom
+                208, 209, 210, 211, 212,  # setsockopt getsockopt shutdown sendmsg recvmsg
+                220,  # clone
+                117,  # ptrace
+                242, 243, 269,  # accept4 recvmmsg sendmmsg
+                270, 271,  # process_vm_readv process_vm_writev
+                281,  # execveat
+                425),  # io_uring_setup
+        enosys=(435,),  # clone3
+    ),
 }
 
 # 5 Errors =====================================================================
@@ -800,7 +818,7 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-def open_socket(target, stop, deadline, ssl_context=None):
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
     """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
 
     One deadline covers the lookup, every address in turn (each gets only what
@@ -808,9 +826,14 @@ def open_socket(target, stop, deadline, ssl_context=None):
     returned socket is non-blocking; the caller sets its timeout.  A stop
     during any of it, or found once it is done, raises StopRequested and no
     byte of a request goes out.
+
+    `addresses` (getaddrinfo() entries) replaces the lookup for a caller that
+    has judged the addresses itself: only those are tried, while the TLS server
+    name and the certificate's host stay `target.host`.
     """
     stop.check("opening a connection")
-    addresses = resolve(target.host, target.port, stop, deadline)
+    if addresses is None:
+        addresses = resolve(target.host, target.port, stop, deadline)
     sock, last_error = None, None
     for family, kind, proto, _name, address in addresses:
         if deadline.expired():
@@ -936,6 +959,8 @@ class ProcessState(object):
 
     def __init__(self):
         self.status_written = False  # CRAWLER-REPORT-3: one status line, never two
+        self.settling = False  # settle() is writing the status line and fixing the exit code
+        self.exit_pending = False  # a hard exit asked for while settling: taken as soon as it is done
         self.exit_code = None  # the run's outcome, once decided
         self.child = None  # the running child (a Popen) until it is reaped
         self.secrets = []  # bytearrays holding a token or the bootstrap answer
@@ -962,17 +987,25 @@ def write_all(fd, data):
 def settle(code, status, exit_code):
     """Write the one status line (none when `code` is None) and fix the exit code.
 
-    Signals are blocked for the length of it, so a second stop arriving now
-    cannot add a second line or exit with another code (CRAWLER-REPORT-3).
+    A second stop or the grace running out while this runs must not add a
+    second line or exit with another code (CRAWLER-REPORT-3). Blocking the
+    signals in this thread is not enough: the kernel may deliver one to a
+    helper thread, and Python then runs its handler here all the same. So the
+    handlers see `settling` and only ask for the exit, which is taken the
+    moment the line and the code are fixed.
     """
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STATUS_SIGNALS)
+    PROCESS.settling = True
     try:
         if code is not None and not PROCESS.status_written:
             write_all(2, canonical_bytes({"code": code, "status": status}) + b"\n")  # CRAWLER-REPORT-3
             PROCESS.status_written = True
         PROCESS.exit_code = exit_code
     finally:
+        PROCESS.settling = False
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    if PROCESS.exit_pending:
+        hard_exit()  # CRAWLER-STOP-5, deferred: ends with the code just fixed
     return exit_code
 
 
@@ -1791,16 +1824,17 @@ def is_public(address):
 
 
 def checked_addresses(infos, policy):
-    """The resolved addresses, in order, once every one of them is allowed (CRAWLER-FETCH-3)."""
-    checked = []
-    for _family, _kind, _proto, _name, sockaddr in infos:
-        text = sockaddr[0].split("%", 1)[0]
+    """The resolved addresses (getaddrinfo() entries, in order, each once) when every one is allowed (CRAWLER-FETCH-3)."""
+    checked, seen = [], set()
+    for info in infos:
+        text = info[4][0].split("%", 1)[0]
         address = ipaddress.ip_address(text)
         allowed = address in policy.addresses or getattr(address, "ipv4_mapped", None) in policy.addresses
         if not is_public(address) and not allowed:  # CRAWLER-FETCH-3: any one bad address refuses the hop
             raise CrawlerError(CRAWLER_EGRESS_DENIED, "a non-public address")
-        if text not in checked:
-            checked.append(text)
+        if text not in seen:
+            seen.add(text)
+            checked.append(info)
     if not checked:
         raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "no address")
     return checked
@@ -1809,38 +1843,13 @@ def checked_addresses(infos, policy):
 def connect_checked(source, addresses, deadline, context):
     """(TLS socket, peer address): a verified connection to the first checked address that answers.
 
-    CRAWLER-FETCH-3: the connection goes to an address that was checked (an
-    address literal is never looked up again, so DNS rebinding has nothing
-    to rebind), while SNI and certificate verification use the host name.
+    CRAWLER-FETCH-3: the connection goes to an address that was checked (the
+    host is not looked up again, so DNS rebinding has nothing to rebind),
+    while SNI and certificate verification use the host name.
     """
-    last_error = None
-    for text in addresses:
-        if deadline.expired():
-            break
-        try:
-            raw = open_socket(Target("https", text, source.port, source.request_target), STOP, deadline)
-        except StopRequested:
-            raise
-        except OSError as exc:  # refused, unreachable: try the next checked address in the time left
-            last_error = exc
-            continue
-        STOP.untrack(raw)
-        try:
-            tls = context.wrap_socket(raw, server_hostname=source.host, do_handshake_on_connect=False)
-        except BaseException:
-            raw.close()
-            raise
-        STOP.track(tls)
-        try:
-            _handshake(tls, STOP, deadline)  # the transport block's stoppable handshake
-        except BaseException:
-            STOP.untrack(tls)
-            tls.close()
-            raise
-        return tls, text
-    if last_error is not None and not isinstance(last_error, TimeoutError):
-        raise last_error
-    raise TimeoutError("no checked address answered in time")
+    target = Target("https", source.host, source.port, source.request_target)
+    sock = open_socket(target, STOP, deadline, context, addresses=addresses)
+    return sock, sock.getpeername()[0].split("%", 1)[0]
 
 
 def close_hop(conn, sock):
@@ -1986,10 +1995,10 @@ class SockFprog(ctypes.Structure):
 def seccomp_program(spec):
     """The BPF filter as bytes of struct sock_filter (CRAWLER-CHILD-4).
 
-    Layout: a foreign architecture (i386 through int 0x80) or the x32 ABI is
-    killed; each denied syscall jumps to ERRNO(EPERM), clone3 to
-    ERRNO(ENOSYS); anything else is allowed, execve included (the one exec
-    that follows the preexec).
+    Layout: a foreign ABI (i386 through int 0x80 on x86_64, 32-bit arm on
+    arm64) or a number with the x32 bit is killed; each denied syscall
+    jumps to ERRNO(EPERM), clone3 to ERRNO(ENOSYS); anything else is
+    allowed, execve included (the one exec that follows the preexec).
     """
     def op(code, k, jt=0, jf=0):
         return struct.pack("=HBBI", code, jt, jf, k)
@@ -2347,20 +2356,32 @@ def check_result(data, request, request_digest, retrieval, clean_room):
 # -- upload -------------------------------------------------------------------------------------
 
 
-def send_body(sock, body, size):
-    """The PUT body: bytes, or `size` bytes of a spool fd sent in chunks a stop can cut between."""
+def send_body(sock, body, size, before_last_send):
+    """The PUT body: bytes, or `size` bytes of a spool fd sent in chunks a stop can cut between.
+
+    `before_last_send()` runs just before the send that completes the body.
+    From that moment the store may get the whole body and commit it, so a stop
+    must no longer cut the connection: were the flag set after the last send
+    instead, a stop landing between the two would abort a PUT the store then
+    commits, and the node would report a cancellation over a stored result.
+    """
     if isinstance(body, (bytes, bytearray)):
+        before_last_send()
         sock.sendall(body)
         return
     offset = 0
-    while offset < size:
+    while True:
         if STOP.should_abandon():  # CRAWLER-STOP-4: a body still going out is aborted
             raise StopRequested("stop requested during the PUT body")
         chunk = os.pread(body, min(IO_CHUNK_BYTES, size - offset), offset)
-        if not chunk:
+        if not chunk and offset < size:
             raise OSError(errno.EIO, "the spool is shorter than its Content-Length")
+        if offset + len(chunk) == size:
+            before_last_send()  # CRAWLER-STOP-4: the last piece counts as sent once handed over
         sock.sendall(chunk)  # CRAWLER-UPLOAD-2: the child's bytes, never re-encoded
         offset += len(chunk)
+        if offset == size:
+            return
 
 
 def put_object(config, capability, body, size, on_body_sent=None):
@@ -2376,10 +2397,13 @@ def put_object(config, capability, body, size, on_body_sent=None):
             for name, value in capability.headers:  # CRAWLER-UPLOAD-1: the seven, in capability order
                 conn.putheader(name, value)
             conn.endheaders()
-            send_body(session.sock, body, size)
-            body_sent = True
-            if on_body_sent is not None:
-                on_body_sent()
+
+            def whole_body_going_out():
+                nonlocal body_sent
+                body_sent = True  # CRAWLER-STOP-4: from here a failure leaves the result's fate unknown
+                if on_body_sent is not None:
+                    on_body_sent()
+            send_body(session.sock, body, size, whole_body_going_out)
             response = conn.getresponse()
             if response.status not in (200, 201):  # CRAWLER-UPLOAD-3: a 3xx is never followed
                 raise PutFailed(True, "store status")
@@ -2623,7 +2647,7 @@ class Run(object):
             return settle(CRAWLER_UPLOAD_CAPABILITY_EXPIRED, STATUS_FAILED, EXIT_FAILED)
 
         def body_sent():
-            STOP.abandonable = False  # CRAWLER-STOP-4: the whole body is out: wait for the answer, within the grace
+            STOP.abandonable = False  # CRAWLER-STOP-4: the body's last piece is going out: wait for the answer
 
         try:
             put_object(self.config, self.capability, self.result_spool.fileno(), size,
@@ -2810,16 +2834,25 @@ def hard_exit():
     os._exit(EXIT_CANCELLED)
 
 
+def exit_now():
+    """CRAWLER-STOP-5 from a signal handler: at once, or right after the status line being written."""
+    if PROCESS.settling:
+        PROCESS.exit_pending = True  # settle() exits as soon as its line and code are fixed
+        return
+    hard_exit()
+
+
 def on_stop(signum, frame):
     """SIGTERM and SIGINT: the first stops the work, the second ends the process (CRAWLER-STOP-1, -5)."""
     if STOP.requested:  # CRAWLER-STOP-5: a second stop ends it now
-        hard_exit()
+        exit_now()
+        return
     STOP.handle(signum, frame)  # flag; shutdown() of every in-flight socket; wake every select
     signal.setitimer(signal.ITIMER_REAL, CANCEL_GRACE_S)  # CRAWLER-STOP-5: so does the grace running out
 
 
 def on_grace_expired(signum, frame):
-    hard_exit()  # CRAWLER-STOP-5: CANCEL_GRACE_S after the first stop
+    exit_now()  # CRAWLER-STOP-5: CANCEL_GRACE_S after the first stop
 
 
 def main(argv=None):

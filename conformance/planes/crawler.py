@@ -64,7 +64,8 @@ from conformance import runner as _runner
 from conformance.invariants import Violation, dir_empty
 from conformance.planes import crawler_docs as docs
 from conformance.runner import HarnessError
-from conformance.servers import BytesSource, LoopbackServer, Reply, IO_BLOCK_BYTES, UNTRUSTED_CERT_CHAIN
+from conformance.servers import (BytesSource, LoopbackServer, Reply, IO_BLOCK_BYTES, MISNAMED_CERT_CHAIN,
+                                OTHER_CA_FILE, UNTRUSTED_CERT_CHAIN)
 from conformance.store import ObjectStore
 from conformance.timeouts import POLL_INTERVAL_S
 
@@ -394,7 +395,9 @@ class CrawlerPlane(object):
                 variable's text). source_url may be callable(plane) too.
     Store:      store_faults.
     TLS:        untrusted (names among "broker", "site", "store": those serve a
-                self-signed certificate nobody trusts).
+                self-signed certificate nobody trusts); misnamed (the same
+                names: those serve a certificate whose chain the node trusts
+                but which names another host, misnamed.invalid).
     Node:       timeouts {"bootstrap"|"fetch"|"child"|"upload": seconds},
                 child (a crawler_child behaviour), extra_env, drop_env.
     Faults are Fault or (Fault, Match); without a Match they hit every request
@@ -412,7 +415,8 @@ class CrawlerPlane(object):
                  redeem_faults=(), fail_status=204, fail_body=b"", fail_faults=(),
                  identity_status=200, identity_body=None, identity_faults=(),
                  policy=None, policy_raw=None, store_faults=(), timeouts=None, child=None,
-                 extra_env=None, drop_env=(), session_id=SESSION_ID, untrusted=()):
+                 extra_env=None, drop_env=(), session_id=SESSION_ID, untrusted=(),
+                 misnamed=()):
         self.timeouts = dict(timeouts or {})
         unknown = set(self.timeouts) - {"bootstrap", "fetch", "child", "upload"}
         if unknown:
@@ -438,6 +442,16 @@ class CrawlerPlane(object):
         CrawlerPlane._count += 1
         home = "crawler-plane-%d" % CrawlerPlane._count
         self.scratch = ctx.tmpdir(home + "/tmp")
+        # What the node trusts: the harness CA, and the CA behind the
+        # misnamed certificate when a server serves one (so only its name,
+        # not its chain, can be the reason to refuse it).
+        self.ca_file = CA_FILE
+        if misnamed:
+            self.ca_file = os.path.join(ctx.tmpdir(home + "/trust"), "ca-bundle.pem")
+            with open(self.ca_file, "wb") as out:
+                for path in (CA_FILE, OTHER_CA_FILE):
+                    with open(path, "rb") as f:
+                        out.write(f.read())
         self.child_dir = ctx.tmpdir(home + "/child")
         seed = getattr(ctx, "seed", 0)
         rng = getattr(ctx, "rng", None)
@@ -447,12 +461,14 @@ class CrawlerPlane(object):
 
         servers = []
         try:
-            unknown = set(untrusted) - {"broker", "site", "store"}
+            unknown = (set(untrusted) | set(misnamed)) - {"broker", "site", "store"}
             if unknown:
-                raise ValueError("untrusted names no server: %s" % ", ".join(sorted(unknown)))
+                raise ValueError("untrusted or misnamed names no server: %s" % ", ".join(sorted(unknown)))
 
-            def chain(name):  # a certificate nobody trusts, for the servers named in `untrusted`
-                return UNTRUSTED_CERT_CHAIN if name in untrusted else None
+            def chain(name):  # the certificate the server named `name` serves
+                if name in untrusted:
+                    return UNTRUSTED_CERT_CHAIN
+                return MISNAMED_CERT_CHAIN if name in misnamed else None
 
             self.store = ObjectStore(ctx.tmpdir(home + "/store"), tls=True, seed=seed, name="crawler-store",
                                      cert_chain=chain("store"))
@@ -612,7 +628,7 @@ class CrawlerPlane(object):
             "LANG": "C.UTF-8",
             "PYTHONDONTWRITEBYTECODE": "1",
             "TMPDIR": self.scratch,
-            "SSL_CERT_FILE": CA_FILE,
+            "SSL_CERT_FILE": self.ca_file,
             "GCE_METADATA_HOST": "127.0.0.1:%d" % self.metadata.port,
             "STORAGE_EMULATOR_HOST": self.store.origin,
             "MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET": BUCKET,

@@ -21,7 +21,8 @@ from unittest import mock
 
 from conformance import faults, servers
 from conformance.faults import Fault, Match
-from conformance.servers import CA_FILE, LoopbackServer, MASK, UNTRUSTED_CERT_CHAIN, json_reply
+from conformance.servers import (CA_FILE, MISNAMED_CERT_CHAIN, OTHER_CA_FILE, LoopbackServer, MASK,
+                                 UNTRUSTED_CERT_CHAIN, json_reply)
 from conformance.store import ObjectStore
 from conformance.timeouts import SHORT_TIMEOUT_S
 
@@ -668,3 +669,26 @@ class UntrustedCertificateTest(unittest.TestCase):
         with self.assertRaises(ssl.SSLCertVerificationError):
             self._connect(server, "localhost")
         self.assertEqual(server.transcript, [])
+
+    def test_the_misnamed_certificate_fails_only_on_its_name(self):
+        # Its chain verifies against OTHER_CA_FILE; only the host name can
+        # refuse it, which is what makes the crawler's *.tls-hostname checks fail
+        # for a node that turns check_hostname off.
+        server = LoopbackServer("misnamed", tls=True, cert_chain=MISNAMED_CERT_CHAIN)
+        self.addCleanup(server.close)
+        server.route("GET", "/ok", lambda req: json_reply({"ok": True}))
+        for check_hostname in (True, False):
+            context = ssl.create_default_context(cafile=OTHER_CA_FILE)
+            context.check_hostname = check_hostname
+            conn = http.client.HTTPSConnection("localhost", server.port, context=context,
+                                               timeout=SHORT_TIMEOUT_S)
+            try:
+                if check_hostname:
+                    with self.assertRaisesRegex(ssl.SSLCertVerificationError, "[Hh]ostname mismatch"):
+                        conn.request("GET", "/ok")
+                else:
+                    conn.request("GET", "/ok")
+                    self.assertEqual(conn.getresponse().status, 200)
+            finally:
+                conn.close()
+        self.assertEqual(len(server.transcript), 1)

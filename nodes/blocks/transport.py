@@ -135,7 +135,7 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-def open_socket(target, stop, deadline, ssl_context=None):
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
     """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
 
     One deadline covers the lookup, every address in turn (each gets only what
@@ -143,9 +143,14 @@ def open_socket(target, stop, deadline, ssl_context=None):
     returned socket is non-blocking; the caller sets its timeout.  A stop
     during any of it, or found once it is done, raises StopRequested and no
     byte of a request goes out.
+
+    `addresses` (getaddrinfo() entries) replaces the lookup for a caller that
+    has judged the addresses itself: only those are tried, while the TLS server
+    name and the certificate's host stay `target.host`.
     """
     stop.check("opening a connection")
-    addresses = resolve(target.host, target.port, stop, deadline)
+    if addresses is None:
+        addresses = resolve(target.host, target.port, stop, deadline)
     sock, last_error = None, None
     for family, kind, proto, _name, address in addresses:
         if deadline.expired():

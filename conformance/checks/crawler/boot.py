@@ -421,3 +421,19 @@ def _(ctx):
     # Assert
     expect_outcome(ctx, plane, "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED", "failed", 1)
     expect_untouched(ctx, plane, ("redeem", "fail", "source", "put"))
+
+
+@check("boot.tls-hostname", clauses=["CRAWLER-BOOT-1"], level="MUST",
+       title="the token goes only to a broker whose certificate names the broker's host",
+       fakes="the broker serves a certificate whose chain the node trusts but which names only "
+             "misnamed.invalid",
+       expected="CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, failed, exit 1; the broker never receives a request "
+                "(a verified chain is not enough: the name must match too)")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane(misnamed=("broker",))
+    # Act
+    plane.run()
+    # Assert
+    expect_outcome(ctx, plane, "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED", "failed", 1)
+    expect_untouched(ctx, plane, ("redeem", "fail", "source", "put"))

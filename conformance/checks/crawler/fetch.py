@@ -507,3 +507,18 @@ def _(ctx):
     # Assert
     expect_reported(ctx, plane, "CRAWLER_SOURCE_UNAVAILABLE")
     expect_untouched(ctx, plane, ("source",))
+
+
+@check("fetch.tls-hostname", clauses=["CRAWLER-FETCH-3"], level="MUST",
+       title="the source is refused when its certificate verifies but names another host",
+       fakes="the source site serves a certificate whose chain the node trusts but which names only "
+             "misnamed.invalid",
+       expected="CRAWLER_SOURCE_UNAVAILABLE reported in a bundle, exit 0; the site never receives a request")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane(misnamed=("site",))
+    # Act
+    plane.run()
+    # Assert
+    expect_reported(ctx, plane, "CRAWLER_SOURCE_UNAVAILABLE")
+    expect_untouched(ctx, plane, ("source",))

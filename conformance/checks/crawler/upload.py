@@ -338,3 +338,18 @@ def _(ctx):
     # Assert
     expect_outcome(ctx, plane, "CRAWLER_UPLOAD_FAILED", "failed", 1)
     expect_untouched(ctx, plane, ("put",))
+
+
+@check("upload.tls-hostname", clauses=["CRAWLER-UPLOAD-1"], level="MUST",
+       title="the PUT goes only to a store whose certificate names the store's host",
+       fakes="the store serves a certificate whose chain the node trusts but which names only "
+             "misnamed.invalid",
+       expected="CRAWLER_UPLOAD_FAILED, failed, exit 1; the store never receives a request")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane(misnamed=("store",))
+    # Act
+    plane.run()
+    # Assert
+    expect_outcome(ctx, plane, "CRAWLER_UPLOAD_FAILED", "failed", 1)
+    expect_untouched(ctx, plane, ("put",))

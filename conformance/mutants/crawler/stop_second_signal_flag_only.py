@@ -2,7 +2,8 @@
 NODE = "nodes/crawler_job.py"
 REPLACE = [(
     '    if STOP.requested:  # CRAWLER-STOP-5: a second stop ends it now\n'
-    '        hard_exit()\n',
+    '        exit_now()\n'
+    '        return\n',
     '',
 )]
 KILLS = ["stop.second-signal"]
