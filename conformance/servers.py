@@ -1035,6 +1035,27 @@ class _Route(object):
         return fnmatch.fnmatchcase(path, self.pattern)
 
 
+_server_contexts = {}
+_server_contexts_lock = threading.Lock()
+
+
+def _server_context(cert_chain):
+    """One server SSLContext per certificate chain, shared by every server.
+
+    A context is never changed after it is made and wrap_socket() is safe
+    from any thread; loading the chain costs milliseconds of CPU, which a
+    conformance run with hundreds of planes of four TLS servers each would
+    otherwise pay every time.
+    """
+    with _server_contexts_lock:
+        context = _server_contexts.get(cert_chain)
+        if context is None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*cert_chain)
+            _server_contexts[cert_chain] = context
+        return context
+
+
 class LoopbackServer(object):
     """A threaded HTTP/1.1 (or HTTPS) server on 127.0.0.1, port 0.
 
@@ -1075,9 +1096,7 @@ class LoopbackServer(object):
         self.errors = []
         self._ssl_context = None
         if tls:
-            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            ctx.load_cert_chain(*(cert_chain or (SERVER_CERT_FILE, SERVER_KEY_FILE)))
-            self._ssl_context = ctx
+            self._ssl_context = _server_context(tuple(cert_chain or (SERVER_CERT_FILE, SERVER_KEY_FILE)))
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             self._listener.bind(("127.0.0.1", 0))
