@@ -786,6 +786,7 @@ class ExchangeContext(object):
         kind = self.rule.fault.kind
         if kind == "reset":
             self.event("fault", self.body.consumed, self.exchange.fault)
+            self.leave_flight()  # before the client can see the reset, so a retry is not counted twice
             self.conn.hard_reset(self.server._closing)
             raise ExchangeEnded("reset")
         self._hold("stalled")
@@ -873,6 +874,7 @@ class ExchangeContext(object):
                 self._hold("held")
             elif kind == "accept_then_reset":
                 self.event("fault", None, self.exchange.fault)
+                self.leave_flight()
                 self.conn.hard_reset(self.server._closing)
                 raise ExchangeEnded("reset")
             else:
@@ -949,9 +951,11 @@ class ExchangeContext(object):
         if kind in ("stall", "reset", "truncate"):
             self.event("fault", ex.resp_bytes, ex.fault)
             if kind == "reset":
+                self.leave_flight()
                 self.conn.hard_reset(self.server._closing)
                 raise ExchangeEnded("reset")
             if kind == "truncate":
+                self.leave_flight()
                 self.conn.graceful_close()
                 raise ExchangeEnded("truncated")
             self._hold("stalled")
@@ -959,6 +963,7 @@ class ExchangeContext(object):
             if send_body and ex.resp_bytes < total:
                 self._send_body(source, length, total, start=ex.resp_bytes)
         if not declare_length and send_body:
+            self.leave_flight()
             self.conn.graceful_close()
             self.keep_alive = False
 

@@ -838,7 +838,11 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
     for family, kind, proto, _name, address in addresses:
         if deadline.expired():
             break
-        candidate = socket.socket(family, kind, proto)
+        try:
+            candidate = socket.socket(family, kind, proto)
+        except OSError as exc:  # no IPv6 on this host, say: the next address may still do
+            last_error = exc
+            continue
         stop.track(candidate)
         try:
             _connect_one(candidate, address, stop, deadline)
@@ -1849,7 +1853,11 @@ def connect_checked(source, addresses, deadline, context):
     """
     target = Target("https", source.host, source.port, source.request_target)
     sock = open_socket(target, STOP, deadline, context, addresses=addresses)
-    return sock, sock.getpeername()[0].split("%", 1)[0]
+    try:
+        return sock, sock.getpeername()[0].split("%", 1)[0]
+    except OSError:  # reset as soon as it was made
+        close_hop(None, sock)
+        raise
 
 
 def close_hop(conn, sock):
@@ -2356,32 +2364,45 @@ def check_result(data, request, request_digest, retrieval, clean_room):
 # -- upload -------------------------------------------------------------------------------------
 
 
-def send_body(sock, body, size, before_last_send):
-    """The PUT body: bytes, or `size` bytes of a spool fd sent in chunks a stop can cut between.
-
-    `before_last_send()` runs just before the send that completes the body.
-    From that moment the store may get the whole body and commit it, so a stop
-    must no longer cut the connection: were the flag set after the last send
-    instead, a stop landing between the two would abort a PUT the store then
-    commits, and the node would report a cancellation over a stored result.
-    """
+def body_pieces(body, size):
+    """The PUT body in pieces: `body` itself when it is bytes, else `size` bytes of a spool fd."""
     if isinstance(body, (bytes, bytearray)):
-        before_last_send()
-        sock.sendall(body)
+        yield body
         return
     offset = 0
-    while True:
+    while offset < size:
+        chunk = os.pread(body, min(IO_CHUNK_BYTES, size - offset), offset)
+        if not chunk:
+            raise OSError(errno.EIO, "the spool is shorter than its Content-Length")
+        yield chunk
+        offset += len(chunk)
+
+
+def send_body(sock, body, size, before_last_byte):
+    """Send the PUT body, in pieces a stop can cut between (CRAWLER-STOP-4).
+
+    Every byte but the last goes out while a stop may still cut the
+    connection: the store commits nothing shorter than the Content-Length.
+    `before_last_byte()` runs just before the last byte is sent; it may raise
+    to keep that byte back. From then on the store may hold the whole body,
+    so a stop must wait for the answer. Were that moment taken after the last
+    send instead, a stop landing in between would abort a PUT the store then
+    commits, and the node would report a cancellation over a stored result.
+    """
+    sent = 0
+    for piece in body_pieces(body, size):
         if STOP.should_abandon():  # CRAWLER-STOP-4: a body still going out is aborted
             raise StopRequested("stop requested during the PUT body")
-        chunk = os.pread(body, min(IO_CHUNK_BYTES, size - offset), offset)
-        if not chunk and offset < size:
-            raise OSError(errno.EIO, "the spool is shorter than its Content-Length")
-        if offset + len(chunk) == size:
-            before_last_send()  # CRAWLER-STOP-4: the last piece counts as sent once handed over
-        sock.sendall(chunk)  # CRAWLER-UPLOAD-2: the child's bytes, never re-encoded
-        offset += len(chunk)
-        if offset == size:
-            return
+        view = memoryview(piece)
+        if sent + len(view) == size:
+            sock.sendall(view[:-1])
+            before_last_byte()  # CRAWLER-STOP-4: from here the body counts as sent
+            sock.sendall(view[-1:])  # CRAWLER-UPLOAD-2: the child's bytes, never re-encoded
+        else:
+            sock.sendall(view)  # CRAWLER-UPLOAD-2
+        sent += len(view)
+    if size == 0:
+        before_last_byte()  # an empty body went out with the headers (no result or bundle is empty)
 
 
 def put_object(config, capability, body, size, on_body_sent=None):
@@ -2400,9 +2421,9 @@ def put_object(config, capability, body, size, on_body_sent=None):
 
             def whole_body_going_out():
                 nonlocal body_sent
-                body_sent = True  # CRAWLER-STOP-4: from here a failure leaves the result's fate unknown
                 if on_body_sent is not None:
-                    on_body_sent()
+                    on_body_sent()  # may raise to keep the last byte back
+                body_sent = True  # CRAWLER-STOP-4: from here a failure leaves the result's fate unknown
             send_body(session.sock, body, size, whole_body_going_out)
             response = conn.getresponse()
             if response.status not in (200, 201):  # CRAWLER-UPLOAD-3: a 3xx is never followed
@@ -2648,6 +2669,8 @@ class Run(object):
 
         def body_sent():
             STOP.abandonable = False  # CRAWLER-STOP-4: the body's last piece is going out: wait for the answer
+            if STOP.requested:  # a stop that came first, its handler perhaps cutting the connection already
+                raise StopRequested("stop requested before the last byte of the body")
 
         try:
             put_object(self.config, self.capability, self.result_spool.fileno(), size,

@@ -449,7 +449,7 @@ class CrawlerPlane(object):
         if misnamed:
             self.ca_file = os.path.join(ctx.tmpdir(home + "/trust"), "ca-bundle.pem")
             with open(self.ca_file, "wb") as out:
-                for path in (CA_FILE, OTHER_CA_FILE):
+                for path in (OTHER_CA_FILE, CA_FILE):  # the one that matters first, for a reader of one PEM
                     with open(path, "rb") as f:
                         out.write(f.read())
         self.child_dir = ctx.tmpdir(home + "/child")

@@ -155,7 +155,11 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
     for family, kind, proto, _name, address in addresses:
         if deadline.expired():
             break
-        candidate = socket.socket(family, kind, proto)
+        try:
+            candidate = socket.socket(family, kind, proto)
+        except OSError as exc:  # no IPv6 on this host, say: the next address may still do
+            last_error = exc
+            continue
         stop.track(candidate)
         try:
             _connect_one(candidate, address, stop, deadline)

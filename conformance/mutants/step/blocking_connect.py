@@ -15,8 +15,10 @@ REPLACE = [(
     "    sock.setblocking(False)\n"
     "    stop.track(sock)\n",
 ), (
-    "        candidate = socket.socket(family, kind, proto)\n"
+    "            last_error = exc\n"
+    "            continue\n"
     "        stop.track(candidate)\n",
-    "        candidate = socket.socket(family, kind, proto)\n",
+    "            last_error = exc\n"
+    "            continue\n",
 )]
 KILLS = ["stop.connect"]
