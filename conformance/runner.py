@@ -46,13 +46,17 @@ then exits the same way the node did. So ``exit_code`` is the node's own:
 The launcher also sets the node's parent-death signal to SIGKILL, so a node
 cannot outlive a killed launcher, and it SIGKILLs the node when the harness
 dies (the status pipe's read end closes), so a node cannot outlive a killed
-harness either.
+harness either. Launchers are normally forks of one small fork server
+(`_FORK_SERVER`) rather than new interpreters: the same code, without the
+interpreter start that a run with hundreds of nodes would pay each time.
 """
 
 import atexit
+import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -184,6 +188,136 @@ os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 127)
 
 def _launcher_argv(status_fd, mode, procs, argv):
     return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(status_fd), mode, procs or "", "--"] + list(argv)
+
+
+# --------------------------------------------------------------------------
+# The fork server: launchers without a new interpreter each
+# --------------------------------------------------------------------------
+# A launcher started as a new interpreter spends about 20 ms of CPU before it
+# does anything, and a conformance run starts hundreds of nodes. So one small,
+# single-threaded fork server is started once per harness process, and each
+# launcher is a fork of it that runs _LAUNCHER in-process: the same code, the
+# same status pipe, a fresh session. A request is one SOCK_SEQPACKET message
+# (JSON: argv, env, cwd, mode, procs) carrying four descriptors (stdin,
+# stdout, stderr, status); the answer is the launcher's pid. It ignores
+# SIGCHLD, so the kernel reaps launchers, and the harness learns a launcher's
+# end from its status pipe. It exits when its socket closes, which happens
+# when the harness does, however the harness ends. When it cannot serve
+# (gone, or a request too large), the harness starts the launcher as before.
+_FORK_SERVER = r'''
+import ctypes, json, os, resource, select, signal, socket, sys, time
+launcher = compile(sys.argv[2], "<launcher>", "exec")
+server = socket.socket(fileno=int(sys.argv[1]))
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+while True:
+    try:
+        message, fds, _flags, _address = socket.recv_fds(server, 1 << 20, 4)
+    except InterruptedError:
+        continue
+    if not message:
+        os._exit(0)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            server.close()
+            os.setsid()
+            for target, fd in enumerate(fds[:3]):
+                os.dup2(fd, target)
+            for fd in fds[:3]:
+                if fd > 2:
+                    os.close(fd)
+            request = json.loads(message)
+            if request["cwd"]:
+                os.chdir(request["cwd"])
+            os.environ.clear()
+            os.environ.update(request["env"])
+            sys.argv = ["-c", str(fds[3]), request["mode"], request["procs"], "--"] + request["argv"]
+            exec(launcher, {"__name__": "__main__"})
+        except BaseException as exc:
+            try:
+                os.write(fds[3], ("error fork server: %s: %s\n" % (type(exc).__name__, exc)).encode("utf-8", "replace"))
+            except Exception:
+                pass
+        os._exit(127)
+    for fd in fds:
+        os.close(fd)
+    try:
+        server.sendall(b"%d" % pid)
+    except OSError:
+        os._exit(0)
+'''
+
+
+# Largest request sent to the fork server; a larger environment (a check that
+# passes an oversized variable) goes the old way. Well under the socket's
+# send buffer, which bounds one SOCK_SEQPACKET message.
+MAX_FORK_REQUEST_BYTES = 64 << 10
+
+
+class _ForkServer:
+    """The harness's end of the fork server; `spawn` is safe from any thread."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._sock = None
+        self._proc = None
+
+    def _start(self):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _FORK_SERVER, str(theirs.fileno()), _LAUNCHER],
+                pass_fds=(theirs.fileno(),), env={}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._sock = ours
+
+    def _stop(self):
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._proc is not None:
+            try:
+                self._proc.wait(SHORT_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+    def spawn(self, argv, env, cwd, mode, procs, fds):
+        """The pid of a launcher for argv, or None when the fork server could
+        not take the request (the caller then starts the launcher itself).
+        A None after the request went out means the server died with it: the
+        caller's status pipe closes, and a launcher that did start kills its
+        node when it sees that."""
+        message = json.dumps({"argv": list(argv), "env": dict(env), "cwd": cwd or "",
+                              "mode": mode, "procs": procs or ""}).encode("utf-8")
+        if len(message) > MAX_FORK_REQUEST_BYTES:
+            return None
+        with self._lock:
+            try:
+                if self._sock is None:
+                    self._start()
+                socket.send_fds(self._sock, [message], fds)
+                reply = self._sock.recv(64)
+                if not reply:
+                    raise OSError("the fork server ended")
+                return int(reply)
+            except (OSError, ValueError):
+                self._stop()
+                return None
+
+    def close(self):
+        with self._lock:
+            self._stop()
+
+
+_fork_server = _ForkServer()
 
 
 # --------------------------------------------------------------------------
@@ -682,26 +816,17 @@ class NodeProcess:
         # The node is always forked by the small launcher, never by the harness:
         # exec keeps the pre-exec RSS high-water mark, so a fork of the (large,
         # threaded) harness would inflate the node's ru_maxrss.
-        status_read, status_write = os.pipe()
-        popen_argv = _launcher_argv(status_write, "pid1" if pid1 else "plain",
-                                    cgroup.procs_file if cgroup else "", self.argv)
+        mode, procs = "pid1" if pid1 else "plain", cgroup.procs_file if cgroup else ""
         self.t_launch = self.t_start = time.monotonic()
-        try:
-            self._popen = subprocess.Popen(popen_argv, env=self.env, cwd=cwd, stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                           pass_fds=(status_write,), start_new_session=True)
-        except BaseException:
-            os.close(status_read)
-            os.close(status_write)
-            raise
-        self.launcher_pid = self._popen.pid
+        self._popen = None
+        launched = self._launch_forked(mode, procs) or self._launch_popen(mode, procs)
+        self.launcher_pid, stdout, stderr, status_read = launched
         with _live_lock:
             _live.add(self)
-        self._streams = {"stdout": _Stream("stdout", self._popen.stdout, self._cond),
-                         "stderr": _Stream("stderr", self._popen.stderr, self._cond)}
+        self._streams = {"stdout": _Stream("stdout", stdout, self._cond),
+                         "stderr": _Stream("stderr", stderr, self._cond)}
         self._status_fd = status_read
         self._status_buf = b""
-        os.close(status_write)
         try:
             self.host_pid = self._handshake()
         except BaseException:
@@ -726,6 +851,36 @@ class NodeProcess:
         self._sampler.start()
 
     # ---- start-up -------------------------------------------------------
+    def _launch_forked(self, mode, procs):
+        """(launcher pid, stdout, stderr, status fd) from the fork server, or None."""
+        fds = list(os.pipe()) + list(os.pipe()) + list(os.pipe())  # stdout r/w, stderr r/w, status r/w
+        stdin = os.open(os.devnull, os.O_RDONLY)
+        try:
+            pid = _fork_server.spawn(self.argv, self.env, self.cwd, mode, procs, [stdin, fds[1], fds[3], fds[5]])
+        finally:
+            for fd in (stdin, fds[1], fds[3], fds[5]):
+                os.close(fd)
+        if pid is None:
+            for fd in (fds[0], fds[2], fds[4]):
+                os.close(fd)
+            return None
+        return pid, os.fdopen(fds[0], "rb"), os.fdopen(fds[2], "rb"), fds[4]
+
+    def _launch_popen(self, mode, procs):
+        """(launcher pid, stdout, stderr, status fd) from a launcher started as a new interpreter."""
+        status_read, status_write = os.pipe()
+        try:
+            self._popen = subprocess.Popen(_launcher_argv(status_write, mode, procs, self.argv), env=self.env,
+                                           cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE, pass_fds=(status_write,),
+                                           start_new_session=True)
+        except BaseException:
+            os.close(status_read)
+            raise
+        finally:
+            os.close(status_write)
+        return self._popen.pid, self._popen.stdout, self._popen.stderr, status_read
+
     def _status_lines(self, timeout):
         """Read complete status lines from the launcher within timeout."""
         deadline = time.monotonic() + timeout
@@ -784,8 +939,33 @@ class NodeProcess:
                         self.seen_cmdlines[pid] = argv
 
     def _reap_direct(self, timeout=None):
-        """wait4 on the direct child; returns (status, rusage) or None."""
+        """wait4 on the direct child; returns (status, rusage) or None.
+
+        A launcher from the fork server is not our child (the kernel reaps
+        it): its end is the end of its status pipe, read here to EOF."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        if self._popen is None:
+            while self._status_fd is not None:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return None
+                if not _readable(self._status_fd, left if left is not None else 3600):
+                    continue
+                chunk = os.read(self._status_fd, 4096)
+                if not chunk:
+                    break
+                self._status_buf += chunk
+            # Its descriptors close as it exits, a moment before it is gone.
+            gone_by = time.monotonic() + REAP_TIMEOUT_S if deadline is None else deadline
+            while time.monotonic() < gone_by:
+                try:
+                    os.kill(self.launcher_pid, 0)
+                except ProcessLookupError:
+                    break
+                except OSError:
+                    break
+                time.sleep(POLL_INTERVAL_S)
+            return None
         while True:
             try:
                 flags = 0 if deadline is None else os.WNOHANG

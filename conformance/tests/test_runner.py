@@ -273,6 +273,70 @@ class MemoryCgroupTest(unittest.TestCase):
         self.assertEqual(self.leftover_cgroups(), [])
 
 
+def running(pid):
+    """Alive and not a zombie (an orphan's zombie waits for whoever reaps here)."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def parent_of(pid):
+    with open("/proc/%d/stat" % pid) as handle:
+        return int(handle.read().rsplit(")", 1)[1].split()[1])
+
+
+class ForkServerTest(unittest.TestCase):
+    """Launchers are forks of the fork server; the old way is the fallback."""
+
+    def run_one(self, env):
+        proc = Runner.start(py("import time; print('up', flush=True); time.sleep(0.3)"), env, pid1=False)
+        self.assertTrue(proc.wait_for_line("stdout", lambda line: line == "up", SHORT_TIMEOUT_S))
+        launcher_parent = parent_of(proc.launcher_pid)
+        result = proc.wait(SHORT_TIMEOUT_S)
+        self.assertEqual((result.exit_code, result.stdout, result.environ_snapshot), (0, "up\n", env))
+        self.assertEqual(result.leftover, [])
+        return proc, launcher_parent
+
+    def test_launchers_are_forks_and_a_large_request_goes_the_old_way(self):
+        proc, parent = self.run_one(ENV)
+        self.assertIsNone(proc._popen)
+        self.assertEqual(parent, runner._fork_server._proc.pid)
+        large = dict(ENV, BIG="x" * (runner.MAX_FORK_REQUEST_BYTES + 1))
+        proc, parent = self.run_one(large)
+        self.assertIsNotNone(proc._popen)
+        self.assertEqual(parent, os.getpid())
+
+    def test_a_dead_fork_server_is_replaced(self):
+        self.run_one(ENV)
+        dead = runner._fork_server._proc
+        dead.kill()
+        dead.wait()
+        proc, parent = self.run_one(ENV)  # this one notices, and goes the old way
+        self.assertIsNotNone(proc._popen)
+        proc, parent = self.run_one(ENV)  # and this one has a new fork server
+        self.assertIsNone(proc._popen)
+        self.assertNotEqual(runner._fork_server._proc.pid, dead.pid)
+        self.assertEqual(parent, runner._fork_server._proc.pid)
+
+    def test_the_fork_server_ends_with_the_harness(self):
+        harness = subprocess.Popen(
+            [PY, "-c", "import time\nfrom conformance import runner\n"
+                       "runner.Runner.start(['true'], {'PATH': '/usr/bin:/bin'}, pid1=False).wait(5)\n"
+                       "print(runner._fork_server._proc.pid, flush=True)\ntime.sleep(60)\n"],
+            cwd=REPO_ROOT, stdout=subprocess.PIPE)
+        server = int(harness.stdout.readline())
+        self.assertEqual(parent_of(server), harness.pid)
+        harness.kill()  # SIGKILL: no atexit; only the closed socket tells the fork server
+        harness.wait()
+        harness.stdout.close()
+        deadline = time.monotonic() + SHORT_TIMEOUT_S
+        while running(server) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertFalse(running(server))
+
+
 class UnavailableTest(unittest.TestCase):
     def test_memory_limit_without_cgroup_raises(self):
         saved = runner._caps
