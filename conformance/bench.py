@@ -70,7 +70,7 @@ import time
 from conformance import faults
 from conformance.faults import Match
 from conformance.planes.step import KEY_PREFIX, MARKER_NAME, Input, StepPlane
-from conformance.runner import HarnessError, Runner, capabilities
+from conformance.runner import HarnessError, Runner, capabilities, forked_nodes_cpu_s
 from conformance.store import GENERATED_BLOCK_BYTES, GeneratedSource
 from conformance.timeouts import LONG_TIMEOUT_S, SHORT_TIMEOUT_S
 
@@ -150,8 +150,9 @@ def machine_busy_s():
 
 
 def own_cpu_s():
-    """CPU seconds of this process and every child it reaped."""
-    total = 0.0
+    """CPU seconds of this process, every child it reaped, and every node the
+    runner's fork server reaped (whose launchers are not this process's children)."""
+    total = forked_nodes_cpu_s()
     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
         usage = resource.getrusage(who)
         total += usage.ru_utime + usage.ru_stime

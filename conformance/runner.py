@@ -52,6 +52,7 @@ interpreter start that a run with hundreds of nodes would pay each time.
 """
 
 import atexit
+import errno
 import json
 import os
 import select
@@ -199,16 +200,23 @@ def _launcher_argv(status_fd, mode, procs, argv):
 # launcher is a fork of it that runs _LAUNCHER in-process: the same code, the
 # same status pipe, a fresh session. A request is one SOCK_SEQPACKET message
 # (JSON: argv, env, cwd, mode, procs) carrying four descriptors (stdin,
-# stdout, stderr, status); the answer is the launcher's pid. It ignores
-# SIGCHLD, so the kernel reaps launchers, and the harness learns a launcher's
-# end from its status pipe. It exits when its socket closes, which happens
+# stdout, stderr, status); the answer is the launcher's pid. It reaps each
+# launcher as soon as it exits, and the harness learns a launcher's end from
+# its status pipe (the CPU of launchers and their nodes is in the server's
+# children's times: `_ForkServer.children_cpu_s`). It exits when its socket closes, which happens
 # when the harness does, however the harness ends. When it cannot serve
 # (gone, or a request too large), the harness starts the launcher as before.
 _FORK_SERVER = r'''
 import ctypes, json, os, resource, select, signal, socket, sys, time
 launcher = compile(sys.argv[2], "<launcher>", "exec")
 server = socket.socket(fileno=int(sys.argv[1]))
-signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+def reap(signum, frame):  # reaped here, so their CPU adds up in this process's children's times
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+signal.signal(signal.SIGCHLD, reap)
 while True:
     try:
         message, fds, _flags, _address = socket.recv_fds(server, 1 << 20, 4)
@@ -256,7 +264,13 @@ MAX_FORK_REQUEST_BYTES = 64 << 10
 
 
 class _ForkServer:
-    """The harness's end of the fork server; `spawn` is safe from any thread."""
+    """The harness's end of the fork server; `spawn` is safe from any thread.
+
+    A launcher's pid is free again as soon as it exits, since the server, not
+    the harness, reaps it. The harness signals a launcher only while waiting
+    for it (`kill` signals its group after REAP_TIMEOUT_S without an end), so
+    a reused pid would take the pid counter wrapping within that window.
+    """
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -295,8 +309,13 @@ class _ForkServer:
         A None after the request went out means the server died with it: the
         caller's status pipe closes, and a launcher that did start kills its
         node when it sees that."""
-        message = json.dumps({"argv": list(argv), "env": dict(env), "cwd": cwd or "",
-                              "mode": mode, "procs": procs or ""}).encode("utf-8")
+        try:  # str as Popen would pass them (bytes and paths decoded as the file system does)
+            message = json.dumps({"argv": [os.fsdecode(a) for a in argv],
+                                  "env": dict((os.fsdecode(k), os.fsdecode(v)) for k, v in env.items()),
+                                  "cwd": os.fsdecode(cwd) if cwd else "",
+                                  "mode": mode, "procs": procs or ""}).encode("utf-8")
+        except (TypeError, ValueError):
+            return None
         if len(message) > MAX_FORK_REQUEST_BYTES:
             return None
         with self._lock:
@@ -304,13 +323,37 @@ class _ForkServer:
                 if self._sock is None:
                     self._start()
                 socket.send_fds(self._sock, [message], fds)
+            except OSError as exc:
+                if exc.errno != errno.EMSGSIZE:  # too large for this socket: only this request goes the old way
+                    self._stop()
+                return None
+            except BaseException:
+                self._stop()
+                raise
+            try:
                 reply = self._sock.recv(64)
                 if not reply:
                     raise OSError("the fork server ended")
                 return int(reply)
-            except (OSError, ValueError):
+            except BaseException as exc:
+                # The server is gone, or this thread was interrupted with a reply
+                # still queued: either way the socket cannot be trusted again.
                 self._stop()
-                return None
+                if isinstance(exc, (OSError, ValueError)):
+                    return None
+                raise
+
+    def children_cpu_s(self):
+        """CPU seconds of every launcher (with its node) the server has reaped so far."""
+        proc = self._proc
+        if proc is None:
+            return 0.0
+        try:
+            with open("/proc/%d/stat" % proc.pid, encoding="ascii") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            return (int(fields[13]) + int(fields[14])) / float(os.sysconf("SC_CLK_TCK"))  # cutime, cstime
+        except (OSError, ValueError, IndexError):
+            return 0.0
 
     def close(self):
         with self._lock:
@@ -318,6 +361,12 @@ class _ForkServer:
 
 
 _fork_server = _ForkServer()
+
+
+def forked_nodes_cpu_s():
+    """CPU seconds of the launchers (each with its node) the fork server has
+    reaped: they are not this process's children, so RUSAGE_CHILDREN misses them."""
+    return _fork_server.children_cpu_s()
 
 
 # --------------------------------------------------------------------------
@@ -854,15 +903,17 @@ class NodeProcess:
     def _launch_forked(self, mode, procs):
         """(launcher pid, stdout, stderr, status fd) from the fork server, or None."""
         fds = list(os.pipe()) + list(os.pipe()) + list(os.pipe())  # stdout r/w, stderr r/w, status r/w
-        stdin = os.open(os.devnull, os.O_RDONLY)
+        stdin = os.open(os.devnull, os.O_RDWR)  # as subprocess.DEVNULL opens it
+        pid = None
         try:
             pid = _fork_server.spawn(self.argv, self.env, self.cwd, mode, procs, [stdin, fds[1], fds[3], fds[5]])
         finally:
             for fd in (stdin, fds[1], fds[3], fds[5]):
                 os.close(fd)
+            if pid is None:  # closing the status pipe also tells a launcher that did start to kill its node
+                for fd in (fds[0], fds[2], fds[4]):
+                    os.close(fd)
         if pid is None:
-            for fd in (fds[0], fds[2], fds[4]):
-                os.close(fd)
             return None
         return pid, os.fdopen(fds[0], "rb"), os.fdopen(fds[2], "rb"), fds[4]
 

@@ -1,9 +1,11 @@
 """Runner: real subprocesses, as PID 1 and under a memory cgroup where allowed."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 import uuid
@@ -290,11 +292,31 @@ def parent_of(pid):
 class ForkServerTest(unittest.TestCase):
     """Launchers are forks of the fork server; the old way is the fallback."""
 
+    def setUp(self):
+        self.scratch = tempfile.mkdtemp(prefix="fork-server-test-")
+        self.addCleanup(shutil.rmtree, self.scratch, True)
+
+    def test_the_nodes_cpu_is_counted(self):
+        before = runner.forked_nodes_cpu_s()
+        proc = Runner.start(py("import time\nend = time.process_time() + 0.3\n"
+                               "while time.process_time() < end: pass\n"), ENV, pid1=False)
+        result = proc.wait(SHORT_TIMEOUT_S)
+        self.assertIsNone(proc._popen)
+        self.assertGreaterEqual(result.cpu_s, 0.3)
+        self.assertGreaterEqual(runner.forked_nodes_cpu_s() - before, 0.25)  # clock ticks: 10 ms steps
+
     def run_one(self, env):
-        proc = Runner.start(py("import time; print('up', flush=True); time.sleep(0.3)"), env, pid1=False)
+        # The node waits for a file the test makes once it has looked at the
+        # launcher, so the launcher is there to be looked at however slow the machine.
+        go = os.path.join(self.scratch, "go")
+        code = ("import os, time\nprint('up', flush=True)\n"
+                "while not os.path.exists(%r): time.sleep(0.01)\n" % go)
+        proc = Runner.start(py(code), env, pid1=False)
         self.assertTrue(proc.wait_for_line("stdout", lambda line: line == "up", SHORT_TIMEOUT_S))
         launcher_parent = parent_of(proc.launcher_pid)
+        open(go, "w").close()
         result = proc.wait(SHORT_TIMEOUT_S)
+        os.unlink(go)
         self.assertEqual((result.exit_code, result.stdout, result.environ_snapshot), (0, "up\n", env))
         self.assertEqual(result.leftover, [])
         return proc, launcher_parent
