@@ -202,10 +202,11 @@ def _launcher_argv(status_fd, mode, procs, argv):
 # (JSON: argv, env, cwd, mode, procs) carrying four descriptors (stdin,
 # stdout, stderr, status); the answer is the launcher's pid. It reaps each
 # launcher as soon as it exits, and the harness learns a launcher's end from
-# its status pipe (the CPU of launchers and their nodes is in the server's
-# children's times: `_ForkServer.children_cpu_s`). It exits when its socket closes, which happens
-# when the harness does, however the harness ends. When it cannot serve
-# (gone, or a request too large), the harness starts the launcher as before.
+# its status pipe (the CPU of launchers and their nodes adds up in the
+# server's children's times: `forked_nodes_cpu_s`). It exits when its socket
+# closes, which happens when the harness does, however the harness ends. When
+# it cannot serve (gone, or a request it cannot take), the harness starts the
+# launcher as before.
 _FORK_SERVER = r'''
 import ctypes, json, os, resource, select, signal, socket, sys, time
 launcher = compile(sys.argv[2], "<launcher>", "exec")
@@ -354,10 +355,6 @@ class _ForkServer:
             return (int(fields[13]) + int(fields[14])) / float(os.sysconf("SC_CLK_TCK"))  # cutime, cstime
         except (OSError, ValueError, IndexError):
             return 0.0
-
-    def close(self):
-        with self._lock:
-            self._stop()
 
 
 _fork_server = _ForkServer()
