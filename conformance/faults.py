@@ -11,7 +11,10 @@ documents, so a failing check reads the way its fault was written.
 
 Kinds and their parameters (units are in the names):
 
-    status(code, s3_code=None, message=None, retry_after_s=None, body=None, reason=None)
+    status(code, s3_code=None, message=None, retry_after_s=None, body=None, reason=None,
+           endless=False)           endless: the body is followed by silence on an open
+                                    connection, its Content-Length promising more: an
+                                    error body that never ends
     delay(seconds)                  response (or request body) held back this long
     hang()                          request accepted, never answered
     stall(after_bytes)              body stops after N bytes; connection stays open
@@ -53,7 +56,7 @@ __all__ = [
 #          request carries a body (POST/PUT/PATCH), else "response".
 KINDS = {
     "status": (("code",), {"s3_code": None, "message": None, "retry_after_s": None,
-                           "body": None, "reason": None},
+                           "body": None, "reason": None, "endless": False},
                ("request", "response"), "response"),
     "delay": (("seconds",), {}, ("request", "response"), "response"),
     "hang": ((), {}, ("request", "response"), "request"),
@@ -152,6 +155,8 @@ class Fault(object):
                 text += " (no body)"
             if p["retry_after_s"] is not None:
                 text += ", Retry-After %s s" % _num(p["retry_after_s"])
+            if p["endless"]:
+                text += ", then silence on an open connection (the body never ends)"
             if phase == "request":
                 text += " before reading the request body"
             return text
@@ -203,6 +208,8 @@ def _validate(kind, v):
             raise ValueError("fault 'status': code must be an int in 100..999")
         if v["body"] is not None and not isinstance(v["body"], (bytes, bytearray)):
             raise ValueError("fault 'status': body must be bytes")
+        if not isinstance(v["endless"], bool):
+            raise ValueError("fault 'status': endless must be True or False")
     if kind == "delay" and (not isinstance(v["seconds"], (int, float)) or v["seconds"] < 0):
         raise ValueError("fault 'delay': seconds must be >= 0")
     if kind == "dribble":
@@ -220,9 +227,9 @@ def _validate(kind, v):
 
 # ---- constructors: faults.reset(65536) reads better than Fault("reset", ...) ----
 
-def status(code, s3_code=None, message=None, retry_after_s=None, body=None, reason=None):
+def status(code, s3_code=None, message=None, retry_after_s=None, body=None, reason=None, endless=False):
     return Fault("status", code=code, s3_code=s3_code, message=message,
-                 retry_after_s=retry_after_s, body=body, reason=reason)
+                 retry_after_s=retry_after_s, body=body, reason=reason, endless=endless)
 
 
 def delay(seconds):

@@ -103,6 +103,22 @@ _URL_QUERY = re.compile(r"(?i)\b((?:https?|s3)://[^\s?'\"<>]*)\?[^\s'\"<>]*")
 _TOKEN_CHARS = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 
 
+def socket_buffer_allowance():
+    """Bytes a server may still have pushed into the kernel after its peer
+    stopped reading: the largest receive buffer the kernel grows a socket to
+    plus the largest send buffer (net.ipv4.tcp_rmem and tcp_wmem maxima; 64 MiB
+    when they cannot be read). A check that judges a node by how much a fake
+    *sent* must allow this much, or it fails whenever the buffers grow."""
+    total = 0
+    for name in ("tcp_rmem", "tcp_wmem"):
+        try:
+            with open("/proc/sys/net/ipv4/" + name) as handle:
+                total += int(handle.read().split()[2])
+        except (OSError, ValueError, IndexError):
+            return 64 << 20
+    return total
+
+
 def mask_text(text, secret_values=()):
     """Replace every known secret and every URL query in text with MASK."""
     for secret in secret_values:
@@ -351,6 +367,43 @@ class FileSource(object):
         for block in self.iter_blocks(start, end, IO_BLOCK_BYTES):
             conn.send(block)
             progress(len(block))
+
+
+# What an endless status answer's Content-Length promises beyond its body:
+# far more than a bounded reader takes, and small enough that a reader which
+# allocates what it is promised (http.client's read() does) can, and then
+# waits instead of failing at once with a MemoryError.
+ENDLESS_PROMISE_BYTES = 64 << 20
+
+
+class _PromisedSource(object):
+    """A small body whose declared length runs on far past it: the body, then
+    oversize filler (sent only if a check releases the stall)."""
+
+    def __init__(self, body_source):
+        self.body = body_source
+        self.length = body_source.length + ENDLESS_PROMISE_BYTES
+
+    def iter_blocks(self, start, end, max_block):
+        if start < self.body.length:
+            for block in self.body.iter_blocks(start, min(end, self.body.length), max_block):
+                yield block
+        for block in _filler_blocks(end - max(start, self.body.length)):
+            yield block
+
+    def send_range(self, conn, start, end, progress):
+        for block in self.iter_blocks(start, end, IO_BLOCK_BYTES):
+            conn.send(block)
+            progress(len(block))
+
+
+def _endless(fault, source):
+    """(source, writer fault) of a fault's answer: an endless status answer is
+    its body, then a stall on an open connection under a Content-Length that
+    promises more (faults.status(..., endless=True))."""
+    if fault.kind != "status" or not fault.endless:
+        return source, None
+    return _PromisedSource(source), _faults.stall(source.length)
 
 
 def _filler_blocks(length):
@@ -774,9 +827,10 @@ class ExchangeContext(object):
         elif kind in ("status", "redirect", "garbage"):
             self.event("fault", self.body.consumed, self.exchange.fault)
             status, headers, source = self._fault_answer(rule.fault)
+            source, writer_fault = _endless(rule.fault, source)
             self.body.expect_continue = False
             self.keep_alive = False
-            self._write_response(status, headers, source, head_only=self._head_only(), writer_fault=None)
+            self._write_response(status, headers, source, head_only=self._head_only(), writer_fault=writer_fault)
             self.linger()
             raise ExchangeEnded("ok")
         elif kind in ("reset", "stall"):
@@ -867,6 +921,7 @@ class ExchangeContext(object):
             elif kind in ("status", "redirect", "garbage"):
                 self.event("fault", None, self.exchange.fault)
                 status, headers, source = self._fault_answer(rule.fault)
+                source, writer_fault = _endless(rule.fault, source)
             elif kind == "delay":
                 self.event("fault", None, self.exchange.fault)
                 self._sleep(rule.fault.seconds)

@@ -17,6 +17,7 @@ from conformance import faults
 from conformance.faults import Match
 from conformance.planes import crawler_docs as docs
 from conformance.planes.crawler import BUCKET, SESSION_ID
+from conformance.servers import socket_buffer_allowance
 from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S
 
 __all__ = ["faults", "Match", "docs", "BUCKET", "SESSION_ID", "STOP_BUDGET_S", "SHORT_DEADLINE_S",
@@ -36,12 +37,15 @@ STOP_BUDGET_S = 1.0
 SHORT_DEADLINE_S = 2.0
 DEADLINE_SLACK_S = 4.0
 
-# An answer without Content-Length far beyond any bound (metadata, :redeem):
-# a node that reads it all, instead of the bound + 1 bytes, lets the fake
-# finish sending it. SOCKET_SLACK_BYTES is what the fake may have pushed into
-# the kernel's socket buffers beyond what a node that stopped in time read.
-ENDLESS_BYTES = 64 << 20
-SOCKET_SLACK_BYTES = 16 << 20
+# An answer without Content-Length far beyond any bound (metadata, :redeem,
+# the source): a node that reads it all, instead of the bound + 1 bytes, lets
+# the fake finish sending it. SOCKET_SLACK_BYTES is what the fake may have
+# pushed into the kernel's socket buffers beyond what a node that stopped in
+# time read: this machine's largest receive and send buffers, so the bound
+# holds however far the kernel grew them. ENDLESS_BYTES leaves twice that,
+# and room for the largest bound, between the two kinds of node.
+SOCKET_SLACK_BYTES = socket_buffer_allowance()
+ENDLESS_BYTES = max(64 << 20, 2 * SOCKET_SLACK_BYTES + (16 << 20))
 
 
 def describe_run(plane):

@@ -25,8 +25,8 @@ import socket
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    DEADLINE_SLACK_S, SHORT_DEADLINE_S, Match, docs, each_variant, expect_reported, expect_success,
-    expect_untouched, faults)
+    DEADLINE_SLACK_S, ENDLESS_BYTES, SHORT_DEADLINE_S, SOCKET_SLACK_BYTES, Match, docs, each_variant,
+    expect_reported, expect_success, expect_untouched, faults)
 from conformance.planes.crawler import DEFAULT_SOURCE
 
 # Headers of every hop, exactly (CRAWLER-FETCH-4); Host is added per hop.
@@ -48,14 +48,11 @@ SLOW_SOURCE_BYTES = 4096
 # loaded machine, which would otherwise leave no window at all.
 SHORT_WINDOW_S = docs.UPLOAD_RESERVE_S + int(SHORT_DEADLINE_S) + 1
 
-# max_source_bytes of the streamed-size check, and the filler a server sends
-# past the source without Content-Length: far more than any socket buffer, so
-# a node that reads to the end is told apart from one that stops at the limit.
+# max_source_bytes of the streamed-size check; the filler the site sends past
+# the source without Content-Length is ENDLESS_BYTES (far more than the
+# socket buffers hold, see _common), so a node that reads to the end is told
+# apart from one that stops at the limit.
 STREAM_LIMIT_BYTES = 1 << 20
-ENDLESS_EXTRA_BYTES = 256 << 20
-# How much more than the limit the server may have written before the node
-# stopped reading: the kernel's send and receive buffers on loopback.
-SOCKET_SLACK_BYTES = 32 << 20
 
 # A CSV source long enough to be cut in the middle at a line boundary.
 LONG_CSV_LINES = 2000
@@ -377,13 +374,13 @@ def _(ctx):
 
 @check("fetch.too-large-streamed", clauses=["CRAWLER-FETCH-6"], level="MUST",
        title="without Content-Length, reading stops at max_source_bytes + 1",
-       fakes="max_source_bytes 1 MiB; the site answers without Content-Length and sends the CSV then 256 "
-             "MiB more",
+       fakes="max_source_bytes 1 MiB; the site answers without Content-Length and sends the CSV, then twice "
+             "what the machine's socket buffers can hold and more",
        expected="CRAWLER_SOURCE_TOO_LARGE reported by bundle, and the site could write no more than the "
-                "limit plus socket buffers (32 MiB)")
+                "limit plus the socket buffers")
 def _(ctx):
     plane = ctx.plane(limits=_limits(max_source_bytes=STREAM_LIMIT_BYTES),
-                      source_faults=[faults.oversize(ENDLESS_EXTRA_BYTES, content_length="absent")])
+                      source_faults=[faults.oversize(ENDLESS_BYTES, content_length="absent")])
     plane.run()
     expect_reported(ctx, plane, "CRAWLER_SOURCE_TOO_LARGE")
     sent = max([hop.exchange.resp_bytes for hop in plane.source_requests()] or [0])
@@ -392,7 +389,7 @@ def _(ctx):
                expected="the site wrote at most %d bytes (the limit plus socket buffers)"
                         % (STREAM_LIMIT_BYTES + SOCKET_SLACK_BYTES),
                actual="the site wrote %d bytes of a %d-byte body" % (
-                   sent, len(DEFAULT_SOURCE) + ENDLESS_EXTRA_BYTES),
+                   sent, len(DEFAULT_SOURCE) + ENDLESS_BYTES),
                diagnosis="the node read on past max_source_bytes + 1 instead of stopping there")
 
 

@@ -15,7 +15,7 @@ from conformance.planes.step import (IDENTITY, KEY_PREFIX, MARKER_NAME, OMIT,
 __all__ = ["faults", "Match", "Input", "OMIT", "KEY_PREFIX", "MARKER_NAME", "RESULT_NAME",
            "IDENTITY", "csv_inputs", "expect_exit", "expect_marker", "expect_no_marker",
            "expect_listed", "expect_not_listed", "expect_prompt_stop", "on_event", "stderr_lines",
-           "STOP_BUDGET_S", "hold_answer", "contract_schema"]
+           "STOP_BUDGET_S", "hold_answer", "contract_schema", "expect_exit_unwaiting"]
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))), "contract", "schemas", "step")
@@ -30,6 +30,11 @@ def contract_schema(name):
 # A stop must end the run this fast in conformance (the goal is 100 ms;
 # `make bench` measures it precisely, on a quiet machine).
 STOP_BUDGET_S = 1.0
+
+# How soon after the start of an answer that never ends a node that needs no
+# more of it must exit: far below the 25 s read timeout (READ_TIMEOUT_S) that
+# ends a node which waits for the rest, and generous for a loaded machine.
+UNWAITING_EXIT_S = 5.0
 
 # Long enough for the plane to act between two requests of the node.
 HOLD_ANSWER_S = 0.5
@@ -83,6 +88,21 @@ def expect_exit(ctx, plane, codes, why):
     ctx.expect(result.exit_code in codes and not result.timed_out,
                expected="exit %s (%s)" % (" or ".join(str(c) for c in codes), why),
                actual="%s; stderr: %s" % (result.describe(), tail[:400]))
+
+
+def expect_exit_unwaiting(ctx, plane, exchange, code, why, diagnosis):
+    """Exit `code` within UNWAITING_EXIT_S of `exchange`'s answer, an answer
+    whose body never ends: the node took what it needed and did not wait."""
+    result = plane.result
+    waited = None
+    if exchange is not None and exchange.t_answer is not None and result.t_exit is not None:
+        waited = result.t_exit - exchange.t_answer
+    ctx.expect(result.exit_code == code and not result.timed_out and waited is not None
+               and waited <= UNWAITING_EXIT_S,
+               expected="exit %d (%s) within %.0f s of the answer" % (code, why, UNWAITING_EXIT_S),
+               actual="%s, %s after the answer began" % (result.describe(),
+                                                         "%.1f s" % waited if waited is not None else "no answer"),
+               diagnosis=diagnosis)
 
 
 def expect_marker(ctx, plane, status, exit_code=None):
