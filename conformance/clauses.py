@@ -7,7 +7,11 @@
 
 Format read (contract/<name>.md):
 
-* ``## Title`` starts a section; every clause below it belongs to it.
+* ``## Title`` starts a section; every clause below it belongs to it. A
+  section whose title ends with ``[example work]`` holds clauses about the
+  reference node's example work (what it does with the inputs), not the
+  platform's obligations: ``Clause.example`` is True for them, and a default
+  harness run does not judge them (``--reference`` does).
 * ``### <ID> (<LEVEL>) <Title>`` starts a clause; its text is everything up
   to the next heading of any level. IDs are ``<CONTRACT>-<AREA>-<n>``;
   LEVEL is MUST, SHOULD or MAY (anything else in the parentheses, such as
@@ -31,6 +35,7 @@ CONTRACT_DIRS = [os.path.join(REPO_ROOT, "contract"),
                  os.path.join(PACKAGE_DIR, "tests", "data", "contract")]
 
 LEVELS = ("MUST", "SHOULD", "MAY")
+EXAMPLE_MARK = "[example work]"
 CLAUSE_ID = re.compile(r"\b([A-Z][A-Z0-9]*-[A-Z][A-Z0-9]*-[0-9]+)\b")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _CLAUSE_HEADING = re.compile(r"^([A-Z][A-Z0-9]*-[A-Z][A-Z0-9]*-[0-9]+)\s+\(([A-Za-z]+)\)\s*(.*)$")
@@ -49,6 +54,12 @@ class Clause:
 
     def __init__(self, id, level, title, text, section, line=0):
         self.id, self.level, self.title, self.text, self.section, self.line = id, level, title, text, section, line
+
+    @property
+    def example(self):
+        """True for a clause about the reference node's example work (its
+        section's title ends with [example work]); False for a platform obligation."""
+        return bool(self.section) and self.section.rstrip().endswith(EXAMPLE_MARK)
 
     @property
     def area(self):

@@ -33,6 +33,7 @@ EPILOG = """examples:
   python3 -m conformance step nodes/hello_node.py --only 'stop.*' -v
   python3 -m conformance step --list
   python3 -m conformance step --jobs 4 -- python3 my_node.py
+  python3 -m conformance step nodes/hello_node.py --reference    # the example work too
 
 exit status: 0 every required check passed, 1 one failed, 2 bad usage"""
 
@@ -60,6 +61,9 @@ def build_parser():
     parser.add_argument("--only", metavar="ID[,ID...]", action="append", default=[],
                         help="run only checks whose ID or cited clause ID matches one of these globs")
     parser.add_argument("--strict", action="store_true", help="a SHOULD clause not met is a failure")
+    parser.add_argument("--reference", action="store_true",
+                        help="also judge the reference node's example work (what its [EDIT] sections do); "
+                             "for the reference nodes, not for your own")
     parser.add_argument("--jobs", metavar="N", type=_positive, default=1, help="run N checks in parallel")
     parser.add_argument("--repeat", metavar="N", type=_positive, default=1,
                         help="run each check N times and label it stable or flaky")
@@ -184,7 +188,8 @@ def _exit_on_sigterm():
 def list_checks(selected, out):
     width = max([len(c.id) for c in selected] + [10])
     for item in selected:
-        out.write("%-*s  %-6s  %-24s  %s\n" % (width, item.id, item.level, ",".join(item.clauses), item.title))
+        out.write("%-*s  %-6s  %-8s  %-24s  %s\n" % (width, item.id, item.level, item.scope,
+                                                    ",".join(item.clauses), item.title))
     out.write("%d check%s\n" % (len(selected), "" if len(selected) == 1 else "s"))
 
 
@@ -203,19 +208,29 @@ def main(argv=None, out=None):
                          % (options.contract, traceback.format_exc()))
         return 1
     all_checks = _static.checks_for(options.contract) + contract_checks
-    selected = select(all_checks, options.only)
-    if not selected:
-        sys.stderr.write("conformance: error: no check matches --only %s (see --list)\n" % ",".join(options.only))
-        return 2
+    matched = select(all_checks, options.only)
+    selected = [c for c in matched if options.reference or c.scope != _checks.EXAMPLE]
+    left_out = len(matched) - len(selected)
     if options.list:
-        list_checks(selected, out)
+        list_checks(matched, out)
         return 0
+    if not selected:
+        hint = (" (%d example-work check%s match%s: add --reference)" % (left_out, "" if left_out == 1 else "s",
+                                                                        "es" if left_out == 1 else "")
+                if left_out else " (see --list)")
+        sys.stderr.write("conformance: error: no check matches --only %s%s\n" % (",".join(options.only), hint))
+        return 2
     caps = _runner.capabilities()
     notes = ["PID 1: %s" % (("yes" if caps.pid1 else "no, %s" % caps.pid1.reason) if options.pid1
                             else "disabled by --no-pid1"),
              "memory cgroup: %s" % (caps.cgroup.value or "no, %s" % caps.cgroup.reason)]
     if options.jobs > 1 or options.repeat > 1:
         notes.append("jobs %d, repeat %d" % (options.jobs, options.repeat))
+    if options.reference:
+        notes.append("example work: judged (--reference)")
+    elif left_out:
+        notes.append("example work: not judged (%d check%s of the reference node's own work; --reference "
+                     "runs them)" % (left_out, "" if left_out == 1 else "s"))
     started = time.monotonic()
     progress = _progress_to_tty if sys.stderr.isatty() else None
     previous = _exit_on_sigterm()

@@ -10,7 +10,7 @@ A mutant is a file ``conformance/mutants/<contract>/<name>.py``:
     KILLS = ["stop.first-byte"]                  # checks that must not pass against it
 
 The runner applies REPLACE to a copy of NODE, writes it to a temporary file,
-runs ``python3 -m conformance CONTRACT <copy> --only <KILLS> --json <file>``
+runs ``python3 -m conformance CONTRACT <copy> --only <KILLS> --reference --json <file>``
 in a subprocess, and reads the verdicts. The mutant is **killed** only when
 every check in KILLS is FAIL (a MUST check) or NON-STRICT (a SHOULD or MAY
 check); otherwise it **survived**. A mutant whose file is malformed, whose
@@ -145,8 +145,10 @@ def run_one(contract, mutant, seed=0, workdir=None, timeout=LONG_TIMEOUT_S):
         with open(target, "w", encoding="utf-8") as handle:
             handle.write(mutated)
         report_path = os.path.join(own, "report.json")
+        # --reference: a mutant of a reference node may break its example work,
+        # and the checks of that work run only in reference mode.
         argv = [sys.executable, "-m", "conformance", contract, target, "--only", ",".join(mutant.kills),
-                "--json", report_path, "--seed", str(seed)]
+                "--reference", "--json", report_path, "--seed", str(seed)]
         try:
             done = subprocess.run(argv, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, timeout=timeout)

@@ -7,7 +7,9 @@ SHOULD/MAY clause with its checks (shown, not a hole when empty); each
 check with the mutants naming it in KILLS; each decision with the clauses it
 pins. Exit 1 on any hole:
 
-* a MUST clause no check cites;
+* a MUST clause no check cites, or a platform MUST clause cited only by
+  example-work checks (a default run, which judges a user's node, would
+  never judge it);
 * a check citing a clause the contract does not define (or a retired one);
 * a check no mutant names;
 * a mutant naming a check that does not exist, or a malformed mutant;
@@ -32,10 +34,14 @@ def trace(contract, out):
         return ["%s: no contract document" % contract]
     all_checks = _static.checks_for(contract) + _checks.load(contract)
     all_mutants = _mutants.load_all(contract)
+    _checks.set_scopes(contract, all_checks)
     citing = {}
+    platform_citing = {}
     for item in all_checks:
         for clause_id in item.clauses:
             citing.setdefault(clause_id, []).append(item.id)
+            if item.scope == _checks.PLATFORM:
+                platform_citing.setdefault(clause_id, []).append(item.id)
             clause = doc.clauses.get(clause_id)
             if clause is None:
                 holes.append("check %s cites %s, which contract/%s.md does not define" % (item.id, clause_id, contract))
@@ -57,9 +63,18 @@ def trace(contract, out):
     for clause in doc.clauses.values():
         if clause.level == "MUST":
             found = citing.get(clause.id, [])
-            out.write("  %-*s  %s\n" % (width, clause.id, ", ".join(found) or "(none)  <- HOLE"))
+            judged = found if clause.example else platform_citing.get(clause.id, [])
+            shown = ", ".join(found) or "(none)"
+            if clause.example:
+                shown += "  [example work]"
+            if not judged:
+                shown += "  <- HOLE" if not found else "  <- HOLE (example-work checks only)"
+            out.write("  %-*s  %s\n" % (width, clause.id, shown))
             if not found:
                 holes.append("MUST clause %s (%s) has no check" % (clause.id, clause.title))
+            elif not judged:
+                holes.append("platform clause %s (%s) is cited only by example-work checks, which a "
+                             "default run does not judge" % (clause.id, clause.title))
     others = [c for c in doc.clauses.values() if c.level in ("SHOULD", "MAY")]
     if others:
         out.write("\nSHOULD/MAY clause -> checks citing it\n")
@@ -70,7 +85,8 @@ def trace(contract, out):
     out.write("\ncheck -> mutants naming it\n")
     for item in all_checks:
         found = naming.get(item.id, [])
-        out.write("  %-*s  %s\n" % (check_width, item.id, ", ".join(found) or "(none)  <- HOLE"))
+        out.write("  %-*s  %s%s\n" % (check_width, item.id, ", ".join(found) or "(none)  <- HOLE",
+                                      "  [example work]" if item.scope == _checks.EXAMPLE else ""))
         if not found:
             holes.append("check %s has no mutant" % item.id)
     if doc.decisions:

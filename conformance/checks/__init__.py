@@ -78,11 +78,23 @@ class UnknownContract(LookupError):
     """No package conformance/checks/<contract>/."""
 
 
+PLATFORM, EXAMPLE = "platform", "example"
+
+
 class Check:
     """One check: what it verifies (clauses, level), what the fakes do, what
-    is expected, and the run function."""
+    is expected, and the run function.
 
-    __slots__ = ("id", "contract", "area", "clauses", "level", "title", "fakes", "expected", "run", "module")
+    `scope` is PLATFORM for a check of the platform's obligations (what any
+    node on the platform must do: judged in every run) and EXAMPLE for a
+    check of the reference node's example work (judged only with
+    --reference). It follows from the clauses cited: a check citing any
+    clause of an [example work] section is an EXAMPLE check, so a platform
+    check can never depend on what a node's [EDIT] sections do.
+    """
+
+    __slots__ = ("id", "contract", "area", "clauses", "level", "title", "fakes", "expected", "run", "module",
+                 "scope")
 
     def __init__(self, id, contract, area, clauses, level, title, fakes, expected, run, module=None):
         if level not in LEVELS:
@@ -93,6 +105,7 @@ class Check:
         self.clauses = tuple(clauses)
         self.level, self.title, self.fakes, self.expected = level, title, fakes, expected
         self.run, self.module = run, module
+        self.scope = PLATFORM   # set from the contract document by load()
 
     def __repr__(self):
         return "Check(%r, %s, %s)" % (self.id, self.level, ",".join(self.clauses))
@@ -145,7 +158,22 @@ def load(contract):
         if not info.name.startswith("_"):
             importlib.import_module("conformance.checks.%s.%s" % (contract, info.name))
     with _registry_lock:
-        return list(_REGISTRY.get(contract, {}).values())
+        loaded = list(_REGISTRY.get(contract, {}).values())
+    set_scopes(contract, loaded)
+    return loaded
+
+
+def set_scopes(contract, items):
+    """Mark each check EXAMPLE when it cites an example-work clause of the
+    contract's document (PLATFORM otherwise, and when there is no document)."""
+    from conformance import clauses as _clauses
+    try:
+        doc = _clauses.load(contract)
+    except _clauses.ContractNotFound:
+        return
+    for item in items:
+        cited = [doc.clauses.get(clause_id) for clause_id in item.clauses]
+        item.scope = EXAMPLE if any(c is not None and c.example for c in cited) else PLATFORM
 
 
 class NodeSpec:
@@ -277,6 +305,7 @@ class CheckResult:
         self.area = check.area
         self.clauses = list(check.clauses)
         self.level = check.level
+        self.scope = check.scope
         self.title = check.title
         self.verdict = verdict
         self.duration_s = duration_s
@@ -295,9 +324,11 @@ class CheckResult:
         return "CheckResult(%r, %s)" % (self.id, self.verdict)
 
 
-def repro_command(contract, node, check_id, seed, strict=False, pid1=True):
+def repro_command(contract, node, check_id, seed, strict=False, pid1=True, example=False):
     """The one command that reruns this check alone."""
     options = ["--only", check_id, "--seed", str(seed)]
+    if example:
+        options.append("--reference")
     if strict:
         options.append("--strict")
     if not pid1:
@@ -395,7 +426,7 @@ def run_check(check, node, seed=0, verbose=False, strict=False, pid1=True):
             pass
     transcript = [mask_secrets(line, secrets) for line in ctx.transcript]
     expected, actual, diagnosis = (mask_secrets(text, secrets) for text in (expected, actual, diagnosis))
-    repro = repro_command(check.contract, node, check.id, seed, strict, pid1)
+    repro = repro_command(check.contract, node, check.id, seed, strict, pid1, example=check.scope == EXAMPLE)
     return CheckResult(check, verdict, time.monotonic() - started, expected, actual, diagnosis,
                        repro, transcript, reason)
 
