@@ -288,6 +288,9 @@ class Match(object):
                 object key (the store) or the request path (other routes);
                 None for any. For an upload the key is known only once its
                 ``key`` form field is read, so such a rule is considered then.
+    not_key     a glob or a list of globs: keys matching any of them are not
+                matched (``key="prefix/*", not_key=["*/result.json"]``: every
+                object under the prefix but the report).
     phase       "request" or "response" (see the module docstring); None for
                 the kind's default.
     skip        let this many matching exchanges through first.
@@ -297,10 +300,10 @@ class Match(object):
     For ``tls_stall`` only skip/first/probability count, per connection.
     """
 
-    __slots__ = ("method", "key", "phase", "skip", "first", "probability", "seed")
+    __slots__ = ("method", "key", "not_key", "phase", "skip", "first", "probability", "seed")
 
     def __init__(self, method=None, key=None, phase=None, first=None, probability=None,
-                 skip=0, seed=None):
+                 skip=0, seed=None, not_key=None):
         if phase not in (None, "request", "response"):
             raise ValueError("Match.phase must be None, 'request' or 'response'")
         if first is not None and (isinstance(first, bool) or not isinstance(first, int) or first < 0):
@@ -311,6 +314,7 @@ class Match(object):
             raise ValueError("Match.probability must be within [0, 1]")
         self.method = method.upper() if method else None
         self.key = key
+        self.not_key = (not_key,) if isinstance(not_key, str) else tuple(not_key or ())
         self.phase = phase
         self.skip = skip
         self.first = first
@@ -319,11 +323,11 @@ class Match(object):
 
     def __repr__(self):
         shown = ["%s=%r" % (n, getattr(self, n)) for n in self.__slots__
-                 if getattr(self, n) not in (None, 0) or (n == "first" and self.first == 0)]
+                 if getattr(self, n) not in (None, 0, ()) or (n == "first" and self.first == 0)]
         return "Match(%s)" % ", ".join(shown)
 
     def needs_key(self):
-        return self.key is not None
+        return self.key is not None or bool(self.not_key)
 
     def matches(self, method, key):
         """Method and key criteria only (counters live in the FaultRule)."""
@@ -331,6 +335,9 @@ class Match(object):
             return False
         if self.key is not None:
             if key is None or not fnmatch.fnmatchcase(key, self.key):
+                return False
+        if self.not_key:
+            if key is None or any(fnmatch.fnmatchcase(key, glob) for glob in self.not_key):
                 return False
         return True
 
@@ -343,6 +350,8 @@ class Match(object):
         parts.append(self.method or "any method")
         if self.key is not None:
             parts.append("key %s" % self.key)
+        if self.not_key:
+            parts.append("except %s" % ", ".join(self.not_key))
         if self.probability is not None:
             parts.append("with probability %g" % self.probability)
         return " ".join(parts)

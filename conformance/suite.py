@@ -24,6 +24,37 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
 REFERENCE_NODES = [("step", "nodes/hello_node.py"), ("crawler", "nodes/crawler_job.py")]
 
+
+def derivatives():
+    """[(contract, path)] of the examples/*.py derived from a reference node
+    (`Derived from nodes/X.py` in their docstring; conformance/sync.py keeps
+    their machinery identical to it). They are judged like a user's node:
+    without --reference."""
+    from conformance import sync
+    contract_of = dict((path, contract) for contract, path in REFERENCE_NODES)
+    found = []
+    for path, reference in sync.derivative_paths(ROOT):
+        contract = contract_of.get(os.path.relpath(reference, ROOT))
+        if contract:
+            found.append((contract, os.path.relpath(path, ROOT)))
+    return found
+
+
+def area_sample(contract):
+    """The first and the last platform check of every area of a contract: the
+    selection `make test` runs on each derivative, so that every area is
+    exercised within the time budget (`make conformance` runs them whole)."""
+    from conformance import checks
+    chosen, by_area = [], {}
+    for item in checks.load(contract):
+        if item.scope == checks.PLATFORM:
+            by_area.setdefault(item.area, []).append(item.id)
+    for ids in by_area.values():
+        for check_id in (ids[0], ids[-1]):
+            if check_id not in chosen:
+                chosen.append(check_id)
+    return chosen + ["node.*"]
+
 _UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in", re.M)
 _UNITTEST_TAIL = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.M)
 _SUMMARY = re.compile(r"^(?:\w+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$", re.M)
@@ -106,6 +137,9 @@ def stages(fast):
             yield "conformance %s" % node, [PY, "-m", "conformance", contract, node, "--reference",
                                             "--jobs", "4"], summary_counts
     if not fast:
+        for contract, path in derivatives():
+            yield "derivative %s (every area)" % path, [PY, "-m", "conformance", contract, path, "--jobs", "4",
+                                                        "--only", ",".join(area_sample(contract))], summary_counts
         for contract, _node in REFERENCE_NODES:
             yield "mutants %s" % contract, [PY, "-m", "conformance.mutants", contract,
                                             "--jobs", "2"], summary_counts
@@ -115,7 +149,7 @@ def reference_stages(kind, contract=None, node=None):
     """`make conformance` / `make mutants`: every reference node (or one node
     of one contract, for people judging their own)."""
     if kind == "conformance":
-        pairs = [(contract, node)] if contract and node else REFERENCE_NODES
+        pairs = [(contract, node)] if contract and node else REFERENCE_NODES + derivatives()
         for name, path in pairs:
             # The reference nodes are judged on their example work too; any other node is not.
             reference = ["--reference"] if (name, path) in REFERENCE_NODES else []

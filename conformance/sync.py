@@ -18,9 +18,18 @@ The embedding rule (nodes/blocks/README.md says the same for block authors):
   at the top level of each node embedding it (the node's section 1).  `--check`
   reports a missing one; a rewrite cannot add it, so it reports it too.
 
+Derivatives get the same treatment one level up. A file `examples/*.py` whose
+module docstring has a line `Derived from nodes/<node>.py` is a copy of that
+reference node edited only in its `[EDIT]` sections (the module docstring and
+sections 2 and 3); its section 1 (from `# 1 Imports` to `# 2 Configuration`)
+and everything from the `# ---- Below this line: contract machinery [KEEP]`
+line to the end are rewritten from the reference, so a fix to the machinery
+reaches the examples that show how to use it.
+
 Exit status: 0 when every copy agrees (or was rewritten) and no import is
 missing; 1 otherwise, one line per problem on stderr; 2 on bad usage.
-Nodes are `nodes/*.py` under the repository root; nothing else is touched.
+Nodes are `nodes/*.py` and derivatives `examples/*.py` under the repository
+root; nothing else is touched.
 """
 
 import argparse
@@ -33,6 +42,10 @@ BODY_MARKER = "# ---- block body ----"
 BEGIN_RE = re.compile(r"# ---- BEGIN BLOCK (?P<name>[A-Za-z0-9_]+) \((?P<path>[^)]*)\) ----\Z")
 END_RE = re.compile(r"# ---- END BLOCK (?P<name>[A-Za-z0-9_]+) ----\Z")
 DEFAULT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DERIVED_RE = re.compile(r"^Derived from (nodes/[A-Za-z0-9_]+\.py)\b", re.M)
+IMPORTS_BANNER = "# 1 Imports "
+CONFIG_BANNER = "# 2 Configuration [EDIT] "
+KEEP_LINE = "# ---- Below this line: contract machinery [KEEP] ----"
 
 
 class SyncError(Exception):
@@ -138,8 +151,72 @@ def node_paths(root):
             if f.endswith(".py") and os.path.isfile(os.path.join(directory, f))]
 
 
+def kept_parts(text, label):
+    """(start, end) of section 1 and the start of the KEEP part, as offsets in text."""
+    offsets = []
+    for marker in (IMPORTS_BANNER, CONFIG_BANNER, KEEP_LINE):
+        found = [m.start() for m in re.finditer("^" + re.escape(marker), text, re.M)]
+        if len(found) != 1:
+            raise SyncError("%s: needs exactly one line starting %r, found %d" % (label, marker, len(found)))
+        offsets.append(found[0])
+    if not offsets[0] < offsets[1] < offsets[2]:
+        raise SyncError("%s: sections 1, 2 and the KEEP line are out of order" % label)
+    return offsets
+
+
+def derive(text, label, reference, reference_label):
+    """The derivative `text` with section 1 and the KEEP part taken from `reference`."""
+    mine = kept_parts(text, label)
+    theirs = kept_parts(reference, reference_label)
+    return (text[:mine[0]] + reference[theirs[0]:theirs[1]] + text[mine[1]:mine[2]]
+            + reference[theirs[2]:])
+
+
+def derivative_paths(root):
+    """[(path, reference node path)] of examples/*.py that say `Derived from nodes/X.py`."""
+    directory = os.path.join(root, "examples")
+    if not os.path.isdir(directory):
+        return []
+    found = []
+    for filename in sorted(os.listdir(directory)):
+        path = os.path.join(directory, filename)
+        if not filename.endswith(".py") or not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8") as handle:
+            head = handle.read(4096)
+        match = DERIVED_RE.search(head)
+        if match:
+            found.append((path, os.path.join(root, match.group(1))))
+    return found
+
+
+def sync_derivatives(root, check):
+    """Sync (or check) the KEEP parts of every derivative; return problem lines."""
+    problems = []
+    for path, reference_path in derivative_paths(root):
+        label, reference_label = os.path.relpath(path, root), os.path.relpath(reference_path, root)
+        try:
+            with open(reference_path, encoding="utf-8", newline="") as handle:
+                reference = handle.read()
+            with open(path, encoding="utf-8", newline="") as handle:
+                text = handle.read()
+            new_text = derive(text, label, reference, reference_label)
+        except (OSError, SyncError) as exc:
+            problems.append(str(exc))
+            continue
+        if new_text == text:
+            continue
+        if check:
+            problems.append("%s: section 1 or the KEEP part differs from %s (run make sync)" % (label, reference_label))
+        else:
+            with open(path, "w", encoding="utf-8", newline="") as handle:
+                handle.write(new_text)
+            print("%s: rewrote section 1 and the KEEP part from %s" % (label, reference_label))
+    return problems
+
+
 def run(root, check):
-    """Sync (or check) every node under `root`; return the list of problem lines."""
+    """Sync (or check) every node and derivative under `root`; return the list of problem lines."""
     problems = []
     try:
         blocks = load_blocks(root)
@@ -167,13 +244,16 @@ def run(root, check):
             for module in sorted(blocks[name][1] - have):
                 problems.append("%s: block %s needs `import %s` in the node's section 1"
                                 % (label, name, module))
+    # Derivatives after the nodes: their KEEP part comes from a node just synced.
+    problems.extend(sync_derivatives(root, check))
     return problems
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python3 -m conformance.sync",
-        description="Rewrite (or with --check, compare) the shared blocks embedded in nodes/*.py.")
+        description="Rewrite (or with --check, compare) the shared blocks embedded in nodes/*.py, and the "
+                    "contract machinery of the derivatives in examples/*.py.")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 when a copy differs")
     parser.add_argument("--root", default=DEFAULT_ROOT, help="repository root (default: %(default)s)")
     args = parser.parse_args(argv)

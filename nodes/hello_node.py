@@ -70,27 +70,85 @@ import urllib.parse
 
 # 2 Configuration [EDIT] =======================================================
 
-PROGRAM = "hello-node"  # prefix of every diagnostic line on stderr
-USER_AGENT = "lspo-hello-node/2 (conformance reference)"  # STEP-HTTP-4: sent on every request (D14)
+PROGRAM = "hello-node"  # your step's name: the prefix of every stderr line and of its scratch directory
+USER_AGENT = "lspo-hello-node/2 (conformance reference)"  # STEP-HTTP-4: names the caller to the store (D14)
 
 # 3 Your work [EDIT] ===========================================================
+#
+# What this step does with its inputs.  This one copies each of them (the
+# upstream hello-node; contract/step.md, "Example work").  The machinery
+# below calls, in this order:
+#
+#     scan_chunk(tally, data, count)  each chunk of an input as it streams in
+#     do_work(run, item)              each verified input, in list order
+#     finish_work(run)                once, after the last input
+#
+# and then writes result.json (run.metrics and the facts you claimed) and the
+# completion marker.  What your code may use of `run` (a Run):
+#
+#     run.scratch                     a private directory, removed at the end
+#     run.state                       a dict for your work's own state across inputs
+#     run.metrics                     result.json's metrics: name -> integer >= 0
+#     run.output_relpath(port, name)  "outputs/<name>", made unique in this run
+#     run.publish_file(relpath, path, port, sha256=None, size=None)
+#     run.publish_bytes(relpath, data, port)
+#     run.claim(key, value)           a search fact, once what it states happened
+#     run.check_stop(what)            ends the work if a stop was requested
+#     say(message)                    one line on stderr, prefixed with PROGRAM
+#     release_page_cache(fd, dirty)   drop a file's cached pages (every CACHE_DROP_BYTES
+#                                     you write: page cache counts against the
+#                                     container's memory limit)
+#
+# Publishing is the only way anything reaches staging: it inventories the
+# object before its first byte is sent, streams it, and raises a StepFailure
+# (let it propagate) when the store refuses.  Everything below the KEEP line
+# is contract machinery.
 
-WORK_PHASE = "copying inputs"  # the progress phase while inputs are processed
+OUTPUT_PORT = "output"  # STEP-OUTPUT-8: your objects' port; "report" is result.json's alone
+WORK_PHASE = "copying inputs"  # STEP-PROGRESS-2: the progress phase while inputs are processed
+METRICS = ("files", "total_bytes", "lines")  # STEP-RESULT-1: result.json's metrics, each starting at 0
+
+
+def scan_chunk(tally, data, count):
+    """Look at one chunk of an input while it streams in.  [EDIT]
+
+    data[:count] is the chunk, in the one reused buffer: read it here, never
+    keep it.  Called in the same pass that hashes the input, before the input
+    is verified, so a count made here costs no second read of a large file
+    (STEP-STREAM-1).  `tally` is this input's dict; do_work gets it back as
+    item.tally, and it is thrown away if the input fails its pins.
+    """
+    tally["lines"] = tally.get("lines", 0) + data.count(b"\n", 0, count)  # STEP-WORK-4: every \n byte
 
 
 def do_work(run, item):
     """Turn one verified input into this step's outputs.  [EDIT]
 
-    `item` is a VerifiedInput whose bytes sit in item.path, a scratch file
-    already checked against its pins and deleted after this returns.  This
-    node copies it: it names the copy, uploads it on port `output`, and claims
-    one search fact once the store has accepted it.  A step that transforms
-    its input writes a new file under run.scratch and publishes that instead
-    (run.publish_file hashes it when no sha256 is given).
+    `item` is a VerifiedInput: item.name, item.port (where it came from),
+    item.size, item.sha256, item.tally (from scan_chunk), and item.path, a
+    scratch file already checked against its pins and deleted after this
+    returns.  This node copies it: it names the copy, uploads it on
+    OUTPUT_PORT, claims one search fact once the store has accepted it, and
+    counts it.  A step that transforms its input writes a new file under
+    run.scratch and publishes that instead (publish_file hashes it when no
+    sha256 is given); a step that builds one output from all inputs adds to
+    it here and publishes it in finish_work.
     """
-    relpath = run.output_relpath(item.port, item.name)  # STEP-OUTPUT-1
-    run.publish_file(relpath, item.path, OUTPUT_PORT, sha256=item.sha256, size=item.size)  # STEP-OUTPUT-8
-    run.claim("input", item.name)  # STEP-INPUT-5: claimed only after the upload was accepted
+    relpath = run.output_relpath(item.port, item.name)  # STEP-WORK-2: outputs/<name>, unique in the run
+    run.publish_file(relpath, item.path, OUTPUT_PORT, sha256=item.sha256, size=item.size)  # STEP-WORK-1
+    run.claim("input", item.name)  # STEP-WORK-5: only now, so the fact states what really happened
+    run.metrics["files"] += 1  # STEP-WORK-4: copies accepted, their bytes and their lines
+    run.metrics["total_bytes"] += item.size
+    run.metrics["lines"] += item.tally.get("lines", 0)
+
+
+def finish_work(run):
+    """Publish what was built from all the inputs, after the last one.  [EDIT]
+
+    Runs once, after do_work has seen every input and before result.json is
+    written; not at all when the run failed or was stopped earlier.  A copy
+    step has nothing left to do here.
+    """
 
 
 # ---- Below this line: contract machinery [KEEP] ----
@@ -103,8 +161,7 @@ GiB = 1024 * MiB
 
 MARKER_FILENAME = "__lspo_complete.json"  # the completion receipt
 RESULT_FILENAME = "result.json"  # the report document
-OUTPUT_DIR = "outputs"  # prefix of the copies
-OUTPUT_PORT = "output"  # port of the copies
+OUTPUT_DIR = "outputs"  # where run.output_relpath puts objects
 REPORT_PORT = "report"  # port of result.json: a port's objects go to every step downstream of it
 DEFAULT_INPUT_PORT = "input"  # an input without a port, for naming on a clash
 
@@ -1012,7 +1069,7 @@ def resolve_identity(manifest, config):
 # -- inputs, names and relpaths --------------------------------------------------------
 
 Pins = collections.namedtuple("Pins", "sha256 size")
-VerifiedInput = collections.namedtuple("VerifiedInput", "index name port path sha256 size lines")
+VerifiedInput = collections.namedtuple("VerifiedInput", "index name port path sha256 size tally")
 
 _SHA256_RE = re.compile(r"[0-9a-fA-F]{64}\Z")
 _RELPATH_FORBIDDEN_RE = re.compile(r"[\\\x00-\x1f]")
@@ -1064,11 +1121,7 @@ def numbered(path, n):
 
 _FACT_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")
 _FACT_FORBIDDEN_RE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
-_UNCLAIMED_WORDS = (
-    ("over_cap", "over the %d-fact cap" % MAX_FACTS),
-    ("bad_key", "with a key that breaks the key rule"),
-    ("unusable", "with an unusable value"),
-)
+UNCLAIMED_ORDER = ("unusable", "bad_key", "over_cap")  # STEP-RESULT-3: the sentence names them in this order
 
 
 def dump_document(document):
@@ -1280,16 +1333,17 @@ def write_all(fd, view):
         view = view[os.write(fd, view):]
 
 
-def stream_verified(read_into, out_fd, pins, buffer, what):
-    """Copy a source to out_fd, hashing and counting lines in the same pass.
+def stream_verified(read_into, out_fd, pins, buffer, what, tally):
+    """Copy a source to out_fd, hashing it and showing each chunk to scan_chunk.
 
     `read_into(view)` fills a memoryview and returns the byte count, 0 at the
-    end.  Returns (sha256 hex, size, newline count); raises Permanent the
-    moment the source outgrows its size pin (STEP-INPUT-2).
+    end.  Returns (sha256 hex, size); raises Permanent the moment the source
+    outgrows its size pin (STEP-INPUT-2).  One pass over the bytes: a second
+    read of a 1 GiB input would double the node's I/O and CPU.
     """
     view = memoryview(buffer)
     digest = hashlib.sha256()
-    size = lines = pending = 0
+    size = pending = 0
     while True:
         check_stop(what)  # STEP-STOP-2: checked after every chunk
         count = read_into(view)
@@ -1302,7 +1356,7 @@ def stream_verified(read_into, out_fd, pins, buffer, what):
             raise Permanent("%s: over the 1 GiB object ceiling; stopped reading" % what)
         chunk = view[:count]
         digest.update(chunk)
-        lines += buffer.count(b"\n", 0, count)
+        scan_chunk(tally, buffer, count)  # the work's own look at the bytes, in this same pass
         write_all(out_fd, chunk)
         pending += count
         if pending >= CACHE_DROP_BYTES:
@@ -1311,7 +1365,7 @@ def stream_verified(read_into, out_fd, pins, buffer, what):
     if size >= CACHE_DROP_BYTES:
         release_page_cache(out_fd, dirty=True)  # STEP-STREAM-2: and the tail (a small file's cache dies with it)
     check_stop(what)  # a stop's shutdown ends the body early: report the stop, not a short input
-    return digest.hexdigest(), size, lines
+    return digest.hexdigest(), size
 
 
 def verify(what, pins, digest, size):
@@ -1513,6 +1567,8 @@ class Run(object):
 
     The inventory lives here, not inside the work loop, so a failed or stopped
     run still lists every object it wrote or began writing (STEP-MARKER-5).
+    The first group of methods is what section 3 may call; the rest is the
+    contract machinery that calls section 3.
     """
 
     def __init__(self, config, creds):
@@ -1526,10 +1582,69 @@ class Run(object):
         self.taken = set()  # output names chosen so far
         self.facts = []
         self.unclaimed = {"over_cap": 0, "bad_key": 0, "unusable": 0}
-        self.metrics = {"files": 0, "total_bytes": 0, "lines": 0}
+        self.metrics = dict.fromkeys(METRICS, 0)  # the work's own measures (section 3)
+        self.state = {}  # the work's own state across inputs (section 3)
         self.result_state = RESULT_NOT_SENT
         self.progress = Progress()
         self.buffer = bytearray(CHUNK_BYTES)  # the one streaming buffer, reused for every chunk
+
+    # -- for your work (section 3): the API [EDIT] code may call --
+
+    def output_relpath(self, port, name):
+        """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2).
+
+        Two objects on one relpath would lose one's bytes and make the marker
+        list a duplicate, which the collector refuses whole (STEP-OUTPUT-1).
+        The name is used as given; publishing refuses a non-canonical result.
+        """
+        candidate = "%s/%s" % (OUTPUT_DIR, name)
+        if candidate in self.taken:
+            base = "%s/%s/%s" % (OUTPUT_DIR, port, name)
+            candidate, n = base, 2
+            while candidate in self.taken:
+                candidate, n = numbered(base, n), n + 1  # D5: the counter renames the file, never its directory
+        self.taken.add(candidate)
+        return candidate
+
+    def publish_file(self, relpath, path, port, sha256=None, size=None):
+        """Publish the file at `path` as `relpath` on `port`, streamed from disk.
+
+        Give sha256 and size when you know them (a verified input's); else the
+        file is hashed first, since the marker must list the bytes sent.
+        """
+        if sha256 is None or size is None:
+            sha256, size = file_sha256(path, self.buffer)
+        self.publish(relpath, Payload(path, None, size, sha256), port)
+
+    def publish_bytes(self, relpath, data, port):
+        """Publish a small object held in memory (a summary, an index): never a large one."""
+        self.publish(relpath, bytes_payload(bytes(data)), port)
+
+    def claim(self, key, value):
+        """Record a search fact if it obeys the platform's rules; count it if not (STEP-RESULT-3)."""
+        if len(self.facts) >= MAX_FACTS:
+            self.unclaimed["over_cap"] += 1
+            return False
+        if not isinstance(key, str) or not _FACT_KEY_RE.match(key):
+            self.unclaimed["bad_key"] += 1
+            return False
+        if isinstance(value, str):
+            value = value.strip()
+            usable = 0 < len(value) <= MAX_FACT_VALUE_CHARS and not _FACT_FORBIDDEN_RE.search(value)
+        else:
+            usable = is_int(value)  # STEP-RESULT-3: a string or an int, never a bool
+        if not usable:
+            self.unclaimed["unusable"] += 1  # STEP-RESULT-3: counted, not listed; the run goes on
+            return False
+        self.facts.append({"key": key, "value": value})
+        return True
+
+    def check_stop(self, what):
+        """End the work (raise Stopped) if a stop was requested: call it between
+        chunks of any long local loop, so a stop is never kept waiting (STEP-STOP-2)."""
+        check_stop(what)
+
+    # -- internal: contract machinery, not for [EDIT] code --
 
     # -- the run, start to end --
 
@@ -1578,16 +1693,17 @@ class Run(object):
         total = len(self.creds.get().get("inputs") or [])  # STEP-CREDS-7: null means []
         for index in range(total):  # STEP-INPUT-3: one at a time, in list order
             check_stop("the next input")  # STEP-STOP-4: no new input after a stop
-            self.phase = "copying input %d of %d" % (index + 1, total)
+            self.phase = "reading input %d of %d" % (index + 1, total)
             self.progress.report(index / total, WORK_PHASE)  # STEP-PROGRESS-2
             item = self.fetch_input(index)
+            self.phase = "working on input %d of %d" % (index + 1, total)
             try:
                 do_work(self, item)
-                self.metrics["files"] = len(self.inventory)
-                self.metrics["total_bytes"] += item.size
-                self.metrics["lines"] += item.lines
             finally:
                 remove_file(item.path)
+        check_stop("the work after the last input")  # STEP-STOP-4: nothing new starts after a stop
+        self.phase = "finishing the work after the last input"
+        finish_work(self)
         self.phase = "writing result.json"
         self.write_result(inventory_first=True)  # STEP-RESULT-1
         self.progress.report(1.0, "done")  # STEP-PROGRESS-2: after result.json, before the marker
@@ -1613,21 +1729,23 @@ class Run(object):
         port = spec.get("port")
         port = port.strip() if isinstance(port, str) and port.strip() else DEFAULT_INPUT_PORT
         fd, path = tempfile.mkstemp(prefix="in-", suffix=".bin", dir=self.scratch)
+        tally = {}
         try:
             def attempt(envelope):
                 os.ftruncate(fd, 0)  # a retry rewrites the file from the start
                 os.lseek(fd, 0, os.SEEK_SET)
-                return self.download(self.input_spec(envelope, index), fd, pins, what)
-            digest, size, lines = self.with_refresh(attempt, what)
+                tally.clear()  # ...and the work's look at it starts over too
+                return self.download(self.input_spec(envelope, index), fd, pins, what, tally)
+            digest, size = self.with_refresh(attempt, what)
             verify(what, pins, digest, size)
         except BaseException:
             os.close(fd)
             remove_file(path)
             raise
         os.close(fd)
-        return VerifiedInput(index, name, port, path, digest, size, lines)
+        return VerifiedInput(index, name, port, path, digest, size, tally)
 
-    def download(self, spec, fd, pins, what):
+    def download(self, spec, fd, pins, what, tally):
         url = spec.get("get_url")
         if url:  # STEP-INPUT-3: get_url preferred
             with exchange(url, "reading " + what, READ_TIMEOUT_S) as session:
@@ -1639,7 +1757,7 @@ class Run(object):
                         return response.readinto(view)
                     except Exception as exc:
                         raise network_failure("reading " + what, exc) from None
-                return stream_verified(read_into, fd, pins, self.buffer, "reading " + what)
+                return stream_verified(read_into, fd, pins, self.buffer, "reading " + what, tally)
         local = spec.get("local_path")
         if local:
             if not isinstance(local, str):  # open() of an int would open that file descriptor
@@ -1654,7 +1772,7 @@ class Run(object):
                         return source.readinto(view)
                     except OSError as exc:
                         raise Transient("reading %s: %s" % (what, describe(exc))) from None
-                return stream_verified(read_local, fd, pins, self.buffer, "reading " + what)
+                return stream_verified(read_local, fd, pins, self.buffer, "reading " + what, tally)
         raise Permanent("%s has neither a get_url nor a local_path" % what)  # STEP-INPUT-3
 
     # -- credentials --
@@ -1672,17 +1790,6 @@ class Run(object):
             return operation(fresh)  # STEP-CREDS-4: once; a second refusal ends the run
 
     # -- outputs, inventory, facts --
-
-    def output_relpath(self, port, name):
-        """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-OUTPUT-1)."""
-        candidate = "%s/%s" % (OUTPUT_DIR, name)
-        if candidate in self.taken:
-            base = "%s/%s/%s" % (OUTPUT_DIR, port, name)
-            candidate, n = base, 2
-            while candidate in self.taken:
-                candidate, n = numbered(base, n), n + 1  # STEP-OUTPUT-1 (D5)
-        self.taken.add(candidate)
-        return candidate
 
     def record(self, relpath, sha256, size, port):
         if relpath in self.inventory:  # STEP-MARKER-5: no duplicate relpaths
@@ -1719,34 +1826,10 @@ class Run(object):
                 self.forget(relpath)  # definitely not stored: the marker must not name it
             raise
 
-    def publish_file(self, relpath, path, port, sha256=None, size=None):
-        if sha256 is None or size is None:
-            sha256, size = file_sha256(path, self.buffer)
-        self.publish(relpath, Payload(path, None, size, sha256), port)
-
-    def claim(self, key, value):
-        """Record a search fact if it obeys the platform's rules; count it if not (STEP-RESULT-3)."""
-        if len(self.facts) >= MAX_FACTS:
-            self.unclaimed["over_cap"] += 1
-            return False
-        if not isinstance(key, str) or not _FACT_KEY_RE.match(key):
-            self.unclaimed["bad_key"] += 1
-            return False
-        if isinstance(value, str):
-            value = value.strip()
-            usable = 0 < len(value) <= MAX_FACT_VALUE_CHARS and not _FACT_FORBIDDEN_RE.search(value)
-        else:
-            usable = is_int(value)  # STEP-RESULT-3: a string or an int, never a bool
-        if not usable:
-            self.unclaimed["unusable"] += 1  # STEP-RESULT-3: counted, not listed; the run goes on
-            return False
-        self.facts.append({"key": key, "value": value})
-        return True
-
     # -- result.json --
 
     def result_document(self):
-        counted = ["%d %s" % (self.unclaimed[k], words) for k, words in _UNCLAIMED_WORDS if self.unclaimed[k]]
+        counted = ["%d %s" % (self.unclaimed[k], k) for k in UNCLAIMED_ORDER if self.unclaimed[k]]
         not_claimed = "not claimed as search facts: " + "; ".join(counted) if counted else None
         manifest = self.manifest if isinstance(self.manifest, dict) else {}
         params = manifest.get("params")
@@ -1808,7 +1891,8 @@ class Run(object):
         """Write the one receipt; return the code decided before it."""
         marker = self.write_marker(status, code, reason)
         if marker == MARKER_WRITTEN and code == EXIT_OK:
-            say("done: %d file(s), %d bytes" % (self.metrics["files"], self.metrics["total_bytes"]))
+            written = [size for relpath, (_sha, size) in self.inventory.items() if relpath != RESULT_FILENAME]
+            say("done: %d object(s), %d bytes" % (len(written), sum(written)))
         elif marker == MARKER_UNCONFIRMED:
             say("the run ended (%s, exit %d) but its completion marker could not be confirmed" % (status, code))
         return code  # STEP-MARKER-3: decided once; the marker's fate never changes it
@@ -1851,7 +1935,7 @@ def describe_failure(exc):
 def make_scratch(parent):
     """A private scratch directory under TMPDIR (or the system default)."""
     try:
-        return tempfile.mkdtemp(prefix="hello-node-", dir=parent)
+        return tempfile.mkdtemp(prefix=PROGRAM + "-", dir=parent)
     except OSError as exc:
         raise Transient("could not create a scratch directory under TMPDIR: %s" % describe(exc)) from None
 

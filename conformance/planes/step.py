@@ -48,6 +48,12 @@ CA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 OMIT = object()
 
 
+def is_data_key(key):
+    """True for a key under the staging prefix that is neither result.json nor
+    the marker: an object of the node's own work."""
+    return bool(key) and key.startswith(KEY_PREFIX) and key[len(KEY_PREFIX):] not in (RESULT_NAME, MARKER_NAME)
+
+
 def sha256_hex(data):
     return hashlib.sha256(data).hexdigest()
 
@@ -313,6 +319,25 @@ class StepPlane:
     def marker_key(self):
         return KEY_PREFIX + MARKER_NAME
 
+    def data_posts(self):
+        """POSTs of the node's own objects: everything under the staging prefix
+        but result.json and the marker, whatever the node named them."""
+        return [ex for ex in self.posts() if is_data_key(ex.key)]
+
+    def data_relpaths(self):
+        """The marker's relpaths of the node's own objects (not result.json)."""
+        return [r for r in self.marker_relpaths() if r != RESULT_NAME]
+
+    def stored_relpaths(self):
+        """Relpaths of every object in staging after the run, the marker included."""
+        if self.staging == "local_path":
+            found = []
+            for top, _dirs, files in os.walk(self.staging_dir):
+                found += [os.path.relpath(os.path.join(top, name), self.staging_dir).replace(os.sep, "/")
+                          for name in files]
+            return sorted(found)
+        return sorted(key[len(KEY_PREFIX):] for key in self.store.objects() if key.startswith(KEY_PREFIX))
+
     def marker_posts(self):
         return self.posts(MARKER_NAME)
 
@@ -500,6 +525,14 @@ class StepPlane:
                                        "%r sha256 %s size %s" % (entry.get("relpath"), held[0][:12], held[1]),
                                        "marker says sha256 %s size %s" % (str(entry.get("sha256"))[:12],
                                                                          entry.get("size"))))
+        listed = set(relpaths)
+        for relpath in self.stored_relpaths():
+            # result.json is listed only once a write of it was confirmed
+            # (STEP-RESULT-4), so a stored one may be unlisted; nothing else may.
+            if relpath not in listed and relpath not in (RESULT_NAME, MARKER_NAME):
+                found.append(Violation("STEP-MARKER-5: the inventory names every object begun",
+                                       "every object in staging listed in the marker",
+                                       "%r is in staging but not in the marker" % relpath[:200]))
         found += self._identity_invariant(marker)
         if self.staging == "presigned_post":
             found += self._marker_last()

@@ -5,8 +5,8 @@ of that rests on the contract document being well-formed. These tests hold it so
 
 - every valid example validates against its schema and every invalid one fails it (the
   schema is chosen by the file name's prefix: ``marker-bool-exit-code.json`` → marker);
-- every clause heading has the exact form ``### STEP-AREA-n (LEVEL) Title``, IDs are
-  unique, and every clause of the design list is present at its level;
+- every clause heading has the exact form ``### STEP-AREA-n (LEVEL) Title`` (LEVEL may
+  be RETIRED), IDs are unique, and every clause of the design list is present at its level;
 - every decision names at least one ``Pinned by:`` clause that exists, and every ``(Dn)``
   cited in the text is a decision that exists;
 - the schemas use only the keyword subset ``conformance.schema`` implements.
@@ -33,8 +33,8 @@ SCHEMAS = ("envelope", "manifest", "result", "marker", "progress")
 MIN_VALID_EXAMPLES = 2
 MIN_INVALID_EXAMPLES = 3
 
-CLAUSE_HEADING_RE = re.compile(r"^### STEP-[A-Z]+-\d+ \((MUST|SHOULD|MAY)\) .+")
-CLAUSE_PARTS_RE = re.compile(r"^### (STEP-[A-Z]+-\d+) \((MUST|SHOULD|MAY)\) ")
+CLAUSE_HEADING_RE = re.compile(r"^### STEP-[A-Z]+-\d+ \((MUST|SHOULD|MAY|RETIRED)\) .+")
+CLAUSE_PARTS_RE = re.compile(r"^### (STEP-[A-Z]+-\d+) \((MUST|SHOULD|MAY|RETIRED)\) ")
 DECISION_HEADING_RE = re.compile(r"^### (D\d+) \S.*")
 CLAUSE_ID_RE = re.compile(r"STEP-[A-Z]+-\d+")
 
@@ -47,7 +47,7 @@ REQUIRED_CLAUSES = {
     "STEP-MANIFEST-1": "MUST", "STEP-MANIFEST-2": "MUST", "STEP-MANIFEST-3": "MUST",
     "STEP-MANIFEST-4": "MUST",
     "STEP-INPUT-1": "MUST", "STEP-INPUT-2": "MUST", "STEP-INPUT-3": "MUST",
-    "STEP-INPUT-4": "MUST", "STEP-INPUT-5": "MUST", "STEP-INPUT-6": "MUST",
+    "STEP-INPUT-4": "MUST", "STEP-INPUT-5": "RETIRED", "STEP-INPUT-6": "MUST",
     "STEP-OUTPUT-1": "MUST", "STEP-OUTPUT-2": "MUST", "STEP-OUTPUT-3": "MUST",
     "STEP-OUTPUT-4": "MUST", "STEP-OUTPUT-5": "MUST", "STEP-OUTPUT-6": "MUST",
     "STEP-OUTPUT-7": "MUST", "STEP-OUTPUT-8": "MUST",
@@ -66,13 +66,16 @@ REQUIRED_CLAUSES = {
     "STEP-HTTP-4": "SHOULD", "STEP-HTTP-5": "MUST",
     "STEP-REDACT-1": "MUST", "STEP-REDACT-2": "MUST",
     "STEP-NODE-1": "MUST", "STEP-NODE-2": "SHOULD", "STEP-NODE-3": "MUST",
+    # Version 2: the reference node's example work, in its own [example work] section.
+    "STEP-WORK-1": "MUST", "STEP-WORK-2": "MUST", "STEP-WORK-3": "MUST", "STEP-WORK-4": "MUST",
+    "STEP-WORK-5": "MUST", "STEP-WORK-6": "SHOULD", "STEP-WORK-7": "SHOULD",
 }
 
 # Keywords conformance.schema implements, plus annotations it ignores.
 SCHEMA_KEYWORDS = {
     "type", "enum", "const", "properties", "required", "additionalProperties", "items",
     "minItems", "maxItems", "minLength", "maxLength", "pattern", "minimum", "maximum",
-    "oneOf", "anyOf", "$ref", "definitions",
+    "oneOf", "anyOf", "$ref", "definitions", "propertyNames",
     "$schema", "title", "description",
 }
 

@@ -40,7 +40,7 @@ class ReadmeTest(unittest.TestCase):
     def test_clause_count_is_current(self):
         from conformance import clauses
         for contract in ("step", "crawler"):
-            count = len(clauses.load(contract).clauses)
+            count = len([c for c in clauses.load(contract).clauses.values() if c.level in clauses.LEVELS])
             self.assertIn("`contract/%s.md` is the %s contract: %d numbered clauses"
                           % (contract, "whole step" if contract == "step" else "crawler", count), readme())
 

@@ -131,3 +131,90 @@ class SyncTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+REFERENCE = textwrap.dedent('''\
+    """ref.py: the reference."""
+
+    # 1 Imports ====
+    import os
+
+    # 2 Configuration [EDIT] ====
+    NAME = "ref"
+
+    # 3 Your work [EDIT] ====
+    def work():
+        return NAME
+
+    # ---- Below this line: contract machinery [KEEP] ----
+    def machinery():
+        return work() + os.sep
+''')
+
+DERIVATIVE = textwrap.dedent('''\
+    """mine.py: a copy.
+
+    Derived from nodes/ref.py, edited in its [EDIT] sections.
+    """
+
+    # 1 Imports ====
+    {imports}
+    # 2 Configuration [EDIT] ====
+    NAME = "mine"
+
+    # 3 Your work [EDIT] ====
+    def work():
+        return NAME.upper()
+
+    {keep}''')
+
+
+class DerivativeSyncTest(unittest.TestCase):
+    """examples/*.py that say `Derived from nodes/X.py` get X's section 1 and KEEP part."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.root)
+        for directory in ("nodes/blocks", "examples"):
+            os.makedirs(os.path.join(self.root, directory))
+        SyncTest.write(self, "nodes/ref.py", REFERENCE)
+
+    read = SyncTest.read
+    main = SyncTest.main
+
+    def derivative(self, imports="import os\n", keep=None):
+        if keep is None:
+            keep = REFERENCE[REFERENCE.index("# ---- Below this line"):]
+        return DERIVATIVE.format(imports=imports, keep=keep)
+
+    def test_a_faithful_derivative_passes(self):
+        SyncTest.write(self, "examples/mine.py", self.derivative())
+        self.assertEqual(self.main("--check"), (0, "", ""))
+
+    def test_an_edited_keep_part_is_reported_then_rewritten(self):
+        drifted = self.derivative(keep="# ---- Below this line: contract machinery [KEEP] ----\n"
+                                       "def machinery():\n    return 'patched'\n")
+        SyncTest.write(self, "examples/mine.py", drifted)
+        code, _out, err = self.main("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("examples/mine.py: section 1 or the KEEP part differs from nodes/ref.py", err)
+        self.assertEqual(self.main()[0], 0)
+        fixed = self.read("examples/mine.py")
+        self.assertEqual(fixed, self.derivative())
+        self.assertIn('return NAME.upper()', fixed)   # its own sections are untouched
+
+    def test_section_one_is_the_reference_s(self):
+        SyncTest.write(self, "examples/mine.py", self.derivative(imports="import os\nimport json\n"))
+        self.assertEqual(self.main("--check")[0], 1)
+        self.main()
+        self.assertEqual(self.read("examples/mine.py"), self.derivative())
+
+    def test_a_file_without_the_line_is_not_a_derivative(self):
+        SyncTest.write(self, "examples/other.py", "print('not derived')\n")
+        self.assertEqual(self.main("--check"), (0, "", ""))
+
+    def test_a_derivative_without_the_keep_line_is_a_problem(self):
+        SyncTest.write(self, "examples/mine.py", self.derivative().replace("# ---- Below this line", "# Below"))
+        code, _out, err = self.main("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("needs exactly one line starting", err)

@@ -10,12 +10,14 @@ import os
 from conformance import faults
 from conformance.faults import Match
 from conformance.planes.step import (IDENTITY, KEY_PREFIX, MARKER_NAME, OMIT,
-                                     RESULT_NAME, Input)
+                                     RESULT_NAME, Input, is_data_key)
 
 __all__ = ["faults", "Match", "Input", "OMIT", "KEY_PREFIX", "MARKER_NAME", "RESULT_NAME",
            "IDENTITY", "csv_inputs", "expect_exit", "expect_marker", "expect_no_marker",
            "expect_listed", "expect_not_listed", "expect_prompt_stop", "on_event", "stderr_lines",
-           "STOP_BUDGET_S", "hold_answer", "contract_schema", "expect_exit_unwaiting"]
+           "STOP_BUDGET_S", "hold_answer", "contract_schema", "expect_exit_unwaiting", "data_upload",
+           "on_data_event", "is_data_key", "diagnostic_prefix", "expect_diagnostics", "hold_input",
+           "data_posts_since", "expect_nothing_derived"]
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))), "contract", "schemas", "step")
@@ -40,12 +42,62 @@ UNWAITING_EXIT_S = 5.0
 HOLD_ANSWER_S = 0.5
 
 
-def hold_answer(plane, key_glob):
+def data_upload(**match):
+    """A Match for uploads of the node's own objects: every POST under the
+    staging prefix but result.json and the marker, whatever the node named
+    them (a derived step chooses its own names)."""
+    return Match(method="POST", key=KEY_PREFIX + "*", not_key=[KEY_PREFIX + RESULT_NAME, KEY_PREFIX + MARKER_NAME],
+                 **match)
+
+
+def on_data_event(kind, min_bytes=None):
+    """A store-event predicate for an upload of the node's own objects."""
+    def predicate(ev):
+        # A commit is the store's own event, with no method; every other one is the upload's.
+        return (ev.kind == kind and ev.method in (None, "POST") and is_data_key(ev.key)
+                and (min_bytes is None or (ev.bytes or 0) >= min_bytes))
+    return predicate
+
+
+def hold_answer(plane, key_glob=None):
     """Delay the store's answer to the first POST matching key_glob (after it is
-    committed); returns the predicate of that commit, so the plane can act
+    committed), or to the first upload of the node's own objects when no glob
+    is given; returns the predicate of that commit, so the plane can act
     (rotate, expire, remove the file) before the node hears back."""
+    if key_glob is None:
+        plane.store.add_fault(faults.delay(HOLD_ANSWER_S), data_upload(first=1, phase="response"))
+        return on_data_event("commit")
     plane.store.add_fault(faults.delay(HOLD_ANSWER_S), Match(method="POST", key=key_glob, first=1, phase="response"))
     return on_event("commit", key_glob)
+
+
+def hold_input(plane, item, phase="response"):
+    """Delay the store's handling of the first GET of `item` and return the
+    predicate of that hold, so the plane can act at a point every step has,
+    whatever its work: with phase "response" the request was authorised and
+    its body follows the hold (the plane acts *after* this input was read,
+    before the next request); with phase "request" the store has not looked
+    at the request's token yet (the plane acts *under* this request)."""
+    plane.store.add_fault(faults.delay(HOLD_ANSWER_S), Match(method="GET", key=item.key, first=1, phase=phase))
+    return on_event("fault", item.key, method="GET")
+
+
+def data_posts_since(plane, t):
+    """Uploads of the node's own objects that began at or after monotonic time t."""
+    return [ex for ex in plane.data_posts() if ex.t_start >= t]
+
+
+def expect_nothing_derived(ctx, plane, item, why):
+    """No upload of the node's own objects began once `item`'s GET had begun:
+    whatever a step makes of an input, it makes nothing of one that failed
+    verification (judged from the protocol, not from names)."""
+    gets = plane.gets(item)
+    ctx.expect(gets, expected="a GET of input %r" % item.display_name, actual="it was never requested")
+    after = data_posts_since(plane, gets[0].t_start)
+    ctx.expect(not after, expected="no upload of the node's own objects after input %r was requested (%s)"
+                                   % (item.display_name, why),
+               actual="uploaded after it: %s" % [ex.key for ex in after][:3],
+               diagnosis="verify an input completely before doing any work with it; a failed one yields nothing")
 
 
 def csv_inputs(n=3, rows=50):
@@ -78,6 +130,32 @@ def on_event(kind, key_glob=None, method=None, min_bytes=None, direction=None):
 
 def stderr_lines(result):
     return [line for _t, line in result.stderr_lines]
+
+
+def diagnostic_prefix(lines):
+    """The `<program>: ` prefix of a node's stderr, learnt from its first line
+    (the text up to and including the first ': '), or None. A derived node
+    names itself; the checks never assume the reference node's name."""
+    if not lines or ": " not in lines[0]:
+        return None
+    prefix = lines[0].split(": ", 1)[0] + ": "
+    return prefix if prefix.strip(": ") and " " not in prefix.strip(": ") else None
+
+
+def expect_diagnostics(ctx, plane, count=None, why=""):
+    """Every stderr line starts with one `<program>: ` prefix, the same on
+    every line (STEP-REDACT-2); with `count`, exactly that many lines."""
+    lines = stderr_lines(plane.result)
+    prefix = diagnostic_prefix(lines)
+    ctx.expect(lines and prefix is not None and all(line.startswith(prefix) for line in lines),
+               expected="stderr lines all starting with one '<program>: ' prefix%s" % (" (%s)" % why if why else ""),
+               actual="stderr: %r" % plane.result.stderr[:300] if lines else "no stderr line",
+               diagnosis="begin every diagnostic line with the node's own name and ': ', the same on every line")
+    if count is not None:
+        ctx.expect(len(lines) == count, expected="exactly %d stderr line%s (%s)" % (count, "" if count == 1 else "s",
+                                                                                    why),
+                   actual="%d line(s): %r" % (len(lines), lines[:3]))
+    return prefix
 
 
 def expect_exit(ctx, plane, codes, why):

@@ -4,13 +4,22 @@ import time
 
 from conformance.checks import check
 from conformance.checks.step._common import (
-    hold_answer,
-    OMIT, Match, csv_inputs, expect_exit, expect_marker, expect_no_marker, faults,
-    stderr_lines)
+    hold_answer, hold_input,
+    OMIT, Match, csv_inputs, expect_diagnostics, expect_exit, expect_marker, expect_no_marker, faults)
 
-def _hold_after_first_output(plane, items):
-    """Delay the answer to input 1's upload; returns the predicate for its commit."""
-    return hold_answer(plane, "*outputs/" + items[0].relpath)
+
+def _after_first_input(plane, items):
+    """Hold the answer to input 1's GET (already authorised); returns the
+    predicate of the hold. What the plane does meanwhile happens after input 1
+    was read and before anything later: every step reads its inputs, whatever
+    it writes and when."""
+    return hold_input(plane, items[0], phase="response")
+
+
+def _under_second_input(plane, items):
+    """Hold input 2's GET before the store looks at its token; returns the
+    predicate of the hold. What the plane does meanwhile decides that request."""
+    return hold_input(plane, items[1], phase="request")
 
 
 def _refusals(plane, code="ExpiredToken"):
@@ -23,16 +32,13 @@ def _token_of(ex):
 
 def _startup_refusal(label, title, code, arrange, fakes):
     @check("creds.startup-%s" % label, clauses=["STEP-CREDS-5"], level="MUST", title=title, fakes=fakes,
-           expected="exit %d; one stderr line 'hello-node: could not start: ...'; no request; no marker" % code)
+           expected="exit %d; exactly one '<program>: ...' stderr line; no request; no marker" % code)
     def _(ctx):
         plane = ctx.step_plane(inputs=csv_inputs(1))
         arrange(plane)
         plane.run()
         expect_exit(ctx, plane, code, "a start-up refusal")
-        lines = stderr_lines(plane.result)
-        ctx.expect(len(lines) == 1 and lines[0].startswith("hello-node: could not start:"),
-                   expected="exactly one stderr line starting 'hello-node: could not start:'",
-                   actual="%d line(s): %r" % (len(lines), lines[:3]))
+        expect_diagnostics(ctx, plane, count=1, why="one line saying the node could not start")
         ctx.expect(plane.creds_path not in plane.result.stderr, expected="the message names no path",
                    actual="stderr contains the credentials path")
         ctx.expect(not plane.store.transcript, expected="no request at all",
@@ -111,13 +117,13 @@ def _(ctx):
 
 @check("creds.proactive-refresh", clauses=["STEP-CREDS-3"], level="MUST",
        title="an envelope near expiry is re-read, so a rotation is picked up without a refusal",
-       fakes="expires_at 3 s ahead (inside the 5 s margin); after input 1 the agent rotates and the "
-             "old token is refused from then on",
+       fakes="expires_at 3 s ahead (inside the 5 s margin); once input 1 is read the agent rotates and "
+             "the old token is refused from then on",
        expected="exit 0; no ExpiredToken refusal; every later request carries the new token")
 def _(ctx):
     items = csv_inputs(3)
     plane = ctx.step_plane(inputs=items, expires_in_s=3)
-    committed = _hold_after_first_output(plane, items)
+    committed = _after_first_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
         plane.rotate(expire_old=True, expires_in_s=900)
@@ -133,12 +139,12 @@ def _(ctx):
 
 def _expires_variant(label, value, title):
     @check("creds.expires-%s" % label, clauses=["STEP-CREDS-3"], level="MUST", title=title,
-           fakes="expires_at %r; after input 1 the agent rotates and the old token is refused" % (value,),
+           fakes="expires_at %r; once input 1 is read the agent rotates and the old token is refused" % (value,),
            expected="exit 0 with no ExpiredToken refusal (the file is re-read on access)")
     def _(ctx):
         items = csv_inputs(3)
         plane = ctx.step_plane(inputs=items, expires_at=value() if callable(value) else value)
-        committed = _hold_after_first_output(plane, items)
+        committed = _after_first_input(plane, items)
         plane.start()
         if plane.store.wait_for(committed, 30):
             plane.rotate(expire_old=True, expires_in_s=900)
@@ -156,12 +162,12 @@ _expires_variant("zulu", lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime
 
 @check("creds.retry-after-rotation", clauses=["STEP-CREDS-4", "STEP-HTTP-2"], level="MUST",
        title="an ExpiredToken refusal after an unannounced rotation is retried once with the new envelope",
-       fakes="expires far ahead; after input 1 the agent rotates and refuses the old token",
+       fakes="expires far ahead; while input 2's GET waits the agent rotates and refuses the old token",
        expected="exit 0; input 2 fetched twice: refused with token #1, then served with token #2")
 def _(ctx):
     items = csv_inputs(3)
     plane = ctx.step_plane(inputs=items)
-    committed = _hold_after_first_output(plane, items)
+    committed = _under_second_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
         plane.rotate(expire_old=True)
@@ -176,12 +182,12 @@ def _(ctx):
 
 @check("creds.no-retry-unchanged", clauses=["STEP-CREDS-4"], level="MUST",
        title="an ExpiredToken refusal with no new envelope is not retried and is transient",
-       fakes="after input 1 the token is refused; the file is not replaced",
+       fakes="while input 2's GET waits the token is refused; the file is not replaced",
        expected="exit 1; exactly one GET of input 2")
 def _(ctx):
     items = csv_inputs(3)
     plane = ctx.step_plane(inputs=items)
-    committed = _hold_after_first_output(plane, items)
+    committed = _under_second_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
         plane.store.expire_token(plane.token)
@@ -193,13 +199,14 @@ def _(ctx):
 
 @check("creds.same-bytes-no-retry", clauses=["STEP-CREDS-4"], level="MUST",
        title="a rewrite with identical content is not a new envelope (compare documents, not objects)",
-       fakes="input 2's GET is refused ExpiredToken once; the file is rewritten with the same bytes",
+       fakes="the file is rewritten with the same bytes once input 1 is read; input 2's GET is refused "
+             "ExpiredToken once",
        expected="exit 1; exactly one GET of input 2")
 def _(ctx):
     items = csv_inputs(3)
     plane = ctx.step_plane(inputs=items)
     plane.store.add_fault(faults.status(400, s3_code="ExpiredToken"), Match(method="GET", key=items[1].key))
-    committed = _hold_after_first_output(plane, items)
+    committed = _after_first_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
         plane.rewrite_same()
@@ -211,13 +218,13 @@ def _(ctx):
 
 @check("creds.at-most-one-retry", clauses=["STEP-CREDS-4"], level="MUST",
        title="a request is retried at most once after an expired-looking refusal",
-       fakes="the file is rotated after input 1; input 2's GET is refused ExpiredToken every time",
+       fakes="the file is rotated once input 1 is read; input 2's GET is refused ExpiredToken every time",
        expected="exit 1; exactly two GETs of input 2")
 def _(ctx):
     items = csv_inputs(3)
     plane = ctx.step_plane(inputs=items)
     plane.store.add_fault(faults.status(400, s3_code="ExpiredToken"), Match(method="GET", key=items[1].key))
-    committed = _hold_after_first_output(plane, items)
+    committed = _after_first_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
         plane.rotate(expire_old=False)
@@ -248,12 +255,12 @@ def _(ctx):
 
 @check("creds.file-vanishes", clauses=["STEP-CREDS-6"], level="MUST",
        title="a credentials file that disappears ends the work; the marker uses the held envelope (D6)",
-       fakes="expires_at 3 s ahead (re-read on every access); the file is removed after input 1",
+       fakes="expires_at 3 s ahead (re-read on every access); the file is removed once input 1 is read",
        expected="exit 1; no further input fetched; a failed marker still written")
 def _(ctx):
     items = csv_inputs(3)
     plane = ctx.step_plane(inputs=items, expires_in_s=3)
-    committed = _hold_after_first_output(plane, items)
+    committed = _after_first_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
         plane.remove_credentials()

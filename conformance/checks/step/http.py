@@ -1,21 +1,24 @@
 """HTTP refusals: which answers are transient (1), permanent (10) or expired."""
 
+import fnmatch
+
 from conformance.checks import check
 from conformance.checks.step._common import (
-    Input, Match, csv_inputs, expect_exit, expect_exit_unwaiting, expect_marker, faults, hold_answer, on_event)
+    Input, Match, csv_inputs, data_upload, expect_exit, expect_exit_unwaiting, expect_marker, faults, hold_input,
+    is_data_key, on_data_event, on_event)
 
 
 def _refusal(label, where, fault_kwargs, code, clauses=("STEP-HTTP-1",), why=""):
-    method, key_glob = {"get": ("GET", "inputs/*"), "post": ("POST", "*outputs/*")}[where]
-
     @check("http.%s-%s" % (label, where), clauses=list(clauses), level="MUST",
            title="%s on the %s gives exit %d%s" % (label, "input GET" if where == "get" else "output POST",
                                                   code, " (%s)" % why if why else ""),
-           fakes="the store answers the first %s with %s" % (method, fault_kwargs),
+           fakes="the store answers the first %s with %s" % (
+               "input GET" if where == "get" else "upload of the node's own objects", fault_kwargs),
            expected="exit %d; failed marker" % code)
     def _(ctx):
         plane = ctx.step_plane(inputs=csv_inputs(1))
-        plane.store.add_fault(faults.status(**fault_kwargs), Match(method=method, key=key_glob))
+        match = Match(method="GET", key="inputs/*") if where == "get" else data_upload()
+        plane.store.add_fault(faults.status(**fault_kwargs), match)
         plane.run()
         expect_exit(ctx, plane, code, why or "classification table")
         expect_marker(ctx, plane, "failed", code)
@@ -38,21 +41,26 @@ _refusal("unauthorized", "get", dict(code=401, body=b""), 1,
 
 @check("http.unauthorized-rotated", clauses=["STEP-HTTP-2", "STEP-CREDS-4"], level="MUST",
        title="a 401 after a rotation is retried once with the new envelope (D8)",
-       fakes="after input 1 the agent rotates (old token still valid); input 2's POST is answered 401, no body",
-       expected="exit 0; two POSTs of input 2's output")
+       fakes="once input 2 is read the agent rotates (old token still valid); the node's next upload of its "
+             "own objects is answered 401, no body",
+       expected="exit 0; that object POSTed twice, the second time with the new envelope")
 def _(ctx):
     items = csv_inputs(2)
     plane = ctx.step_plane(inputs=items)
-    committed = hold_answer(plane, "*outputs/" + items[0].relpath)
-    plane.store.add_fault(faults.status(401, body=b""), Match(method="POST", key="*outputs/" + items[1].relpath,
-                                                             first=1))
+    held = hold_input(plane, items[1], phase="response")
     plane.start()
-    if plane.store.wait_for(committed, 30):
+    if plane.store.wait_for(held, 30):
         plane.rotate(expire_old=False)
+        # From now on: every earlier upload has ended, so this is the next one.
+        plane.store.add_fault(faults.status(401, body=b""), data_upload(first=1))
     plane.wait()
     expect_exit(ctx, plane, 0, "the retry succeeds")
-    ctx.expect(len(plane.posts("outputs/" + items[1].relpath)) == 2, expected="two POSTs",
-               actual="%d" % len(plane.posts("outputs/" + items[1].relpath)))
+    refused = [ex for ex in plane.data_posts() if ex.status == 401]
+    ctx.expect(len(refused) == 1, expected="one upload refused 401", actual="%d" % len(refused))
+    again = plane.exchanges("POST", key=refused[0].key)
+    ctx.expect(len(again) == 2 and again[1].notes.get("token_seq") == 2,
+               expected="that object POSTed twice, the second time with token #2",
+               actual="%d POST(s), tokens %s" % (len(again), [ex.notes.get("token_seq") for ex in again]))
 
 
 # The error body the store sends before going silent: a node that reads at
@@ -106,14 +114,16 @@ def _(ctx):
 
 
 @check("http.user-agent", clauses=["STEP-HTTP-4"], level="SHOULD",
-       title="every request carries the lspo-hello-node User-Agent",
-       fakes="a healthy run", expected="User-Agent starting 'lspo-hello-node/' on every request")
+       title="every request carries one User-Agent naming the step",
+       fakes="a healthy run", expected="the same non-empty User-Agent on every request")
 def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(2))
     plane.run()
     agents = {dict((k.lower(), v) for k, v in ex.headers).get("user-agent") for ex in plane.store.transcript}
-    ctx.expect(agents and all((a or "").startswith("lspo-hello-node/") for a in agents),
-               expected="User-Agent lspo-hello-node/...", actual="%s" % sorted(str(a) for a in agents))
+    ctx.expect(len(agents) == 1 and all(a and a.strip() for a in agents),
+               expected="one non-empty User-Agent, the same on every request",
+               actual="%s" % sorted(str(a) for a in agents),
+               diagnosis="send the step's own User-Agent on every request, so the store's operators know who calls")
 
 
 # ---- every store fault at every phase where it can occur --------------------
@@ -124,13 +134,31 @@ def _(ctx):
 # changes the code already decided (STEP-MARKER-3).
 
 PHASES = {
-    # name: (method, key glob relative to the plane, clause of the phase)
+    # name: (method, key glob relative to the plane, clause of the phase);
+    # the output phase is every upload of the node's own objects (data_upload).
     "manifest": ("GET", "jobs/*", "STEP-MANIFEST-3"),
     "input": ("GET", "inputs/*", "STEP-INPUT-2"),
-    "output": ("POST", "*outputs/*", "STEP-OUTPUT-6"),
+    "output": ("POST", None, "STEP-OUTPUT-6"),
     "result": ("POST", "*/result.json", "STEP-RESULT-4"),
     "marker": ("POST", "*/__lspo_complete.json", "STEP-MARKER-3"),
 }
+
+
+def _phase_match(which, key, **match):
+    """The Match of a phase's requests (`key` is the glob, None for output)."""
+    if which == "output":
+        return data_upload(**match)
+    return Match(method=PHASES[which][0], key=key, **match)
+
+
+def _phase_event(which, kind, key):
+    return on_data_event(kind) if which == "output" else on_event(kind, key)
+
+
+def _in_phase(which, ex, key):
+    if which == "output":
+        return ex.method == "POST" and is_data_key(ex.key)
+    return ex.method == PHASES[which][0] and fnmatch.fnmatchcase(ex.key or "", key)
 
 # Fault label -> (how to arrange it, exit code outside the marker phase, clauses)
 #   "status": a fault answer; "expire": the token is refused from this request
@@ -169,23 +197,24 @@ def _phase_check(phase, label):
         if kind == "expire":
             # Hold the request before the store looks at its token, and refuse
             # the token meanwhile: the node's envelope went stale under it.
-            plane.store.add_fault(faults.delay(0.4), Match(method=method, key=key, first=1, phase="request"))
+            plane.store.add_fault(faults.delay(0.4), _phase_match(phase, key, first=1, phase="request"))
             plane.start()
-            if plane.store.wait_for(on_event("key" if method == "POST" else "request", key), 30):
+            if plane.store.wait_for(_phase_event(phase, "key" if method == "POST" else "request", key), 30):
                 if params["rotate"]:
                     plane.rotate(expire_old=True)
                 else:
                     plane.store.expire_token(plane.token)
             plane.wait()
         else:
-            plane.store.add_fault(getattr(faults, kind)(**params), Match(method=method, key=key, first=1))
+            plane.store.add_fault(getattr(faults, kind)(**params), _phase_match(phase, key, first=1))
             plane.run()
         expect_exit(ctx, plane, code, "%s during the %s" % (label, phase))
         if phase != "marker" and code and label != "expired":  # dead credentials write no marker
             expect_marker(ctx, plane, "failed", code)
         if label == "expired-rotated":
-            sent = [ex for ex in plane.store.transcript if ex.method == method and
-                    __import__("fnmatch").fnmatchcase(ex.key or "", key)]
+            sent = [ex for ex in plane.store.transcript if _in_phase(phase, ex, key)]
+            if phase == "output":  # only the refused object's own uploads
+                sent = [ex for ex in sent if ex.key == sent[0].key]
             ctx.expect(len(sent) == 2, expected="the refused request repeated once, with the new envelope",
                        actual="%d request(s)" % len(sent))
 

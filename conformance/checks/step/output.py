@@ -1,70 +1,74 @@
-"""Outputs: naming, the presigned POST wire format, refusals and ambiguity."""
+"""Outputs: canonical relpaths, the presigned POST wire format, refusals and ambiguity.
+
+Which objects a step writes, and their names, are its own work; these checks
+find the node's uploads by where they go (under the staging prefix, neither
+result.json nor the marker), never by the names the reference node chooses.
+"""
 
 from conformance.checks import check
 from conformance.checks.step._common import (
-    Input, Match, KEY_PREFIX, RESULT_NAME, csv_inputs, expect_exit, expect_listed, expect_marker,
-    faults)
+    Input, Match, KEY_PREFIX, MARKER_NAME, csv_inputs, data_upload, expect_exit, expect_listed,
+    expect_marker, faults)
 
 
-@check("output.copy", clauses=["STEP-OUTPUT-1", "STEP-OUTPUT-8", "STEP-MARKER-2"], level="MUST",
-       title="three inputs are copied to outputs/<name> and published on port output",
-       fakes="a healthy store; three small CSV inputs",
-       expected="exit 0; outputs/<name> holds each input's bytes; produced_ports output/report")
-def _(ctx):
-    items = csv_inputs(3)
-    plane = ctx.step_plane(inputs=items)
-    plane.run()
-    expect_exit(ctx, plane, 0, "a healthy run succeeds")
-    marker = expect_marker(ctx, plane, "succeeded", 0)
-    for item in items:
-        held = plane.hash_stored("outputs/" + item.relpath)
-        ctx.expect(held == (item.true_sha256, item.true_size),
-                   expected="outputs/%s holds the input's bytes" % item.relpath,
-                   actual="stored: %s" % (held,))
-    ports = marker.get("produced_ports")
-    want = {"output": ["outputs/" + i.relpath for i in items], "report": [RESULT_NAME]}
-    ctx.expect(ports == want, expected="produced_ports %s" % want, actual="produced_ports %s" % ports,
-               diagnosis="copies go on port output; result.json only on port report")
+def is_canonical(relpath):
+    """STEP-OUTPUT-2's canonical relpath, as the collector checks it."""
+    return (isinstance(relpath, str) and relpath != "" and not relpath.startswith("/") and "\\" not in relpath
+            and not any(ord(ch) < 0x20 for ch in relpath)
+            and all(part not in ("", ".", "..") for part in relpath.split("/")))
 
 
-@check("output.name-clash", clauses=["STEP-OUTPUT-1"], level="MUST",
-       title="clashing names get the port directory, then a counter in the last component",
-       fakes="data.csv on ports a, b and b again; file on port my.port twice",
-       expected="outputs/data.csv, outputs/b/data.csv, outputs/b/data-2.csv, outputs/file, "
-                "outputs/my.port/file, outputs/my.port/file-2")
+def _faulted_key(plane):
+    """The key of the first upload a fault acted on (the node's own object)."""
+    hit = [ex for ex in plane.data_posts() if ex.fault]
+    return hit[0].key if hit else None
+
+
+@check("output.unique-relpaths", clauses=["STEP-OUTPUT-1"], level="MUST",
+       title="inputs with one name from several ports never make two objects share a relpath",
+       fakes="data.csv from ports a, b and b again; file from port my.port three times",
+       expected="exit 0; no key uploaded twice; every relpath once in the marker; result.json and the "
+                "marker written once each")
 def _(ctx):
     items = [Input("data.csv", b"a\n", port="a"), Input("data.csv", b"b\n", port="b"),
              Input("data.csv", b"b2\n", port="b"), Input("file", b"f1\n", port="my.port"),
              Input("file", b"f2\n", port="my.port"), Input("file", b"f3\n", port="my.port")]
     plane = ctx.step_plane(inputs=items)
     plane.run()
-    expect_exit(ctx, plane, 0, "clashing names are disambiguated, not refused")
-    want = ["outputs/data.csv", "outputs/b/data.csv", "outputs/b/data-2.csv",
-            "outputs/file", "outputs/my.port/file", "outputs/my.port/file-2"]
-    got = [r for r in plane.marker_relpaths() if r != RESULT_NAME]
-    ctx.expect(got == want, expected="relpaths %s" % want, actual="relpaths %s" % got,
-               diagnosis="the counter goes before the last dot of the final component only (D5)")
-    for item, relpath in zip(items, want):
-        held = plane.hash_stored(relpath)
-        ctx.expect(held == (item.true_sha256, item.true_size),
-                   expected="%s holds its own input's bytes" % relpath, actual="stored %s" % (held,))
+    expect_exit(ctx, plane, 0, "clashing names are told apart, not refused")
+    keys = [ex.key for ex in plane.posts()]
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    ctx.expect(not twice, expected="no key uploaded twice", actual="uploaded more than once: %s" % twice[:3],
+               diagnosis="choose a relpath no earlier object of the run has: two objects on one relpath lose "
+                         "one's bytes and the collector refuses the duplicate")
+    listed = plane.marker_relpaths()
+    ctx.expect(len(listed) == len(set(listed)) and plane.data_relpaths(),
+               expected="each relpath once in the marker, with the node's own objects among them",
+               actual="listed %s" % listed)
 
 
 def _bad_relpath_check(label, relpath):
     @check("output.bad-relpath.%s" % label, clauses=["STEP-OUTPUT-2"], level="MUST",
-           title="input relpath %r is refused before any upload of it" % relpath,
+           title="an input named %r never leads to a non-canonical relpath" % relpath,
            fakes="one good input, then one whose relpath is %r" % relpath,
-           expected="exit 10; no POST of the bad name; failed marker")
+           expected="no POST and no marker entry with a non-canonical relpath; a node that refuses the "
+                    "name exits 10 with a failed marker; one whose names do not come from inputs exits 0")
     def _(ctx):
         items = [Input("good.csv", b"1\n"), Input(relpath, b"2\n")]
         plane = ctx.step_plane(inputs=items)
         plane.run()
-        expect_exit(ctx, plane, 10, "a non-canonical relpath is permanent")
-        bad = [ex.key for ex in plane.posts() if ex.key and "good.csv" not in ex.key and
-               not ex.key.endswith(("result.json", "__lspo_complete.json"))]
-        ctx.expect(not bad, expected="no POST for the bad relpath", actual="POSTed keys %s" % bad)
-        expect_marker(ctx, plane, "failed", 10)
-        expect_listed(ctx, plane, ["outputs/good.csv"], "work done before the refusal still counts")
+        expect_exit(ctx, plane, (0, 10), "refused as permanent, or never used in a relpath")
+        bad = [ex.key[len(KEY_PREFIX):] for ex in plane.posts()
+               if ex.key and ex.key.startswith(KEY_PREFIX) and not is_canonical(ex.key[len(KEY_PREFIX):])]
+        ctx.expect(not bad, expected="no POST to a non-canonical relpath", actual="POSTed relpaths %r" % bad[:3],
+                   diagnosis="check every relpath before its first byte is sent (STEP-OUTPUT-2): the collector "
+                             "refuses a whole marker for one bad relpath")
+        listed = [r for r in plane.marker_relpaths() if not is_canonical(r)]
+        ctx.expect(not listed, expected="every relpath in the marker canonical", actual="listed %r" % listed[:3])
+        if plane.result.exit_code == 10:
+            expect_marker(ctx, plane, "failed", 10)
+        else:
+            ctx.note("exit 0: this node's relpaths do not come from the input's name")
 
 
 for _label, _relpath in [("dotdot", "../x.csv"), ("absolute", "/x.csv"), ("empty-component", "a//b.csv"),
@@ -110,13 +114,13 @@ def _(ctx):
 
 @check("output.redirect-upload", clauses=["STEP-OUTPUT-5"], level="MUST",
        title="a 302 answering an upload is not followed",
-       fakes="the first output POST is answered 302 to another server on the store",
+       fakes="the node's first upload of its own objects is answered 302 to another path on the store",
        expected="exit 1; no request to the redirect target")
 def _(ctx):
     items = csv_inputs(1)
     plane = ctx.step_plane(inputs=items)
     target = plane.store.origin + "/redirected/elsewhere"
-    plane.store.add_fault(faults.redirect(target, code=302), Match(method="POST", key="*outputs/*", first=1))
+    plane.store.add_fault(faults.redirect(target, code=302), data_upload(first=1))
     plane.run()
     expect_exit(ctx, plane, 1, "a redirect is transient and never followed")
     followed = [ex for ex in plane.store.transcript if ex.path.startswith("/redirected")]
@@ -143,43 +147,47 @@ def _(ctx):
 
 @check("output.reset-mid-upload", clauses=["STEP-OUTPUT-6", "STEP-HTTP-3"], level="MUST",
        title="a connection reset while uploading is transient and the object is not re-sent",
-       fakes="the store resets the first output POST after 4 KiB of its body",
+       fakes="the store resets the node's first upload of its own objects after 4 KiB of its body",
        expected="exit 1; exactly one POST of that key; failed marker")
 def _(ctx):
     items = [Input("big.bin", bytes(range(256)) * 4096)]
     plane = ctx.step_plane(inputs=items)
-    plane.store.add_fault(faults.reset(after_bytes=4096), Match(method="POST", key="*outputs/*", first=1))
+    plane.store.add_fault(faults.reset(after_bytes=4096), data_upload(first=1))
     plane.run()
     expect_exit(ctx, plane, 1, "an upload that ends without an answer is ambiguous, transient")
-    sent = plane.posts("outputs/big.bin")
-    ctx.expect(len(sent) == 1, expected="one POST of outputs/big.bin (never re-sent after an ambiguous end)",
+    key = _faulted_key(plane)
+    ctx.expect(key is not None, expected="an upload the reset cut", actual="no upload was reset")
+    sent = plane.exchanges("POST", key=key)
+    ctx.expect(len(sent) == 1, expected="one POST of %s (never re-sent after an ambiguous end)" % key,
                actual="%d POSTs" % len(sent))
     expect_marker(ctx, plane, "failed", 1)
 
 
 @check("output.accept-then-reset", clauses=["STEP-MARKER-5", "STEP-OUTPUT-6"], level="MUST",
        title="an object the store committed before resetting is still in the failed marker",
-       fakes="the store reads and commits the first output, then resets instead of answering",
-       expected="exit 1; the failed marker lists that output (inventory first)")
+       fakes="the store reads and commits the node's first own object, then resets instead of answering",
+       expected="exit 1; the failed marker lists that object (inventory first)")
 def _(ctx):
     items = csv_inputs(1)
     plane = ctx.step_plane(inputs=items)
-    plane.store.add_fault(faults.accept_then_reset(), Match(method="POST", key="*outputs/*", first=1))
+    plane.store.add_fault(faults.accept_then_reset(), data_upload(first=1))
     plane.run()
     expect_exit(ctx, plane, 1, "no answer: ambiguous, transient")
     expect_marker(ctx, plane, "failed", 1)
-    expect_listed(ctx, plane, ["outputs/" + items[0].relpath],
+    key = _faulted_key(plane)
+    ctx.expect(key is not None, expected="an upload committed and then reset", actual="no upload was reset")
+    expect_listed(ctx, plane, [key[len(KEY_PREFIX):]],
                   "a work object is inventoried before its upload, so salvage finds it")
 
 
 @check("output.upload-silent", clauses=["STEP-STREAM-4"], level="SHOULD",
        title="a store silent after an upload body ends the run after the upload timeout",
-       fakes="the store commits the first output and never answers",
+       fakes="the store commits the node's first own object and never answers",
        expected="exit 1 within 10 s + 5 s; failed marker")
 def _(ctx):
     items = csv_inputs(1)
     plane = ctx.step_plane(inputs=items)
-    plane.store.add_fault(faults.accept_then_hang(), Match(method="POST", key="*outputs/*", first=1))
+    plane.store.add_fault(faults.accept_then_hang(), data_upload(first=1))
     plane.run()
     expect_exit(ctx, plane, 1, "silence after the body is transient")
     ctx.expect(plane.result.wall_s <= 15.0, expected="ended within 15 s (upload timeout 10 s)",
@@ -190,33 +198,32 @@ def _(ctx):
 @check("output.too-large", clauses=["STEP-OUTPUT-4"], level="MUST",
        title="an output larger than 1 GiB is refused before any upload",
        fakes="one generated input of 1 GiB + 1 byte, correctly pinned",
-       expected="exit 10; no POST of it")
+       expected="exit 10; no upload of the node's own objects")
 def _(ctx):
     items = [Input("huge.bin", generated=(1 << 30) + 1)]
     plane = ctx.step_plane(inputs=items)
     plane.run(timeout=120)
     expect_exit(ctx, plane, 10, "objects above 1 GiB are refused")
-    ctx.expect(not plane.posts("outputs/huge.bin"), expected="no POST of outputs/huge.bin",
-               actual="%d POST(s)" % len(plane.posts("outputs/huge.bin")))
+    ctx.expect(not plane.data_posts(), expected="no upload of the node's own objects",
+               actual="uploaded: %s" % [ex.key for ex in plane.data_posts()][:3],
+               diagnosis="refuse an object over 1 GiB before any byte of it is sent (STEP-OUTPUT-4)")
 
 
 @check("output.local-staging", clauses=["STEP-OUTPUT-7", "STEP-MANIFEST-1", "STEP-INPUT-3"], level="MUST",
        title="local_path mode: manifest_path, local inputs, files written whole under staging.path",
        fakes="staging.mode local_path; manifest_path; local_path inputs",
-       expected="exit 0; each output at <path>/<relpath>; no temporary names left")
+       expected="exit 0; staging.path holds exactly the marker's objects and the marker, each with its "
+                "listed hash; no temporary names left")
 def _(ctx):
     items = [Input("a.csv", b"1,2\n", source="local"), Input("nested/b.csv", b"3,4\n5,6\n", source="local")]
     plane = ctx.step_plane(inputs=items, staging="local_path", manifest_source="local")
     plane.run()
     expect_exit(ctx, plane, 0, "local mode succeeds")
     expect_marker(ctx, plane, "succeeded", 0)
-    for item in items:
-        held = plane.hash_stored("outputs/" + item.relpath)
-        ctx.expect(held == (item.true_sha256, item.true_size),
-                   expected="outputs/%s holds the input" % item.relpath, actual="%s" % (held,))
-    import os
-    names = []
-    for top, _dirs, files in os.walk(plane.staging_dir):
-        names += [os.path.relpath(os.path.join(top, f), plane.staging_dir) for f in files]
-    want = sorted(["outputs/a.csv", "outputs/nested/b.csv", RESULT_NAME, "__lspo_complete.json"])
-    ctx.expect(sorted(names) == want, expected="staging holds exactly %s" % want, actual="%s" % sorted(names))
+    names = plane.stored_relpaths()
+    want = sorted(plane.marker_relpaths() + [MARKER_NAME])
+    ctx.expect(names == want and len(plane.data_relpaths()) >= 1,
+               expected="staging holds exactly the marker's objects (one or more of the node's own) and the marker",
+               actual="staging %s; marker lists %s" % (names, plane.marker_relpaths()),
+               diagnosis="write each object to a temporary name beside it and os.replace it; leave nothing else")
+

@@ -28,13 +28,17 @@ def _(ctx):
 
 @check("progress.order", clauses=["STEP-PROGRESS-2"], level="SHOULD",
        title="one line before each input, then 1.0 'done' before the marker; never decreasing",
-       fakes="three inputs", expected="fractions 0, 1/3, 2/3 'copying inputs', then 1.0 'done'")
+       fakes="three inputs", expected="fractions 0, 1/3, 2/3 with the work's phase, then 1.0 'done'")
 def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(3))
     plane.run()
     got = [(d.get("fraction"), d.get("phase")) for _t, d, _r in plane.progress() if isinstance(d, dict)]
-    want = [(0.0, "copying inputs"), (0.3333, "copying inputs"), (0.6667, "copying inputs"), (1.0, "done")]
-    ctx.expect(got == want, expected="%s" % want, actual="%s" % got)
+    fractions = [fraction for fraction, _phase in got]
+    phases = [phase for _fraction, phase in got[:-1]]
+    ctx.expect(fractions == [0.0, 0.3333, 0.6667, 1.0] and got[-1][1] == "done"
+               and all(isinstance(p, str) and p.strip() and p != "done" for p in phases),
+               expected="fractions 0.0, 0.3333, 0.6667 with the work's own phase, then (1.0, 'done')",
+               actual="%s" % got)
     marker_posts = plane.marker_posts()
     last_t = plane.progress()[-1][0] if plane.progress() else None
     ctx.expect(marker_posts and last_t is not None and last_t <= marker_posts[0].t_start + 0.05,

@@ -4,7 +4,7 @@ import os
 
 from conformance.checks import check
 from conformance.checks.step._common import (
-    Input, Match, csv_inputs, expect_exit, expect_marker, faults)
+    Input, Match, csv_inputs, data_upload, expect_exit, expect_marker, faults)
 
 MiB = 1 << 20
 # Peak RSS allowed for the node's whole process tree in conformance. The
@@ -89,7 +89,7 @@ def _success(ctx):
 def _failure(ctx):
     items = [Input("a.bin", bytes(3 << 20))]
     plane = ctx.step_plane(inputs=items)
-    plane.store.add_fault(faults.reset(after_bytes=1 << 20), Match(method="POST", key="*outputs/*"))
+    plane.store.add_fault(faults.reset(after_bytes=1 << 20), data_upload())
     plane.run()
     return plane
 
@@ -99,7 +99,7 @@ def _used_scratch(ctx):
     (a hard-coded /tmp) would pass the emptiness checks vacuously."""
     items = [Input("big.bin", generated=32 << 20)]
     plane = ctx.step_plane(inputs=items)
-    plane.store.add_fault(faults.stall(after_bytes=16 << 20), Match(method="POST", key="*outputs/*"))
+    plane.store.add_fault(faults.stall(after_bytes=16 << 20), data_upload())
     plane.start()
     plane.store.wait_for(lambda ev: ev.kind == "fault", 30)
     used = _scratch_files(plane)

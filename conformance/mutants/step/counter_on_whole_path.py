@@ -8,4 +8,4 @@ REPLACE = [(
     "    stem, dot, extension = path.rpartition(\".\")\n"
     "    return \"%s-%d.%s\" % (stem, n, extension) if dot else \"%s-%d\" % (path, n)\n",
 )]
-KILLS = ["output.name-clash"]
+KILLS = ["work.name-clash"]

@@ -15,14 +15,14 @@ REPLACE = [(
     "                say(\"could not write result.json: %s\" % describe_failure(exc))\n"
     "        return code\n",
 )]
-KILLS = ["marker.last", "marker.produced-ports", "output.copy", "creds.agree-no-warning",
+KILLS = ["marker.last", "marker.produced-ports", "work.copy", "creds.agree-no-warning",
          "creds.expires-garbage", "creds.expires-missing", "creds.expires-zulu", "creds.legacy-variable",
          "creds.marker-rereads", "creds.precedence", "creds.proactive-refresh", "creds.retry-after-rotation",
          "exit.codes", "fault.input.dribble", "fault.manifest.dribble", "fault.manifest.expired-rotated",
          "fault.marker.dribble", "fault.marker.expired-rotated", "fault.output.dribble",
          "fault.output.expired-rotated", "fault.result.dribble", "fault.result.expired",
          "fault.result.expired-rotated", "fault.result.reset", "fault.result.slowdown",
-         "fault.result.throttled", "http.unauthorized-rotated", "http.user-agent", "input.names",
+         "fault.result.throttled", "http.unauthorized-rotated", "http.user-agent", "work.names",
          "input.tls", "input.uppercase-pin", "manifest.identity-types", "manifest.identity-wins",
-         "marker.shape", "output.multipart", "output.name-clash", "progress.format", "progress.order",
+         "marker.shape", "output.multipart", "work.name-clash", "progress.format", "progress.order",
          "result.fact-rules", "result.params-ceiling", "result.shape", "stream.scratch-success"]

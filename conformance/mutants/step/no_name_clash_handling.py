@@ -6,4 +6,4 @@ REPLACE = [(
     "        candidate = \"%s/%s\" % (OUTPUT_DIR, name)\n"
     "        if False:\n",
 )]
-KILLS = ["output.name-clash"]
+KILLS = ["work.name-clash", "output.unique-relpaths"]

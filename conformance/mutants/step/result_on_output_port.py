@@ -4,4 +4,4 @@ REPLACE = [(
     "                self.publish(RESULT_FILENAME, payload, REPORT_PORT)  # STEP-OUTPUT-8: port report only\n",
     "                self.publish(RESULT_FILENAME, payload, OUTPUT_PORT)\n",
 )]
-KILLS = ["marker.produced-ports", "output.copy"]
+KILLS = ["marker.produced-ports", "work.copy"]

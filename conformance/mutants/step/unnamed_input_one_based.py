@@ -4,4 +4,4 @@ REPLACE = [(
     "    name = spec.get(\"relpath\") or spec.get(\"name\") or \"input-%d\" % index\n",
     "    name = spec.get(\"relpath\") or spec.get(\"name\") or \"input-%d\" % (index + 1)\n",
 )]
-KILLS = ["input.names"]
+KILLS = ["work.names"]

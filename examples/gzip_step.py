@@ -1,0 +1,1966 @@
+#!/usr/bin/env python3
+"""gzip_step.py: an LSPO step that stores a gzip-compressed copy of each input.
+
+Derived from nodes/hello_node.py. Only its module docstring and sections 2
+and 3 differ from the reference node; everything else is the reference's
+contract machinery, kept in step by `make sync`. It shows a transforming
+step: each verified input is compressed into a scratch file with zlib, in
+1 MiB chunks (memory stays flat however large the input), and that file is
+published as outputs/<name>.gz. result.json reports the bytes in and out.
+
+Run it:
+    LSPO_CREDENTIALS_FILE=/path/to/creds.json python3 examples/gzip_step.py
+Judge it (the platform's obligations; its own work is its business):
+    python3 -m conformance step examples/gzip_step.py
+
+Contract: contract/step.md, version 2.
+"""
+
+# 1 Imports ====================================================================
+
+import collections
+import contextlib
+import datetime
+import errno
+import hashlib
+import http.client
+import json
+import os
+import re
+import secrets
+import select
+import shutil
+import signal
+import socket
+import ssl
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+# 2 Configuration [EDIT] =======================================================
+
+PROGRAM = "gzip-step"  # your step's name: the prefix of every stderr line and of its scratch directory
+USER_AGENT = "gzip-step/1 (lspo example derivative)"  # STEP-HTTP-4: names the caller to the store
+
+# 3 Your work [EDIT] ===========================================================
+#
+# Compress each input with gzip.  The machinery calls scan_chunk for every
+# chunk of an input as it streams in, do_work for each verified input, and
+# finish_work once after the last; see nodes/hello_node.py's section 3 for the
+# `run` API (run.scratch, run.metrics, run.output_relpath, run.publish_file,
+# run.publish_bytes, run.claim, run.check_stop, say).
+
+import zlib  # noqa: E402  (this step's own import, kept in its own section)
+
+OUTPUT_PORT = "output"  # STEP-OUTPUT-8: the compressed copies' port
+WORK_PHASE = "compressing inputs"  # STEP-PROGRESS-2: the progress phase while inputs are processed
+METRICS = ("files", "bytes_in", "bytes_out")  # STEP-RESULT-1: result.json's metrics, each starting at 0
+GZIP_LEVEL = 6  # zlib's default: most of the gain of 9 for far less CPU
+GZIP_WBITS = 16 + zlib.MAX_WBITS  # 16+: a gzip header and trailer, so `gunzip` reads the output
+
+
+def scan_chunk(tally, data, count):
+    """Nothing to look at while the input streams in: do_work reads the verified file.  [EDIT]"""
+
+
+def do_work(run, item):
+    """Compress one verified input into scratch, then publish it as outputs/<name>.gz.  [EDIT]
+
+    The compressed file is hashed by publish_file (no sha256 given: these are
+    new bytes), uploaded, and removed; the input's fact is claimed once the
+    store has accepted its compressed copy.
+    """
+    packed = os.path.join(run.scratch, "packed.gz")
+    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, GZIP_WBITS)
+    try:
+        with open(item.path, "rb") as source, open(packed, "wb") as sink:
+            written = 0
+            while True:
+                run.check_stop("compressing " + item.name[:MAX_NAME_CHARS])  # a stop never waits for a big file
+                block = source.read(CHUNK_BYTES)
+                if not block:
+                    break
+                written += sink.write(compressor.compress(block))
+                if written >= CACHE_DROP_BYTES:  # page cache counts against the container's memory
+                    sink.flush()
+                    release_page_cache(sink.fileno(), dirty=True)
+                    written = 0
+            sink.write(compressor.flush())
+        packed_size = os.path.getsize(packed)
+        relpath = run.output_relpath(item.port, item.name + ".gz")
+        run.publish_file(relpath, packed, OUTPUT_PORT)
+    finally:
+        remove_file(packed)
+    run.claim("input", item.name)  # only now: the fact says this input was stored, compressed
+    run.metrics["files"] += 1
+    run.metrics["bytes_in"] += item.size
+    run.metrics["bytes_out"] += packed_size
+
+
+def finish_work(run):
+    """Nothing is built from all the inputs together.  [EDIT]"""
+
+
+# ---- Below this line: contract machinery [KEEP] ----
+
+# 4 Limits =====================================================================
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+MARKER_FILENAME = "__lspo_complete.json"  # the completion receipt
+RESULT_FILENAME = "result.json"  # the report document
+OUTPUT_DIR = "outputs"  # where run.output_relpath puts objects
+REPORT_PORT = "report"  # port of result.json: a port's objects go to every step downstream of it
+DEFAULT_INPUT_PORT = "input"  # an input without a port, for naming on a clash
+
+CREDENTIALS_ENV = "LSPO_CREDENTIALS_FILE"  # set by the agent on every job
+LEGACY_CREDENTIALS_ENV = "LSPO_CREDENTIALS"  # baked into older images; kept working (D14)
+DEFAULT_CREDENTIALS_FILE = "/lspo/creds/creds.json"  # the contract's default mount
+IDENTITY_ENV = (  # fallbacks for a marker whose manifest could not be read
+    ("execution_id", "LSPO_EXECUTION_ID"),
+    ("attempt", "LSPO_ATTEMPT"),
+    ("generation", "LSPO_GENERATION"),
+)
+IDEMPOTENCY_ENV = "LSPO_IDEMPOTENCY_KEY"
+STAGING_MODES = ("presigned_post", "local_path")
+
+EXIT_OK = 0  # succeeded
+EXIT_TRANSIENT = 1  # a later attempt may succeed
+EXIT_PERMANENT = 10  # retrying cannot help
+EXIT_CANCELLED = 20  # stopped on request
+
+MAX_CREDENTIALS_BYTES = 64 * MiB  # bounded read of the envelope file
+MAX_DOCUMENT_BYTES = 8 * MiB  # the platform's ceiling for the manifest and the marker
+# CONTRACT: raised, this breaks STEP-MANIFEST-2 and STEP-MARKER-2.
+MAX_RESULT_BYTES = 1 * MiB  # the result reader refuses more; writing more publishes nothing readable
+# CONTRACT: raised, this breaks STEP-RESULT-2.
+MAX_OBJECT_BYTES = 1 * GiB  # the largest object the upload policy admits
+
+CONNECT_DEADLINE_S = 10.0  # elapsed, over DNS + every address + TLS: a stall, not a slow network
+# CONTRACT: lowered, a slow but healthy connect kills the job; raised, it breaks STEP-STOP-3.
+READ_TIMEOUT_S = 25.0  # silence allowed on a GET before it counts as a dead store (not the stop latency)
+UPLOAD_TIMEOUT_S = 10.0  # silence allowed on an upload: once the body is out, waiting buys little
+# CONTRACT: both are STEP-STREAM-4's numbers.
+RECEIPT_DEADLINE_S = 20.0  # elapsed, over every phase of the marker write, its retry included
+# CONTRACT: raised, this breaks STEP-STOP-6; lowered, receipts are given up on slow stores.
+CREDS_MARGIN_S = 5.0  # re-read the envelope this long before it expires
+# CONTRACT: lowered, this breaks STEP-CREDS-3 (a request could leave with a token about to die).
+EARLY_ANSWER_WAIT_S = 2.0  # after a failed send, how long to look for a refusal already sent
+
+CHUNK_BYTES = 1 * MiB  # unit of every streaming read; one reused buffer per run
+CACHE_DROP_BYTES = 8 * MiB  # page cache a copy may accumulate before asking the kernel to drop it
+ERROR_BODY_BYTES = 4096  # bounded read of an error response body
+# CONTRACT: raised, this breaks STEP-HTTP-5.
+ERROR_SNIPPET_CHARS = 160  # error body text quoted when there is no <Code>
+MAX_ERROR_CHARS = 500  # the marker's error field, after redaction
+MAX_NAME_CHARS = 120  # an input name quoted in a diagnostic
+
+PROGRESS_MAX_LINES = 201  # the run log is a 1000-line tail; progress must not fill it
+# CONTRACT: raised, this breaks STEP-PROGRESS-3.
+PROGRESS_PHASE_CHARS = 64
+MAX_FACTS = 10000  # the platform's MAX_RESULT_FACTS
+MAX_FACT_VALUE_CHARS = 512  # the platform's column limit
+PARAMS_KEYS_SHOWN = 64  # keys listed when the params echo gives way
+
+# 5 Errors =====================================================================
+
+
+class StepFailure(Exception):
+    """Root of every failure this node reports; `exit_code` is what it maps to.
+
+    `status` is the HTTP status when the store answered (a definite outcome);
+    `maybe_stored` is true when bytes went out and no answer came back, so the
+    store may hold the object (STEP-OUTPUT-6).
+    """
+
+    exit_code = EXIT_TRANSIENT
+    retryable = True
+
+    def __init__(self, message, status=None, maybe_stored=False):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.maybe_stored = maybe_stored
+
+
+class Permanent(StepFailure):
+    """A bad input, document or configuration: no retry can fix it."""
+
+    exit_code = EXIT_PERMANENT
+    retryable = False
+
+
+class Transient(StepFailure):
+    """A later attempt may succeed: network trouble, 5xx, throttling."""
+
+
+class Expired(Transient):
+    """A refusal that looks like dead credentials: STEP-CREDS-4 allows one retry."""
+
+
+class Stopped(StepFailure):
+    """Work abandoned because a stop was requested."""
+
+    exit_code = EXIT_CANCELLED
+    retryable = False
+
+
+# 6 Shared blocks ==============================================================
+# Verbatim copies of nodes/blocks/<name>.py (the part below its body marker).
+# Do not edit here: edit the block, then run `python3 -m conformance.sync`.
+
+# ---- BEGIN BLOCK deadline (nodes/blocks/deadline.py) ----
+# deadline: elapsed budgets on the monotonic clock, a watchdog that enforces a
+# budget on calls that only know per-call timeouts, and the UTC timestamp
+# parser used for wall-clock expiry times.
+
+
+class Deadline(object):
+    """An elapsed-time budget, measured on the monotonic clock.
+
+    A socket timeout bounds silence, not duration: a peer that sends one byte
+    just inside every timeout keeps a call alive for ever.  Every wait that
+    must end by a fixed time derives its timeout from remaining().
+    """
+
+    def __init__(self, seconds):
+        self.seconds = float(seconds)
+        self.at = time.monotonic() + self.seconds
+
+    def remaining(self):
+        """Seconds left, never negative."""
+        return max(0.0, self.at - time.monotonic())
+
+    def expired(self):
+        return time.monotonic() >= self.at
+
+
+def sooner(first, second):
+    """The deadline that ends first; either argument may be None."""
+    if first is None:
+        return second
+    if second is None or first.at <= second.at:
+        return first
+    return second
+
+
+class Watchdog(object):
+    """Call `on_expiry` once, from a daemon thread, when `deadline` passes.
+
+    Wrap a stretch of blocking calls that must end by the deadline whatever the
+    peer does; `on_expiry` has to make the blocked call return (for a socket:
+    shutdown(), which a read or write in another thread notices at once).
+    `fired` tells the caller afterwards why its call failed.
+    """
+
+    def __init__(self, deadline, on_expiry):
+        self.deadline = deadline
+        self.on_expiry = on_expiry
+        self.fired = False
+        self._timer = None
+
+    def __enter__(self):
+        self._timer = threading.Timer(self.deadline.remaining(), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def _fire(self):
+        self.fired = True
+        try:
+            self.on_expiry()
+        except Exception:
+            pass  # a watchdog must never print a traceback from its thread
+
+    def __exit__(self, *exc_info):
+        self._timer.cancel()
+        self._timer.join(1.0)
+        return False
+
+
+_UTC_TIMESTAMP_RE = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?"
+    r"(?:([Zz])|([+-])(\d{2}):?(\d{2}))?\Z"
+)
+
+
+def parse_utc_timestamp(text):
+    """ISO-8601 text to epoch seconds, or None when it is not a usable time.
+
+    A trailing Z and an explicit offset are honoured; a time without a zone is
+    taken as UTC.  The same grammar on every Python version (3.9's
+    datetime.fromisoformat accepts neither Z nor most fraction widths).
+    """
+    if not isinstance(text, str):
+        return None
+    match = _UTC_TIMESTAMP_RE.match(text.strip())
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, _z, sign, off_h, off_m = match.groups()
+    try:
+        moment = datetime.datetime(
+            int(year), int(month), int(day), int(hour or 0), int(minute or 0),
+            int(second or 0), int((fraction or "0")[:6].ljust(6, "0")),
+            tzinfo=datetime.timezone.utc,
+        )
+        if sign:
+            offset = datetime.timedelta(hours=int(off_h), minutes=int(off_m))
+            moment = moment - offset if sign == "+" else moment + offset
+    except (ValueError, OverflowError):
+        return None
+    return moment.timestamp()
+# ---- END BLOCK deadline ----
+
+# ---- BEGIN BLOCK redact (nodes/blocks/redact.py) ----
+# redact: make any text safe to print.  Whoever holds a presigned URL's query
+# string holds the object it names, and HTTP libraries build exception text
+# from URLs; so every line a node prints, and every error it records, passes
+# through redact() first.
+
+REDACTED = "REDACTED"
+_URL_RE = re.compile(r"\b(?:https?|s3)://[^\s'\"<>|\\]+", re.IGNORECASE)
+_UNPRINTABLE_RE = re.compile(r"[\x00-\x1f\x7f]+")
+_ALREADY_REDACTED_RE = re.compile(re.escape(REDACTED) + r"[).,;:\]}]*\Z")  # keeps redact() idempotent
+_MIN_SECRET_CHARS = 8  # shorter values (a status code, "true") are not worth hiding
+
+
+def _redact_url(match):
+    """Keep scheme, host and path; drop userinfo, then query and fragment."""
+    scheme, _, rest = match.group(0).partition("://")
+    end = len(rest)
+    for mark in "/?#":
+        found = rest.find(mark)
+        if found != -1 and found < end:
+            end = found
+    authority, tail = rest[:end], rest[end:]
+    if "@" in authority:
+        authority = authority.rpartition("@")[2]  # user:password@ is a credential too
+    cut = len(tail)
+    for mark in "?#":
+        found = tail.find(mark)
+        if found != -1 and found < cut:
+            cut = found
+    if cut < len(tail) and not _ALREADY_REDACTED_RE.match(tail, cut + 1):
+        tail = tail[:cut + 1] + REDACTED
+    return scheme + "://" + authority + tail
+
+
+def redact(text, secrets=()):
+    """`text` as one printable line with credentials removed.
+
+    URLs lose userinfo, query and fragment; every string in `secrets` (values
+    the caller knows to be credentials, such as policy fields or tokens) is
+    replaced wherever it appears; control characters become spaces, so the
+    result is always a single line.
+    """
+    out = _URL_RE.sub(_redact_url, str(text))
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= _MIN_SECRET_CHARS:
+            out = out.replace(secret, REDACTED)
+    return _UNPRINTABLE_RE.sub(" ", out).strip()
+# ---- END BLOCK redact ----
+
+# ---- BEGIN BLOCK stop (nodes/blocks/stop.py) ----
+# stop: the signal plumbing.  One Stop object per process holds the stop flag,
+# the ledger of sockets with a request in flight, and a wakeup pipe for the
+# waits a shutdown() cannot reach (name lookup, connect, TLS handshake).  The
+# node installs Stop.handle for SIGTERM and SIGINT itself, in main().
+
+
+class StopRequested(Exception):
+    """Raised by ordinary code that finds a stop it has to honour now."""
+
+
+class Stop(object):
+    """Stop flag, in-flight ledger and wakeup pipe.
+
+    The handler does three things, in this order, and nothing else: set the
+    flag (first, so that a failure in the rest still leaves the stop
+    recorded); shut down every socket in the ledger while work is still
+    abandonable, because close() does not interrupt a blocked read and
+    shutdown() does; wake any select() waiting on wait_fd().  Then it prints
+    one line naming the signal.  Every decision is taken later by ordinary code
+    reading `requested`.
+
+    `abandonable` turns false when the node starts its final receipt: from then
+    on a stop only sets the flag.
+    """
+
+    def __init__(self, program, stderr_fd=2):
+        self.program = program
+        self.stderr_fd = stderr_fd  # where the handler's one line goes; None: no line (a node whose stderr is its status)
+        self.requested = False
+        self.signum = None
+        self.abandonable = True
+        self._inflight = set()
+        self._wake_r = None
+        self._wake_w = None
+
+    def open(self):
+        """Create the wakeup pipe (call from main(), never at import)."""
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+
+    def close(self):
+        for fd in (self._wake_r, self._wake_w):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._wake_r = self._wake_w = None
+
+    def handle(self, signum, frame=None):
+        """Signal handler for SIGTERM and SIGINT."""
+        self.requested = True
+        first = self.signum is None
+        self.signum = signum
+        try:
+            if self.abandonable:
+                self.abandon_all()
+        except Exception:
+            pass
+        try:
+            if self._wake_w is not None:
+                os.write(self._wake_w, b"\0")
+        except OSError:
+            pass  # a full pipe already wakes its reader
+        try:
+            if first and self.stderr_fd is not None:
+                line = "%s: stop requested (signal %d); finishing up\n" % (self.program, signum)
+                os.write(self.stderr_fd, line.encode("ascii", "replace"))
+        except (OSError, ValueError):
+            pass
+
+    def abandon_all(self):
+        """Make every blocked call on a ledger socket return now (any thread)."""
+        for sock in tuple(self._inflight):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):
+                pass  # already closed or never connected: nothing to end
+
+    def should_abandon(self):
+        """True when a stop was requested and the current work may be cut."""
+        return self.requested and self.abandonable
+
+    def check(self, what="this step"):
+        if self.should_abandon():
+            raise StopRequested("stop requested before %s" % what)
+
+    def wait_fd(self):
+        """The fd a select() includes to notice a stop, or None when not abandonable."""
+        return self._wake_r if self.abandonable else None
+
+    def track(self, sock):
+        """Put a socket on the ledger before anything on it can block."""
+        self._inflight.add(sock)
+
+    def untrack(self, sock):
+        self._inflight.discard(sock)
+# ---- END BLOCK stop ----
+
+# ---- BEGIN BLOCK transport (nodes/blocks/transport.py) ----
+# transport: one HTTP/1.1 exchange per connection, on a socket the node can
+# always reach.  Name lookup, TCP connect over every address and the TLS
+# handshake share one elapsed deadline and each wait also watches the stop
+# wakeup fd; once connected the socket sits on the stop ledger, so a stop (or
+# a watchdog) ends a blocked read or write with shutdown().  http.client only
+# formats requests and parses responses: it never opens a connection itself.
+
+Target = collections.namedtuple("Target", "scheme host port request_target")
+
+_FORBIDDEN_IN_TARGET = frozenset(" \t\r\n\x00")
+
+
+def split_url(url):
+    """Target of an http(s) URL; ValueError otherwise.
+
+    The error never quotes the URL: its query string may be a credential.
+    """
+    if not isinstance(url, str) or not url:
+        raise ValueError("not a non-empty string")
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise ValueError("scheme is not http or https")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise ValueError("port is not a number from 0 to 65535") from None
+    if not host:
+        raise ValueError("no host")
+    if port is None:
+        port = 443 if scheme == "https" else 80
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    if _FORBIDDEN_IN_TARGET.intersection(target) or _FORBIDDEN_IN_TARGET.intersection(host):
+        raise ValueError("whitespace or control characters in the URL")
+    return Target(scheme, host, port, target)
+
+
+def wait_ready(stop, readable, writable, deadline, what):
+    """Block until an fd is ready; StopRequested on a stop, TimeoutError at the deadline."""
+    wake = stop.wait_fd()
+    watch = list(readable) + ([wake] if wake is not None else [])
+    while True:
+        if stop.should_abandon():
+            raise StopRequested("stop requested during " + what)
+        remaining = deadline.remaining()
+        if remaining <= 0:
+            raise TimeoutError("%s did not finish within %gs" % (what, deadline.seconds))
+        ready_r, ready_w, _ = select.select(watch, writable, [], remaining)
+        if wake is not None and wake in ready_r:
+            if stop.should_abandon():
+                raise StopRequested("stop requested during " + what)
+            ready_r.remove(wake)
+        if ready_r or ready_w:
+            return
+
+
+def resolve(host, port, stop, deadline):
+    """getaddrinfo() bounded by `deadline` and a stop.
+
+    getaddrinfo() takes no timeout and has no socket to shut down, so a name
+    (not an address literal) is looked up in a daemon thread while this thread
+    waits in select().  A lookup that hangs leaves that thread behind, which
+    only happens on a run that is failing anyway.
+    """
+    try:
+        return socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM, 0, socket.AI_NUMERICHOST)
+    except socket.gaierror:
+        pass  # a name, not an address literal
+    result = {}
+    done_r, done_w = os.pipe()
+
+    def lookup():
+        try:
+            result["addresses"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+        except Exception as exc:
+            result["error"] = exc
+        finally:
+            try:
+                os.write(done_w, b".")
+            except OSError:
+                pass  # the waiter gave up and closed its end
+            os.close(done_w)
+
+    threading.Thread(target=lookup, name="resolve", daemon=True).start()
+    try:
+        wait_ready(stop, [done_r], [], deadline, "name lookup of %s" % host)
+    finally:
+        os.close(done_r)
+    if "error" in result:
+        raise result["error"]
+    return result["addresses"]
+
+
+def _connect_one(sock, address, stop, deadline):
+    sock.setblocking(False)
+    code = sock.connect_ex(address)
+    if code in (errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN, errno.EALREADY):
+        wait_ready(stop, [], [sock], deadline, "connect")
+        code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    if code:
+        raise OSError(code, os.strerror(code))
+
+
+def _handshake(tls, stop, deadline):
+    while True:
+        try:
+            tls.do_handshake()
+            return
+        except ssl.SSLWantReadError:
+            wait_ready(stop, [tls], [], deadline, "TLS handshake")
+        except ssl.SSLWantWriteError:
+            wait_ready(stop, [], [tls], deadline, "TLS handshake")
+
+
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
+    """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
+
+    One deadline covers the lookup, every address in turn (each gets only what
+    is left, so N addresses cannot take N timeouts) and the handshake.  The
+    returned socket is non-blocking; the caller sets its timeout.  A stop
+    during any of it, or found once it is done, raises StopRequested and no
+    byte of a request goes out.
+
+    `addresses` (getaddrinfo() entries) replaces the lookup for a caller that
+    has judged the addresses itself: only those are tried, while the TLS server
+    name and the certificate's host stay `target.host`.
+    """
+    stop.check("opening a connection")
+    if addresses is None:
+        addresses = resolve(target.host, target.port, stop, deadline)
+    sock, last_error = None, None
+    for family, kind, proto, _name, address in addresses:
+        if deadline.expired():
+            break
+        try:
+            candidate = socket.socket(family, kind, proto)
+        except OSError as exc:  # no IPv6 on this host, say: the next address may still do
+            last_error = exc
+            continue
+        stop.track(candidate)
+        try:
+            _connect_one(candidate, address, stop, deadline)
+        except OSError as exc:  # TimeoutError included: try what time is left on the next
+            stop.untrack(candidate)
+            candidate.close()
+            last_error = exc
+            continue
+        except BaseException:
+            stop.untrack(candidate)
+            candidate.close()
+            raise
+        sock = candidate
+        break
+    if sock is None:
+        if last_error is not None and not isinstance(last_error, TimeoutError):
+            raise last_error
+        raise TimeoutError("no address of %s:%d accepted a connection within %gs"
+                           % (target.host, target.port, deadline.seconds))
+    if ssl_context is not None:
+        stop.untrack(sock)
+        try:
+            # wrap_socket() detaches `sock`; from here only `tls` owns the fd.
+            tls = ssl_context.wrap_socket(sock, server_hostname=target.host,
+                                          do_handshake_on_connect=False)
+        except BaseException:
+            sock.close()
+            raise
+        stop.track(tls)
+        try:
+            _handshake(tls, stop, deadline)
+        except BaseException:
+            stop.untrack(tls)
+            tls.close()
+            raise
+        sock = tls
+    try:
+        stop.check("sending a request")
+    except StopRequested:
+        stop.untrack(sock)
+        sock.close()
+        raise
+    return sock
+
+
+class HttpExchange(object):
+    """One request and its response, on a fresh connection a stop can end.
+
+        exchange = HttpExchange(url, stop, timeout_s=25, connect_deadline_s=10)
+        exchange.open()          # lookup + connect + TLS; raises before any byte is sent
+        exchange.conn.putrequest("GET", exchange.target.request_target)
+        ...
+        exchange.close()         # always
+
+    `conn` is an http.client connection whose socket is ours: http.client
+    drops its own reference once a response exists, we keep `sock` on the
+    ledger until close().  `budget`, an outer Deadline, tightens the connect
+    deadline and caps the socket timeout; enforcing it while blocked is the
+    caller's Watchdog's job.
+    """
+
+    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None):
+        self.target = split_url(url)
+        self.stop = stop
+        self.timeout_s = timeout_s
+        self.connect_deadline_s = connect_deadline_s
+        self.budget = budget
+        self.ssl_context_factory = ssl_context_factory or ssl.create_default_context
+        self.sock = None
+        self.conn = None
+
+    def open(self):
+        deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
+        context = self.ssl_context_factory() if self.target.scheme == "https" else None
+        self.sock = open_socket(self.target, self.stop, deadline, context)
+        timeout = self.timeout_s
+        if self.budget is not None:
+            timeout = max(0.05, min(timeout, self.budget.remaining()))
+        self.sock.settimeout(timeout)
+        if context is not None:
+            self.conn = http.client.HTTPSConnection(self.target.host, self.target.port,
+                                                    timeout=timeout, context=context)
+        else:
+            self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
+        self.conn.sock = self.sock
+        self.conn.auto_open = 0  # never let http.client open a connection behind our back
+        return self
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:
+                pass
+        if self.sock is not None:
+            self.stop.untrack(self.sock)
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+
+    def __enter__(self):
+        return self.open()
+
+    def __exit__(self, *exc_info):
+        self.close()
+        return False
+# ---- END BLOCK transport ----
+
+# ---- BEGIN BLOCK atomic_write (nodes/blocks/atomic_write.py) ----
+# atomic_write: a file appears whole under its final name or not at all, and
+# no temporary name survives a failure.
+
+
+def atomic_write(path, content, mode=0o600):
+    """Write `path` through a temporary name in the same directory.
+
+    `content` is bytes, or a callable that receives the open file descriptor
+    and writes to it.  The data is fsynced before os.replace(), so a crash
+    leaves the old file or the new one, never a torn one; the temporary name is
+    removed on every failure, including a KeyboardInterrupt or a stop raised
+    by the callable.  The directory entry is synced afterwards, best effort.
+    """
+    directory, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(directory, ".%s.%s.partial" % (name, secrets.token_hex(6)))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(temporary, flags, mode)
+    try:
+        try:
+            if callable(content):
+                content(fd)
+            else:
+                view = memoryview(content)
+                while view:
+                    view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass  # some filesystems refuse to sync a directory; the rename stands
+# ---- END BLOCK atomic_write ----
+
+# 7 Protocol ===================================================================
+
+STOP = Stop(PROGRAM)  # the process's one stop flag and in-flight ledger (handlers installed in main)
+SECRETS = set()  # credential values seen in any envelope, removed from every printed line
+_TLS_CONTEXTS = []  # one TLS context per process, made on first use
+
+# -- diagnostics and progress ---------------------------------------------------
+
+
+def _write_fd(fd, text):
+    """Write whole lines with os.write: no buffer a signal handler could re-enter."""
+    data = text.encode("utf-8", "backslashreplace")
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError:
+        pass  # a closed stream must not turn into a failure
+
+
+def say(message):
+    """One diagnostic line on stderr, prefixed and redacted."""
+    _write_fd(2, "%s: %s\n" % (PROGRAM, redact(message, SECRETS)))  # STEP-REDACT-1, STEP-REDACT-2
+
+
+def describe(exc):
+    """A printable account of an exception that cannot carry a URL.
+
+    OSError text is the system's; anything else (http.client quotes request
+    targets in some messages) is named by its type only.
+    """
+    if isinstance(exc, StepFailure):
+        return exc.message
+    if isinstance(exc, OSError):
+        text = exc.strerror or (str(exc.args[0]) if exc.args else "")
+        return "%s: %s" % (type(exc).__name__, redact(text, SECRETS))
+    return type(exc).__name__
+
+
+class Progress(object):
+    """`@lspo:progress` lines: never decreasing, at most PROGRESS_MAX_LINES.
+
+    Before-input lines are thinned to one per 1/200 of the run, so a job with
+    1,000 inputs still ends with its `done` line.
+    """
+
+    def __init__(self):
+        self.lines = 0
+        self.fraction = 0.0
+        self.step = -1
+
+    def report(self, fraction, phase):
+        fraction = round(min(1.0, max(0.0, float(fraction))), 4)
+        step = int(fraction * (PROGRESS_MAX_LINES - 1) + 1e-6)
+        if self.lines >= PROGRESS_MAX_LINES:  # STEP-PROGRESS-3
+            return
+        if fraction < self.fraction or (fraction < 1.0 and step <= self.step):  # STEP-PROGRESS-2
+            return
+        payload = json.dumps({"fraction": fraction, "phase": str(phase)[:PROGRESS_PHASE_CHARS]})
+        _write_fd(1, "@lspo:progress %s\n" % payload)  # STEP-PROGRESS-1: whole line, unbuffered
+        self.lines += 1
+        self.fraction, self.step = fraction, step
+
+
+# -- configuration ---------------------------------------------------------------
+
+Config = collections.namedtuple(
+    "Config", "credentials_path credentials_variable scratch_parent identity idempotency_key")
+
+_DECIMAL_RE = re.compile(r"[0-9]+\Z")
+
+
+def is_int(value):
+    """A JSON integer; True and False are not integers here."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def env_positive_int(raw):
+    """An identity variable's value: decimal digits only, at least 1, else None."""
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not _DECIMAL_RE.match(text):  # STEP-MANIFEST-4 (D12): no sign, no other digits
+        return None
+    value = int(text)
+    return value if value >= 1 else None
+
+
+def load_config(environ):
+    """Read every environment variable this node uses, once."""
+    primary = environ.get(CREDENTIALS_ENV, "")
+    legacy = environ.get(LEGACY_CREDENTIALS_ENV, "")
+    if primary:  # STEP-CREDS-1: the agent's variable wins
+        path, variable = primary, "named by " + CREDENTIALS_ENV
+    elif legacy:  # STEP-CREDS-1: then the legacy name
+        path, variable = legacy, "named by " + LEGACY_CREDENTIALS_ENV
+    else:  # STEP-CREDS-1: then the contract's default mount
+        path, variable = DEFAULT_CREDENTIALS_FILE, "at the default path " + DEFAULT_CREDENTIALS_FILE
+    if primary and legacy and os.path.normpath(primary) != os.path.normpath(legacy):
+        say("%s and %s name different files; using %s" % (  # STEP-CREDS-2: variables, never values
+            CREDENTIALS_ENV, LEGACY_CREDENTIALS_ENV, CREDENTIALS_ENV))
+    identity = dict((key, env_positive_int(environ.get(var))) for key, var in IDENTITY_ENV)
+    key = environ.get(IDEMPOTENCY_ENV)
+    key = key if isinstance(key, str) and key.strip() else None
+    scratch_parent = environ.get("TMPDIR") or None  # STEP-STREAM-3 (D10): scratch honours TMPDIR
+    return Config(path, variable, scratch_parent, identity, key)
+
+
+# -- the credentials envelope ------------------------------------------------------
+
+
+def remember_secrets(envelope):
+    """Add every credential the envelope carries to SECRETS (STEP-REDACT-1)."""
+    def visit(value):
+        if isinstance(value, dict):
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, list):
+            for item in value:
+                visit(item)
+        elif isinstance(value, str) and "://" in value:
+            parts = urllib.parse.urlsplit(value)
+            SECRETS.update(v for v in (parts.query, parts.fragment, parts.username, parts.password) if v)
+            SECRETS.update(v for _k, v in urllib.parse.parse_qsl(parts.query))  # decoded values
+            SECRETS.update(pair.partition("=")[2] for pair in parts.query.split("&"))  # and as sent
+    visit(envelope)
+    post = (envelope.get("staging") or {}).get("post")
+    if isinstance(post, dict) and isinstance(post.get("fields"), dict):
+        SECRETS.update(str(v) for v in post["fields"].values() if v is not None)
+
+
+def validate_envelope(envelope):
+    """Refuse an envelope this node cannot work with (STEP-CREDS-5, STEP-CREDS-7)."""
+    version = envelope.get("schema_version", 1)
+    if not is_int(version) or version != 1:  # STEP-CREDS-5: True is not 1
+        raise Permanent("the credentials envelope's schema_version is not 1")
+    staging = envelope.get("staging")
+    if not isinstance(staging, dict) or staging.get("mode") not in STAGING_MODES:  # STEP-CREDS-5
+        raise Permanent("the credentials envelope's staging is missing or has an unknown mode")
+    if staging["mode"] == "presigned_post":
+        post = staging.get("post")
+        if not isinstance(post, dict):  # STEP-CREDS-7 (D16): refused now, not at the first write
+            raise Permanent("staging.post is not an object")
+        if not isinstance(post.get("url"), str):  # STEP-CREDS-7
+            raise Permanent("staging.post.url is missing or not a string")
+        try:
+            split_url(post["url"])
+        except ValueError as exc:
+            raise Permanent("staging.post.url is not a usable URL (%s)" % exc)
+        if post.get("fields") is not None and not isinstance(post.get("fields"), dict):  # STEP-CREDS-7
+            raise Permanent("staging.post.fields is not an object")
+        if not isinstance(post.get("key_prefix"), str):  # STEP-CREDS-7
+            raise Permanent("staging.post.key_prefix is missing or not a string")
+    elif not isinstance(staging.get("path"), str) or not staging["path"]:  # STEP-CREDS-7
+        raise Permanent("staging.path is missing or not a string")
+    inputs = envelope.get("inputs")
+    if inputs is not None and not isinstance(inputs, list):  # STEP-CREDS-7: null means []
+        raise Permanent("the credentials envelope's inputs is not a list")
+
+
+def read_envelope(path, variable):
+    """Parse and validate the envelope file: (envelope, expiry epoch or None).
+
+    Messages name the variable, never the path or the content.
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CREDENTIALS_BYTES + 1)
+    except FileNotFoundError:
+        raise Transient("the credentials file %s does not exist" % variable) from None
+    except OSError as exc:
+        raise Transient("the credentials file %s could not be read (%s)" % (
+            variable, exc.strerror or type(exc).__name__)) from None
+    if len(data) > MAX_CREDENTIALS_BYTES:
+        raise Transient("the credentials file %s is larger than 64 MiB" % variable)
+    try:
+        envelope = json.loads(data.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError included
+        raise Transient("the credentials file %s is not UTF-8 JSON" % variable) from None
+    if not isinstance(envelope, dict):
+        raise Transient("the credentials file %s does not hold a JSON object" % variable)
+    remember_secrets(envelope)
+    validate_envelope(envelope)
+    return envelope, parse_utc_timestamp(envelope.get("expires_at"))
+
+
+class Credentials(object):
+    """The envelope, re-read from its path whenever it may be out of date.
+
+    The agent rotates the file by writing a new one and renaming it over the
+    old, without a signal: re-opening the path is how a node sees the new one.
+    """
+
+    def __init__(self, path, variable):
+        self.path = path
+        self.variable = variable
+        self.held = None
+        self.expires_at = None
+
+    def get(self, force=False):
+        if force or self.held is None or self.stale():  # STEP-CREDS-3, STEP-CREDS-4
+            self.held, self.expires_at = read_envelope(self.path, self.variable)
+        return self.held
+
+    def stale(self):
+        if self.expires_at is None:
+            return True  # STEP-CREDS-3: no usable expires_at, so every access re-reads
+        return time.time() >= self.expires_at - CREDS_MARGIN_S  # STEP-CREDS-3: within 5 s of expiry
+
+    def for_marker(self):
+        """A forced re-read; if it fails, the envelope held so far, whatever its expiry."""
+        try:
+            return self.get(force=True)  # STEP-CREDS-6: the marker forces a re-read
+        except StepFailure as exc:
+            if self.held is None:
+                raise
+            say("could not re-read the credentials for the completion marker (%s); "
+                "using the envelope read before" % exc.message)
+            return self.held  # STEP-CREDS-6 (D6): stale fallback, marker only
+
+
+# -- manifest and identity ----------------------------------------------------------
+
+
+def parse_manifest(data):
+    """The manifest object (STEP-MANIFEST-3)."""
+    try:
+        manifest = json.loads(data.decode("utf-8"))
+    except ValueError:  # STEP-MANIFEST-3: an expired presigned URL answers 200 with an XML page
+        raise Transient("the manifest is not UTF-8 JSON") from None
+    if not isinstance(manifest, dict):  # STEP-MANIFEST-3
+        raise Permanent("the manifest is not a JSON object")
+    version = manifest.get("schema_version", 1)
+    if not is_int(version) or version != 1:  # STEP-MANIFEST-3: True is not 1
+        raise Permanent("the manifest's schema_version is not 1")
+    return manifest
+
+
+def resolve_identity(manifest, config):
+    """(identity dict, None) or (None, why) (STEP-MANIFEST-4, STEP-MARKER-6)."""
+    manifest = manifest if isinstance(manifest, dict) else {}
+    identity = {}
+    for key, variable in IDENTITY_ENV:
+        value = manifest.get(key)
+        if not (is_int(value) and value >= 1):
+            value = config.identity[key]  # STEP-MANIFEST-4: the environment's value
+        if value is None:
+            return None, "no usable %s in the manifest or in %s" % (key, variable)
+        identity[key] = value
+    key = manifest.get("idempotency_key")
+    if not (isinstance(key, str) and key.strip()):  # STEP-MANIFEST-4 (D2): only a usable key blocks the fallback
+        key = config.idempotency_key
+    identity["idempotency_key"] = key
+    return identity, None
+
+
+# -- inputs, names and relpaths --------------------------------------------------------
+
+Pins = collections.namedtuple("Pins", "sha256 size")
+VerifiedInput = collections.namedtuple("VerifiedInput", "index name port path sha256 size tally")
+
+_SHA256_RE = re.compile(r"[0-9a-fA-F]{64}\Z")
+_RELPATH_FORBIDDEN_RE = re.compile(r"[\\\x00-\x1f]")
+
+
+def input_name(spec, index):
+    """relpath, else name, else input-<index> (STEP-INPUT-5)."""
+    name = spec.get("relpath") or spec.get("name") or "input-%d" % index
+    if not isinstance(name, str):
+        raise Permanent("input %d: its relpath or name is not a string" % index)
+    return name
+
+
+def input_pins(spec, label):
+    """The pins an input is verified against, refused before any GET when unusable."""
+    digest = spec.get("sha256")
+    if not isinstance(digest, str) or not _SHA256_RE.match(digest):  # STEP-INPUT-1: a pin is required
+        raise Permanent("%s has no usable sha256 pin (64 hex digits); it is not read" % label)
+    size = spec.get("size")
+    if size is not None and (not is_int(size) or size < 0):  # STEP-INPUT-4 (D4)
+        raise Permanent("%s has a size pin that is not a whole number of bytes; it is not read" % label)
+    if size is not None and size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: refused before any transfer
+        raise Permanent("%s is pinned at %d bytes, over the 1 GiB object ceiling" % (label, size))
+    return Pins(digest.lower(), size)  # STEP-INPUT-1 (D3): pins compare case-insensitively
+
+
+def check_relpath(relpath):
+    """Refuse a name the marker parser would refuse (it drops the whole document)."""
+    if not isinstance(relpath, str) or not relpath:  # STEP-OUTPUT-2
+        raise Permanent("an object name is empty or not a string")
+    shown = relpath[:MAX_NAME_CHARS]
+    if relpath.startswith("/"):  # STEP-OUTPUT-2
+        raise Permanent("object name %r starts with /" % shown)
+    if _RELPATH_FORBIDDEN_RE.search(relpath):  # STEP-OUTPUT-2
+        raise Permanent("object name %r holds a backslash or a control character" % shown)
+    if any(part in ("", ".", "..") for part in relpath.split("/")):  # STEP-OUTPUT-2
+        raise Permanent("object name %r has an empty, '.' or '..' component" % shown)
+
+
+def numbered(path, n):
+    """`path` with -n before the last dot of its final component (STEP-OUTPUT-1, D5)."""
+    head, slash, last = path.rpartition("/")
+    stem, dot, extension = last.rpartition(".")
+    last = "%s-%d.%s" % (stem, n, extension) if dot else "%s-%d" % (last, n)
+    return head + slash + last
+
+
+# -- documents ---------------------------------------------------------------------------
+
+_FACT_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")
+_FACT_FORBIDDEN_RE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+UNCLAIMED_ORDER = ("unusable", "bad_key", "over_cap")  # STEP-RESULT-3: the sentence names them in this order
+
+
+def dump_document(document):
+    return json.dumps(document, sort_keys=True, indent=2).encode("utf-8")
+
+
+def compose_result(metrics, attempt, params, facts, not_claimed):
+    """result.json as bytes, never over MAX_RESULT_BYTES (STEP-RESULT-1, STEP-RESULT-2)."""
+    summary = {"attempt": attempt, "params": params}
+    if not_claimed:
+        summary["facts_not_claimed"] = not_claimed
+    document = {"schema_version": 1, "metrics": dict(metrics), "summary": summary, "facts": list(facts)}
+    data = dump_document(document)
+    if len(data) <= MAX_RESULT_BYTES:
+        return data
+    shape = isinstance(params, dict)
+    summary = {  # STEP-RESULT-2: the params echo gives way first
+        "attempt": attempt,
+        "params": None,
+        "params_omitted": "params are not echoed: the document would exceed the 1 MiB ceiling",
+        "params_keys": sorted(params)[:PARAMS_KEYS_SHOWN] if shape else None,
+        "params_count": len(params) if shape else None,
+    }
+    if not_claimed:
+        summary["facts_not_claimed"] = not_claimed
+    document["summary"] = summary
+    data = dump_document(document)
+    say("result.json: %s" % ("params left out, they would pass the 1 MiB ceiling" if params
+                              else "over the 1 MiB ceiling with no params to leave out"))
+    kept = document["facts"]
+    while len(data) > MAX_RESULT_BYTES and kept:
+        kept = kept[:len(kept) // 2]  # STEP-RESULT-2: then facts are halved, keeping the first
+        summary["facts_omitted"] = "%d of %d facts dropped to fit the 1 MiB ceiling" % (
+            len(facts) - len(kept), len(facts))
+        document["facts"] = kept
+        data = dump_document(document)
+    if len(kept) < len(facts):
+        say("result.json: kept %d of %d facts to fit the 1 MiB ceiling" % (len(kept), len(facts)))
+    if len(data) > MAX_RESULT_BYTES:  # STEP-RESULT-2: fail rather than publish what no reader may read
+        raise Permanent("result.json exceeds 1 MiB even without params and facts")
+    return data
+
+
+def compose_marker(status, exit_code, error, objects, ports, identity):
+    """__lspo_complete.json as bytes (STEP-MARKER-2)."""
+    document = {
+        "schema_version": 1,
+        "status": status,
+        "exit_code": exit_code,  # STEP-MARKER-3: the code the process returns
+        "objects": [{"relpath": r, "sha256": s, "size": n} for r, (s, n) in objects.items()],
+        "produced_ports": dict((port, [r for r in relpaths if r in objects])
+                               for port, relpaths in ports.items()
+                               if any(r in objects for r in relpaths)),  # STEP-MARKER-5: ports within objects
+        "error": error,  # STEP-MARKER-7: null only on success
+        "execution_id": identity["execution_id"],
+        "attempt": identity["attempt"],
+        "generation": identity["generation"],
+        "idempotency_key": identity["idempotency_key"],
+    }
+    return dump_document(document)
+
+
+# -- HTTP ----------------------------------------------------------------------------------
+
+RETRYABLE_CODES = ("slowdown", "requesttimeout", "operationaborted", "requestthrottled",
+                   "throttling", "toomanyrequests", "internalerror", "serviceunavailable")
+EXPIRED_CODES = ("expired", "accessdenied", "invalidaccesskeyid", "signaturedoesnotmatch",
+                 "tokenrefreshrequired", "requesttimetooskewed", "authorization")
+_STORE_CODE_RE = re.compile(r"<Code>([^<]{1,64})</Code>")
+
+
+def tls_context():
+    """The process's TLS context (it honours SSL_CERT_FILE, as OpenSSL does)."""
+    if not _TLS_CONTEXTS:
+        _TLS_CONTEXTS.append(ssl.create_default_context())
+    return _TLS_CONTEXTS[0]
+
+
+def check_stop(what):
+    """Raise Stopped when a stop was requested and the current work may be cut."""
+    if STOP.should_abandon():
+        raise Stopped("stopped on request during %s" % what)
+
+
+def network_failure(what, exc):
+    """The StepFailure an exception raised by the network stands for."""
+    if isinstance(exc, StepFailure):
+        return exc
+    if STOP.should_abandon() or isinstance(exc, StopRequested):  # STEP-EXIT-2: a stop explains the error
+        return Stopped("stopped on request during %s" % what)
+    return Transient("%s: %s" % (what, describe(exc)))  # STEP-HTTP-3: DNS, connect, reset, timeout
+
+
+def http_detail(status, reason, body):
+    """`HTTP <status> <reason> (<store code or body snippet>)`, redacted."""
+    text = body.decode("utf-8", "replace")
+    match = _STORE_CODE_RE.search(text)
+    extra = match.group(1) if match else redact(text, SECRETS)[:ERROR_SNIPPET_CHARS]  # redacted, then cut
+    detail = "HTTP %d %s" % (status, reason or "")
+    return redact(detail.strip() + (" (%s)" % extra if extra else ""), SECRETS)  # code and reason too
+
+
+def classify(what, status, reason, body):
+    """The failure an HTTP refusal stands for (STEP-HTTP-1, STEP-HTTP-2)."""
+    detail = http_detail(status, reason, body)
+    probe = detail.lower().replace(" ", "")
+    message = "%s: %s" % (what, detail)
+    if status == 401 or (status in (400, 403) and any(c in probe for c in EXPIRED_CODES)):  # STEP-HTTP-2 (D8)
+        return Expired(message, status=status)
+    if status >= 500 or status == 429 or any(c in probe for c in RETRYABLE_CODES):  # STEP-HTTP-1
+        return Transient(message, status=status)
+    return Permanent(message, status=status)  # STEP-HTTP-1: any other refusal (3xx: see check_status)
+
+
+def check_status(response, what):
+    """Return on 2xx; raise the classified failure otherwise."""
+    status = response.status
+    if 200 <= status < 300:
+        return
+    if 300 <= status < 400:  # STEP-OUTPUT-5: never followed; urllib would re-send a POST as a body-less GET
+        raise Transient("%s: HTTP %d redirect not followed" % (what, status), status=status)
+    try:
+        body = response.read(ERROR_BODY_BYTES)  # STEP-HTTP-5: at most 4096 bytes of an error body
+    except Exception:
+        body = b""
+    raise classify(what, status, response.reason, body)
+
+
+@contextlib.contextmanager
+def exchange(url, what, timeout_s, budget=None):
+    """An open HttpExchange; every failure to open it mapped to a StepFailure."""
+    try:
+        session = HttpExchange(url, STOP, timeout_s=timeout_s, connect_deadline_s=CONNECT_DEADLINE_S,
+                               budget=budget, ssl_context_factory=tls_context)
+    except ValueError as exc:
+        raise Permanent("%s: the URL is not usable (%s)" % (what, exc)) from None
+    try:
+        session.open()  # STEP-STOP-3: DNS + TCP + TLS under one 10 s deadline, ended at once by a stop
+    except Exception as exc:
+        session.close()
+        raise network_failure(what, exc) from None
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def send_get(session, what):
+    try:
+        session.conn.putrequest("GET", session.target.request_target)
+        session.conn.putheader("User-Agent", USER_AGENT)  # STEP-HTTP-4
+        session.conn.putheader("Connection", "close")
+        session.conn.endheaders()
+        return session.conn.getresponse()
+    except Exception as exc:
+        raise network_failure(what, exc) from None
+
+
+def get_document(url, what, limit):
+    """A small document by GET, reading at most limit + 1 bytes (STEP-MANIFEST-2)."""
+    with exchange(url, what, READ_TIMEOUT_S) as session:
+        response = send_get(session, what)
+        check_status(response, what)
+        if response.length is not None and response.length > limit:  # STEP-MANIFEST-2: refused unread
+            raise Permanent("%s: %d bytes announced, more than the %d allowed" % (what, response.length, limit))
+        data = bytearray()
+        try:
+            while True:
+                chunk = response.read(min(CHUNK_BYTES, limit + 1 - len(data)))
+                if not chunk:
+                    break
+                data += chunk
+                if len(data) > limit:  # STEP-MANIFEST-2: stop reading past the ceiling
+                    raise Permanent("%s: more than %d bytes; stopped reading" % (what, limit))
+        except StepFailure:
+            raise
+        except Exception as exc:
+            raise network_failure(what, exc) from None
+        check_stop(what)  # a shut-down socket reads as a short body
+        return bytes(data)
+
+
+# -- streaming ------------------------------------------------------------------------------
+
+Payload = collections.namedtuple("Payload", "path data size sha256")  # exactly one of path, data
+
+
+def bytes_payload(data):
+    return Payload(None, data, len(data), hashlib.sha256(data).hexdigest())
+
+
+def release_page_cache(fd, dirty):
+    """Ask the kernel to drop a file's cached pages; best effort.
+
+    Page cache filled by a container's own reads and writes is charged to its
+    memory limit, so a process whose own memory stays flat can still be
+    OOM-killed moving a large file.  Dirty pages cannot be dropped: sync first.
+    """
+    try:
+        if dirty:
+            os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # STEP-STREAM-2
+    except (AttributeError, OSError, ValueError):
+        pass  # advice only, and not on every platform
+
+
+def write_all(fd, view):
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def stream_verified(read_into, out_fd, pins, buffer, what, tally):
+    """Copy a source to out_fd, hashing it and showing each chunk to scan_chunk.
+
+    `read_into(view)` fills a memoryview and returns the byte count, 0 at the
+    end.  Returns (sha256 hex, size); raises Permanent the moment the source
+    outgrows its size pin (STEP-INPUT-2).  One pass over the bytes: a second
+    read of a 1 GiB input would double the node's I/O and CPU.
+    """
+    view = memoryview(buffer)
+    digest = hashlib.sha256()
+    size = pending = 0
+    while True:
+        check_stop(what)  # STEP-STOP-2: checked after every chunk
+        count = read_into(view)
+        if not count:
+            break
+        size += count
+        if pins.size is not None and size > pins.size:  # STEP-INPUT-2: oversize refused at once, not read to the end
+            raise Permanent("%s: more bytes than its size pin of %d; stopped reading" % (what, pins.size))
+        if size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4
+            raise Permanent("%s: over the 1 GiB object ceiling; stopped reading" % what)
+        chunk = view[:count]
+        digest.update(chunk)
+        scan_chunk(tally, buffer, count)  # the work's own look at the bytes, in this same pass
+        write_all(out_fd, chunk)
+        pending += count
+        if pending >= CACHE_DROP_BYTES:
+            release_page_cache(out_fd, dirty=True)  # STEP-STREAM-2: every 8 MiB
+            pending = 0
+    if size >= CACHE_DROP_BYTES:
+        release_page_cache(out_fd, dirty=True)  # STEP-STREAM-2: and the tail (a small file's cache dies with it)
+    check_stop(what)  # a stop's shutdown ends the body early: report the stop, not a short input
+    return digest.hexdigest(), size
+
+
+def verify(what, pins, digest, size):
+    if pins.size is not None and size != pins.size:  # STEP-INPUT-2
+        raise Permanent("%s: %d bytes, but its size pin says %d" % (what, size, pins.size))
+    if digest != pins.sha256:  # STEP-INPUT-2: the platform checks what a step wrote, never what it read
+        raise Permanent("%s: sha256 does not match its pin" % what)
+
+
+def file_sha256(path, buffer):
+    """(sha256 hex, size) of a file, streamed."""
+    view = memoryview(buffer)
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb", buffering=0) as source:
+        while True:
+            count = source.readinto(view)
+            if not count:
+                break
+            digest.update(view[:count])
+            size += count
+        release_page_cache(source.fileno(), dirty=False)
+    return digest.hexdigest(), size
+
+
+def send_payload(sock, payload, buffer):
+    """The file part's bytes, exactly payload.size of them (a longer body desyncs the connection)."""
+    if payload.data is not None:
+        sock.sendall(payload.data)
+        return
+    sent = 0
+    with open(payload.path, "rb", buffering=0) as source:
+        if isinstance(sock, ssl.SSLSocket):  # TLS: the bytes must pass through user space
+            view = memoryview(buffer)
+            pending = 0
+            while sent < payload.size:
+                count = source.readinto(view[:min(len(view), payload.size - sent)])
+                if not count:
+                    break
+                sock.sendall(view[:count])
+                sent += count
+                pending += count
+                if pending >= CACHE_DROP_BYTES:
+                    release_page_cache(source.fileno(), dirty=False)  # STEP-STREAM-2
+                    pending = 0
+        else:
+            while sent < payload.size:  # plain HTTP: the kernel moves file pages to the socket
+                count = sock.sendfile(source, sent, min(CACHE_DROP_BYTES, payload.size - sent))
+                if not count:
+                    break
+                sent += count
+                release_page_cache(source.fileno(), dirty=False)  # STEP-STREAM-2
+        release_page_cache(source.fileno(), dirty=False)
+    if sent != payload.size:
+        raise OSError(errno.EIO, "the file shrank while it was being sent")
+
+
+# -- staging writes ----------------------------------------------------------------------------
+
+
+def multipart_parts(post, key):
+    """(name, value) form fields: the policy fields in order, `key` set in place (STEP-OUTPUT-3)."""
+    parts, seen_key = [], False
+    for name, value in (post.get("fields") or {}).items():
+        if name == "key":
+            value, seen_key = key, True  # STEP-OUTPUT-3: key_prefix + relpath overrides in place
+        parts.append((name, value))
+    if not seen_key:
+        parts.append(("key", key))  # STEP-OUTPUT-3: else after the policy fields
+    return parts
+
+
+def _header_safe(text):
+    return str(text).replace('"', "").replace("\r", "").replace("\n", "")
+
+
+def multipart_frame(post, key):
+    """(boundary, head bytes, tail bytes) around the file part, which comes last."""
+    boundary = "----lspo" + secrets.token_hex(16)
+    head = bytearray()
+    for name, value in multipart_parts(post, key):
+        head += ('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n'
+                 % (boundary, _header_safe(name))).encode("utf-8")
+        head += str(value).encode("utf-8") + b"\r\n"
+    filename = _header_safe(key.rpartition("/")[2]) or "object"
+    head += ('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n'
+             "Content-Type: application/octet-stream\r\n\r\n" % (boundary, filename)).encode("utf-8")  # STEP-OUTPUT-3: file last
+    tail = ("\r\n--%s--\r\n" % boundary).encode("ascii")
+    return boundary, bytes(head), tail
+
+
+def _early_answer(session):
+    """A refusal the store sent before reading the whole body, if one is waiting."""
+    if STOP.should_abandon():
+        return None
+    try:
+        session.sock.settimeout(EARLY_ANSWER_WAIT_S)
+        response = session.conn.getresponse()
+    except Exception:
+        return None
+    return None if 200 <= response.status < 300 else response
+
+
+def post_object(post, key, payload, what, buffer, budget=None):
+    """Upload through the presigned POST policy (STEP-OUTPUT-3)."""
+    boundary, head, tail = multipart_frame(post, key)
+    with exchange(post["url"], what, UPLOAD_TIMEOUT_S, budget) as session:
+        stage = "request"
+        try:
+            session.conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
+            session.conn.putheader("Content-Type", "multipart/form-data; boundary=" + boundary)
+            session.conn.putheader("Content-Length", str(len(head) + payload.size + len(tail)))  # STEP-OUTPUT-3: exact, never chunked
+            session.conn.putheader("User-Agent", USER_AGENT)  # STEP-HTTP-4
+            session.conn.putheader("Connection", "close")
+            stage = "body"
+            session.conn.endheaders()
+            session.sock.sendall(head)
+            send_payload(session.sock, payload, buffer)
+            session.sock.sendall(tail)
+            stage = "answer"
+            response = session.conn.getresponse()
+        except Exception as exc:
+            response = _early_answer(session) if stage == "body" else None
+            if response is None:
+                failure = network_failure(what, exc)
+                if stage != "request" and not isinstance(failure, Stopped):
+                    failure = Transient("%s: no answer from the store (%s); it may hold the object, "
+                                        "so it is not sent again" % (what, describe(exc)))  # STEP-OUTPUT-6
+                failure.maybe_stored = stage != "request"  # STEP-OUTPUT-6: bytes went out, no status came back
+                raise failure from None
+        try:
+            check_status(response, what)
+        finally:
+            response.close()
+
+
+def copy_into(fd, payload, buffer):
+    """Copy a payload into an open file, with stop checks and page-cache release."""
+    if payload.data is not None:
+        write_all(fd, memoryview(payload.data))
+        return
+    view = memoryview(buffer)
+    pending = 0
+    with open(payload.path, "rb", buffering=0) as source:
+        while True:
+            check_stop("a staging copy")
+            count = source.readinto(view)
+            if not count:
+                break
+            write_all(fd, view[:count])
+            pending += count
+            if pending >= CACHE_DROP_BYTES:
+                release_page_cache(fd, dirty=True)  # STEP-STREAM-2
+                release_page_cache(source.fileno(), dirty=False)
+                pending = 0
+        if payload.size >= CACHE_DROP_BYTES:
+            release_page_cache(fd, dirty=True)
+            release_page_cache(source.fileno(), dirty=False)
+
+
+def write_local(root, relpath, payload, what, buffer):
+    """Write into a local staging directory (STEP-OUTPUT-7)."""
+    destination = os.path.join(root, *relpath.split("/"))
+    try:
+        os.makedirs(os.path.dirname(destination), exist_ok=True)
+        atomic_write(destination, lambda fd: copy_into(fd, payload, buffer), mode=0o644)  # STEP-OUTPUT-7: temp, fsync, rename
+    except StepFailure:
+        raise
+    except OSError as exc:
+        raise Transient("%s: %s" % (what, describe(exc))) from None
+
+
+# 8 Lifecycle ==================================================================
+
+RESULT_NOT_SENT = "not-sent"  # no byte of result.json has reached the store
+RESULT_UPLOADED = "uploaded"  # the store accepted it
+RESULT_REFUSED = "refused"  # the store answered with a refusal: certainly not stored
+RESULT_UNKNOWN = "unknown"  # bytes went out and no answer came back: it may be stored
+
+MARKER_WRITTEN = "written"  # the store accepted the receipt
+MARKER_UNCONFIRMED = "unconfirmed"  # attempted; the store may or may not hold it
+MARKER_NONE = "none"  # not attempted (no identity, or too large): already said why
+
+# What the end of a failed or stopped run does about result.json, by (state, status).
+RESULT_ON_FAILURE = {
+    (RESULT_UPLOADED, "failed"): "keep",
+    (RESULT_UPLOADED, "cancelled"): "keep",
+    (RESULT_NOT_SENT, "failed"): "upload-first",  # STEP-RESULT-4
+    (RESULT_REFUSED, "failed"): "upload-first",  # STEP-RESULT-4 (D13): definitely refused, so safe to re-send
+    (RESULT_UNKNOWN, "failed"): "keep",  # STEP-OUTPUT-6 (D13): never re-sent; it may be stored, so listed
+    (RESULT_NOT_SENT, "cancelled"): "skip",  # STEP-RESULT-5: no new request after a stop
+    (RESULT_REFUSED, "cancelled"): "skip",  # STEP-RESULT-5
+    (RESULT_UNKNOWN, "cancelled"): "keep",
+}
+
+
+class Run(object):
+    """One execution of the step: state the failure path and the receipt need.
+
+    The inventory lives here, not inside the work loop, so a failed or stopped
+    run still lists every object it wrote or began writing (STEP-MARKER-5).
+    The first group of methods is what section 3 may call; the rest is the
+    contract machinery that calls section 3.
+    """
+
+    def __init__(self, config, creds):
+        self.config = config
+        self.creds = creds
+        self.manifest = None
+        self.scratch = None
+        self.phase = "starting"
+        self.inventory = collections.OrderedDict()  # relpath -> (sha256, size), in write order
+        self.ports = collections.OrderedDict()  # port -> [relpath]
+        self.taken = set()  # output names chosen so far
+        self.facts = []
+        self.unclaimed = {"over_cap": 0, "bad_key": 0, "unusable": 0}
+        self.metrics = dict.fromkeys(METRICS, 0)  # the work's own measures (section 3)
+        self.state = {}  # the work's own state across inputs (section 3)
+        self.result_state = RESULT_NOT_SENT
+        self.progress = Progress()
+        self.buffer = bytearray(CHUNK_BYTES)  # the one streaming buffer, reused for every chunk
+
+    # -- for your work (section 3): the API [EDIT] code may call --
+
+    def output_relpath(self, port, name):
+        """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2).
+
+        Two objects on one relpath would lose one's bytes and make the marker
+        list a duplicate, which the collector refuses whole (STEP-OUTPUT-1).
+        The name is used as given; publishing refuses a non-canonical result.
+        """
+        candidate = "%s/%s" % (OUTPUT_DIR, name)
+        if candidate in self.taken:
+            base = "%s/%s/%s" % (OUTPUT_DIR, port, name)
+            candidate, n = base, 2
+            while candidate in self.taken:
+                candidate, n = numbered(base, n), n + 1  # D5: the counter renames the file, never its directory
+        self.taken.add(candidate)
+        return candidate
+
+    def publish_file(self, relpath, path, port, sha256=None, size=None):
+        """Publish the file at `path` as `relpath` on `port`, streamed from disk.
+
+        Give sha256 and size when you know them (a verified input's); else the
+        file is hashed first, since the marker must list the bytes sent.
+        """
+        if sha256 is None or size is None:
+            sha256, size = file_sha256(path, self.buffer)
+        self.publish(relpath, Payload(path, None, size, sha256), port)
+
+    def publish_bytes(self, relpath, data, port):
+        """Publish a small object held in memory (a summary, an index): never a large one."""
+        self.publish(relpath, bytes_payload(bytes(data)), port)
+
+    def claim(self, key, value):
+        """Record a search fact if it obeys the platform's rules; count it if not (STEP-RESULT-3)."""
+        if len(self.facts) >= MAX_FACTS:
+            self.unclaimed["over_cap"] += 1
+            return False
+        if not isinstance(key, str) or not _FACT_KEY_RE.match(key):
+            self.unclaimed["bad_key"] += 1
+            return False
+        if isinstance(value, str):
+            value = value.strip()
+            usable = 0 < len(value) <= MAX_FACT_VALUE_CHARS and not _FACT_FORBIDDEN_RE.search(value)
+        else:
+            usable = is_int(value)  # STEP-RESULT-3: a string or an int, never a bool
+        if not usable:
+            self.unclaimed["unusable"] += 1  # STEP-RESULT-3: counted, not listed; the run goes on
+            return False
+        self.facts.append({"key": key, "value": value})
+        return True
+
+    def check_stop(self, what):
+        """End the work (raise Stopped) if a stop was requested: call it between
+        chunks of any long local loop, so a stop is never kept waiting (STEP-STOP-2)."""
+        check_stop(what)
+
+    # -- internal: contract machinery, not for [EDIT] code --
+
+    # -- the run, start to end --
+
+    def execute(self):
+        """Do the work, settle the outcome, write the receipt; return the exit code."""
+        try:
+            status, code, reason = self.work()
+        finally:
+            self.remove_scratch()
+        return self.finish(status, code, reason)  # STEP-MARKER-1: the receipt is the last write
+
+    def work(self):
+        """(status, exit code, reason): decided here, once, before the marker is composed."""
+        try:
+            self.scratch = make_scratch(self.config.scratch_parent)  # STEP-STREAM-3
+            self.phase = "reading the manifest"
+            self.manifest = self.read_manifest()
+            identity, why = resolve_identity(self.manifest, self.config)
+            if identity is None:  # STEP-MARKER-6 (D26): no receipt possible, so no work either
+                raise Permanent(why)
+            say("execution %s, attempt %s" % (identity["execution_id"], identity["attempt"]))
+            self.process()
+        except BaseException as exc:
+            status, code, reason = self.decide_failure(exc)
+            self.settle_result(status)
+            return status, code, reason
+        if STOP.requested:  # STEP-EXIT-2 (D9): read once; a cancelled receipt always says why
+            reason = "stopped on request (signal %s) after the work had finished" % STOP.signum
+            say("CANCELLED: " + reason)
+            return "cancelled", EXIT_CANCELLED, reason
+        return "succeeded", EXIT_OK, None
+
+    def read_manifest(self):
+        envelope = self.creds.get()
+        if envelope.get("manifest_get"):  # STEP-MANIFEST-1: preferred
+            data = self.with_refresh(
+                lambda env: get_document(env.get("manifest_get"), "reading the manifest", MAX_DOCUMENT_BYTES),
+                "reading the manifest")
+        elif envelope.get("manifest_path"):  # STEP-MANIFEST-1
+            data = read_local_document(envelope["manifest_path"], "reading the manifest", MAX_DOCUMENT_BYTES)
+        else:
+            raise Permanent("the envelope names neither manifest_get nor manifest_path")  # STEP-MANIFEST-1
+        return parse_manifest(data)
+
+    def process(self):
+        total = len(self.creds.get().get("inputs") or [])  # STEP-CREDS-7: null means []
+        for index in range(total):  # STEP-INPUT-3: one at a time, in list order
+            check_stop("the next input")  # STEP-STOP-4: no new input after a stop
+            self.phase = "reading input %d of %d" % (index + 1, total)
+            self.progress.report(index / total, WORK_PHASE)  # STEP-PROGRESS-2
+            item = self.fetch_input(index)
+            self.phase = "working on input %d of %d" % (index + 1, total)
+            try:
+                do_work(self, item)
+            finally:
+                remove_file(item.path)
+        check_stop("the work after the last input")  # STEP-STOP-4: nothing new starts after a stop
+        self.phase = "finishing the work after the last input"
+        finish_work(self)
+        self.phase = "writing result.json"
+        self.write_result(inventory_first=True)  # STEP-RESULT-1
+        self.progress.report(1.0, "done")  # STEP-PROGRESS-2: after result.json, before the marker
+        check_stop("the end of the work")  # a stop during result.json ends the run as cancelled
+
+    # -- inputs --
+
+    def input_spec(self, envelope, index):
+        inputs = envelope.get("inputs") or []
+        if index >= len(inputs):
+            raise Transient("the input list shrank under a credentials refresh")
+        spec = inputs[index]
+        if not isinstance(spec, dict):  # STEP-CREDS-7: refused when reached
+            raise Permanent("input %d is not an object" % index)
+        return spec
+
+    def fetch_input(self, index):
+        """Stream input `index` into scratch, verified against its pins (STEP-INPUT-2)."""
+        spec = self.input_spec(self.creds.get(), index)
+        name = input_name(spec, index)
+        what = "input %d (%s)" % (index, name[:MAX_NAME_CHARS])
+        pins = input_pins(spec, what)  # STEP-INPUT-1, STEP-INPUT-4: before any GET
+        port = spec.get("port")
+        port = port.strip() if isinstance(port, str) and port.strip() else DEFAULT_INPUT_PORT
+        fd, path = tempfile.mkstemp(prefix="in-", suffix=".bin", dir=self.scratch)
+        tally = {}
+        try:
+            def attempt(envelope):
+                os.ftruncate(fd, 0)  # a retry rewrites the file from the start
+                os.lseek(fd, 0, os.SEEK_SET)
+                tally.clear()  # ...and the work's look at it starts over too
+                return self.download(self.input_spec(envelope, index), fd, pins, what, tally)
+            digest, size = self.with_refresh(attempt, what)
+            verify(what, pins, digest, size)
+        except BaseException:
+            os.close(fd)
+            remove_file(path)
+            raise
+        os.close(fd)
+        return VerifiedInput(index, name, port, path, digest, size, tally)
+
+    def download(self, spec, fd, pins, what, tally):
+        url = spec.get("get_url")
+        if url:  # STEP-INPUT-3: get_url preferred
+            with exchange(url, "reading " + what, READ_TIMEOUT_S) as session:
+                response = send_get(session, "reading " + what)
+                check_status(response, "reading " + what)
+
+                def read_into(view):
+                    try:
+                        return response.readinto(view)
+                    except Exception as exc:
+                        raise network_failure("reading " + what, exc) from None
+                return stream_verified(read_into, fd, pins, self.buffer, "reading " + what, tally)
+        local = spec.get("local_path")
+        if local:
+            if not isinstance(local, str):  # open() of an int would open that file descriptor
+                raise Permanent("%s: local_path is not a string" % what)
+            try:
+                source = open(local, "rb", buffering=0)
+            except OSError as exc:
+                raise Transient("reading %s: %s" % (what, describe(exc))) from None
+            with source:
+                def read_local(view):
+                    try:
+                        return source.readinto(view)
+                    except OSError as exc:
+                        raise Transient("reading %s: %s" % (what, describe(exc))) from None
+                return stream_verified(read_local, fd, pins, self.buffer, "reading " + what, tally)
+        raise Permanent("%s has neither a get_url nor a local_path" % what)  # STEP-INPUT-3
+
+    # -- credentials --
+
+    def with_refresh(self, operation, what, envelope=None):
+        """operation(envelope); after an expired-looking refusal, once more if the file changed."""
+        used = self.creds.get() if envelope is None else envelope
+        try:
+            return operation(used)
+        except Expired:
+            fresh = self.creds.get(force=True)  # STEP-CREDS-4: a refusal forces a re-read
+            if fresh == used:  # STEP-CREDS-4: by value; every re-read builds a new object
+                raise
+            say("%s was refused as expired; retrying once with the rotated credentials" % what)
+            return operation(fresh)  # STEP-CREDS-4: once; a second refusal ends the run
+
+    # -- outputs, inventory, facts --
+
+    def record(self, relpath, sha256, size, port):
+        if relpath in self.inventory:  # STEP-MARKER-5: no duplicate relpaths
+            raise Permanent("object %r would be listed twice" % relpath[:MAX_NAME_CHARS])
+        self.inventory[relpath] = (sha256, size)
+        self.ports.setdefault(port.strip(), []).append(relpath)
+
+    def forget(self, relpath):
+        self.inventory.pop(relpath, None)  # produced_ports is filtered by the inventory
+
+    def write_object(self, relpath, payload, envelope=None, budget=None):
+        """The one function through which anything reaches staging."""
+        check_relpath(relpath)  # STEP-OUTPUT-2: before any write
+        if payload.size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: before any transfer
+            raise Permanent("%s is %d bytes, over the 1 GiB object ceiling" % (relpath, payload.size))
+        what = "uploading " + relpath
+
+        def attempt(env):
+            staging = env["staging"]
+            if staging["mode"] == "local_path":
+                write_local(staging["path"], relpath, payload, what, self.buffer)
+            else:
+                post = staging["post"]
+                post_object(post, post["key_prefix"] + relpath, payload, what, self.buffer, budget)  # STEP-OUTPUT-3
+        self.with_refresh(attempt, what, envelope)
+
+    def publish(self, relpath, payload, port):
+        """Inventory first, then upload: a store may commit a body whose answer never arrives."""
+        self.record(relpath, payload.sha256, payload.size, port)  # STEP-MARKER-5: inventory first
+        try:
+            self.write_object(relpath, payload)
+        except BaseException as exc:
+            if not getattr(exc, "maybe_stored", False):
+                self.forget(relpath)  # definitely not stored: the marker must not name it
+            raise
+
+    # -- result.json --
+
+    def result_document(self):
+        counted = ["%d %s" % (self.unclaimed[k], k) for k in UNCLAIMED_ORDER if self.unclaimed[k]]
+        not_claimed = "not claimed as search facts: " + "; ".join(counted) if counted else None
+        manifest = self.manifest if isinstance(self.manifest, dict) else {}
+        params = manifest.get("params")
+        return compose_result(self.metrics, manifest.get("attempt"), {} if params is None else params,
+                              self.facts, not_claimed)
+
+    def write_result(self, inventory_first):
+        """Normal path: inventory then upload.  Failure path: upload then inventory (STEP-RESULT-4)."""
+        payload = bytes_payload(self.result_document())
+        try:
+            if inventory_first:
+                self.publish(RESULT_FILENAME, payload, REPORT_PORT)  # STEP-OUTPUT-8: port report only
+            else:
+                self.write_object(RESULT_FILENAME, payload)  # STEP-RESULT-4: upload first...
+        except BaseException as exc:
+            if getattr(exc, "maybe_stored", False):
+                self.result_state = RESULT_UNKNOWN
+            elif getattr(exc, "status", None) is not None:
+                self.result_state = RESULT_REFUSED
+            raise
+        self.result_state = RESULT_UPLOADED
+        if not inventory_first:
+            self.record(RESULT_FILENAME, payload.sha256, payload.size, REPORT_PORT)  # STEP-RESULT-4: ...then inventoried
+
+    # -- failure path --
+
+    def decide_failure(self, exc):
+        """(status, code, reason) for a run that ended with `exc`."""
+        stopped = STOP.requested or isinstance(exc, (Stopped, StopRequested, KeyboardInterrupt))
+        if stopped:  # STEP-EXIT-2: cancellation wins, whatever error the stop caused
+            status, code = "cancelled", EXIT_CANCELLED
+            reason = "stopped on request (signal %s) while %s" % (STOP.signum, self.phase)
+            if not isinstance(exc, (Stopped, StopRequested, KeyboardInterrupt)):
+                reason += "; the interrupted operation ended with: " + describe_failure(exc)
+        elif isinstance(exc, StepFailure):
+            status, code, reason = "failed", exc.exit_code, describe_failure(exc)
+        else:
+            status, code, reason = "failed", EXIT_TRANSIENT, "internal error: " + describe_failure(exc)
+        reason = redact(reason, SECRETS)[:MAX_ERROR_CHARS]  # STEP-MARKER-7, STEP-REDACT-1
+        say("%s: %s" % ("CANCELLED" if stopped else "FAILED", reason))
+        return status, code, reason
+
+    def settle_result(self, status):
+        """What a failed or stopped run does about result.json (RESULT_ON_FAILURE)."""
+        action = RESULT_ON_FAILURE[(self.result_state, status)]
+        if action == "skip":
+            self.forget(RESULT_FILENAME)
+            say("stopped: this run writes no result.json")  # STEP-RESULT-5
+        elif action == "upload-first":
+            self.forget(RESULT_FILENAME)
+            try:
+                self.write_result(inventory_first=False)  # STEP-RESULT-4: the facts so far, before the marker
+            except BaseException as exc:
+                say("could not write result.json: %s" % describe_failure(exc))
+
+    # -- the receipt --
+
+    def finish(self, status, code, reason):
+        """Write the one receipt; return the code decided before it."""
+        marker = self.write_marker(status, code, reason)
+        if marker == MARKER_WRITTEN and code == EXIT_OK:
+            written = [size for relpath, (_sha, size) in self.inventory.items() if relpath != RESULT_FILENAME]
+            say("done: %d object(s), %d bytes" % (len(written), sum(written)))
+        elif marker == MARKER_UNCONFIRMED:
+            say("the run ended (%s, exit %d) but its completion marker could not be confirmed" % (status, code))
+        return code  # STEP-MARKER-3: decided once; the marker's fate never changes it
+
+    def write_marker(self, status, code, reason):
+        """Compose and write the one receipt; return a MARKER_* outcome, never raise."""
+        STOP.abandonable = False  # STEP-STOP-5: from here a stop only sets the flag
+        identity, why = resolve_identity(self.manifest, self.config)
+        if identity is None:
+            say("no completion marker: %s" % why)  # STEP-MARKER-6
+            return MARKER_NONE
+        data = compose_marker(status, code, reason, self.inventory, self.ports, identity)
+        if len(data) > MAX_DOCUMENT_BYTES:  # STEP-MARKER-2
+            say("no completion marker: it would exceed 8 MiB")
+            return MARKER_NONE
+        budget = Deadline(RECEIPT_DEADLINE_S)  # STEP-STOP-6: one budget over every phase, the retry included
+        watchdog = Watchdog(budget, STOP.abandon_all)  # STEP-STOP-6: shuts the socket when the budget is spent
+        try:
+            envelope = self.creds.for_marker()  # STEP-CREDS-6
+            with watchdog:
+                self.write_object(MARKER_FILENAME, bytes_payload(data), envelope=envelope, budget=budget)
+        except BaseException as exc:
+            if watchdog.fired:
+                say("giving up on the completion marker after %gs" % RECEIPT_DEADLINE_S)
+            say("could not write the completion marker: %s" % describe_failure(exc))
+            return MARKER_UNCONFIRMED
+        return MARKER_WRITTEN
+
+    def remove_scratch(self):
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)  # STEP-STREAM-3: nothing left behind
+
+
+def describe_failure(exc):
+    if isinstance(exc, StepFailure):
+        return exc.message
+    return describe(exc)
+
+
+def make_scratch(parent):
+    """A private scratch directory under TMPDIR (or the system default)."""
+    try:
+        return tempfile.mkdtemp(prefix=PROGRAM + "-", dir=parent)
+    except OSError as exc:
+        raise Transient("could not create a scratch directory under TMPDIR: %s" % describe(exc)) from None
+
+
+def remove_file(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def read_local_document(path, what, limit):
+    """A local document, reading at most limit + 1 bytes."""
+    if not isinstance(path, str) or not path:
+        raise Permanent("%s: the path is not a non-empty string" % what)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise Transient("%s: %s" % (what, describe(exc))) from None
+    if len(data) > limit:  # STEP-MANIFEST-2
+        raise Permanent("%s: more than %d bytes" % (what, limit))
+    return data
+
+
+# 9 main() =====================================================================
+
+USAGE = """usage: hello_node.py [--help]
+
+The reference LSPO external step: copies every pinned input to outputs/, then
+writes result.json and the completion marker __lspo_complete.json.  It takes
+no arguments; everything comes from the environment:
+
+  LSPO_CREDENTIALS_FILE  the credentials envelope (legacy: LSPO_CREDENTIALS;
+                         default /lspo/creds/creds.json)
+  LSPO_EXECUTION_ID, LSPO_ATTEMPT, LSPO_GENERATION, LSPO_IDEMPOTENCY_KEY
+                         identity for the marker when the manifest lacks it
+  TMPDIR                 where scratch files go (removed before exit)
+  SSL_CERT_FILE          CA bundle for https URLs
+
+Exit status: 0 succeeded, 1 transient failure, 10 permanent failure,
+20 cancelled (SIGTERM or SIGINT).  Contract: contract/step.md.
+"""
+
+
+def main(argv=None):
+    """Run the step; return its exit code.  Never raises, never prints a traceback."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] in (["-h"], ["--help"]):
+        _write_fd(1, USAGE)
+        return EXIT_OK
+    if args:
+        say("this node takes no arguments (see --help)")
+        return EXIT_PERMANENT
+    STOP.open()
+    signal.signal(signal.SIGTERM, STOP.handle)  # STEP-STOP-1: handled, also as PID 1 (no default disposition there)
+    signal.signal(signal.SIGINT, STOP.handle)  # STEP-STOP-1: Ctrl-C is a stop, never a traceback
+    try:
+        config = load_config(os.environ)
+        creds = Credentials(config.credentials_path, config.credentials_variable)
+        creds.get()
+    except StepFailure as exc:
+        say("could not start: %s" % exc.message)  # STEP-CREDS-5: no marker, nowhere to write it
+        return EXIT_CANCELLED if STOP.requested else exc.exit_code
+    except Exception as exc:
+        say("could not start: internal error: %s" % describe(exc))
+        return EXIT_CANCELLED if STOP.requested else EXIT_TRANSIENT
+    try:
+        return Run(config, creds).execute()
+    except BaseException as exc:  # a defect in this file: still one line, still a valid code
+        say("internal error: %s" % describe(exc))
+        return EXIT_CANCELLED if STOP.requested else EXIT_TRANSIENT
+
+
+if __name__ == "__main__":
+    sys.exit(main())
