@@ -116,6 +116,8 @@ def finish_work(run):
 # ---- Below this line: contract machinery [KEEP] ----
 
 # 4 Limits =====================================================================
+# Every number the contract fixes, with its unit and its reason.  A line
+# `# CONTRACT:` under one says which clause breaks when it is changed.
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -177,6 +179,8 @@ MAX_FACT_VALUE_CHARS = 512  # the platform's column limit
 PARAMS_KEYS_SHOWN = 64  # keys listed when the params echo gives way
 
 # 5 Errors =====================================================================
+# One root error; each subclass carries the exit code it maps to, so a
+# failure's code is decided where the failure is understood (STEP-EXIT-1).
 
 
 class StepFailure(Exception):
@@ -780,6 +784,9 @@ SECRETS = set()  # credential values seen in any envelope, removed from every pr
 _TLS_CONTEXTS = []  # one TLS context per process, made on first use
 
 # -- diagnostics and progress ---------------------------------------------------
+# One line per message, redacted, written whole: the log is public and kept as
+# a 1000-line tail, so a URL in it is a leak and progress must not crowd out
+# the reason a run failed (STEP-REDACT-*, STEP-PROGRESS-*).
 
 
 def _write_fd(fd, text):
@@ -794,7 +801,8 @@ def _write_fd(fd, text):
 
 def say(message):
     """One diagnostic line on stderr, prefixed and redacted."""
-    _write_fd(2, "%s: %s\n" % (PROGRAM, redact(message, SECRETS)))  # STEP-REDACT-1, STEP-REDACT-2
+    # STEP-REDACT-1/-2: redacted, one line: the log is public
+    _write_fd(2, "%s: %s\n" % (PROGRAM, redact(message, SECRETS)))
 
 
 def describe(exc):
@@ -826,9 +834,11 @@ class Progress(object):
     def report(self, fraction, phase):
         fraction = round(min(1.0, max(0.0, float(fraction))), 4)
         step = int(fraction * (PROGRESS_MAX_LINES - 1) + 1e-6)
-        if self.lines >= PROGRESS_MAX_LINES:  # STEP-PROGRESS-3
+        # STEP-PROGRESS-3: the log is a 1000-line tail; progress must leave room for the reason a run failed
+        if self.lines >= PROGRESS_MAX_LINES:
             return
-        if fraction < self.fraction or (fraction < 1.0 and step <= self.step):  # STEP-PROGRESS-2
+        # STEP-PROGRESS-2: never backwards; between inputs, at most one line per 1/200 of the run
+        if fraction < self.fraction or (fraction < 1.0 and step <= self.step):
             return
         payload = json.dumps({"fraction": fraction, "phase": str(phase)[:PROGRESS_PHASE_CHARS]})
         _write_fd(1, "@lspo:progress %s\n" % payload)  # STEP-PROGRESS-1: whole line, unbuffered
@@ -837,6 +847,8 @@ class Progress(object):
 
 
 # -- configuration ---------------------------------------------------------------
+# Read once, at start-up: a bad variable fails before any request, naming the
+# variable, never its value.
 
 Config = collections.namedtuple(
     "Config", "credentials_path credentials_variable scratch_parent identity idempotency_key")
@@ -881,6 +893,10 @@ def load_config(environ):
 
 
 # -- the credentials envelope ------------------------------------------------------
+# The envelope lives about 15 minutes and is replaced by a rename, unannounced:
+# a node that reads it once cannot write after that.  Every use checks the
+# held copy and opens the path again near expiry or after a refusal
+# (STEP-CREDS-*).
 
 
 def remember_secrets(envelope):
@@ -909,23 +925,26 @@ def validate_envelope(envelope):
     if not is_int(version) or version != 1:  # STEP-CREDS-5: True is not 1
         raise Permanent("the credentials envelope's schema_version is not 1")
     staging = envelope.get("staging")
-    if not isinstance(staging, dict) or staging.get("mode") not in STAGING_MODES:  # STEP-CREDS-5
+    # STEP-CREDS-5: no staging, nowhere to write: permanent
+    if not isinstance(staging, dict) or staging.get("mode") not in STAGING_MODES:
         raise Permanent("the credentials envelope's staging is missing or has an unknown mode")
     if staging["mode"] == "presigned_post":
         post = staging.get("post")
         if not isinstance(post, dict):  # STEP-CREDS-7 (D16): refused now, not at the first write
             raise Permanent("staging.post is not an object")
-        if not isinstance(post.get("url"), str):  # STEP-CREDS-7
+        if not isinstance(post.get("url"), str):  # STEP-CREDS-7: refused now, not at the first upload
             raise Permanent("staging.post.url is missing or not a string")
         try:
             split_url(post["url"])
         except ValueError as exc:
             raise Permanent("staging.post.url is not a usable URL (%s)" % exc)
-        if post.get("fields") is not None and not isinstance(post.get("fields"), dict):  # STEP-CREDS-7
+        # STEP-CREDS-7: fields are copied verbatim into every POST
+        if post.get("fields") is not None and not isinstance(post.get("fields"), dict):
             raise Permanent("staging.post.fields is not an object")
-        if not isinstance(post.get("key_prefix"), str):  # STEP-CREDS-7
+        if not isinstance(post.get("key_prefix"), str):  # STEP-CREDS-7: every key is key_prefix + relpath
             raise Permanent("staging.post.key_prefix is missing or not a string")
-    elif not isinstance(staging.get("path"), str) or not staging["path"]:  # STEP-CREDS-7
+    # STEP-CREDS-7: checked at start-up, not at the first write
+    elif not isinstance(staging.get("path"), str) or not staging["path"]:
         raise Permanent("staging.path is missing or not a string")
     inputs = envelope.get("inputs")
     if inputs is not None and not isinstance(inputs, list):  # STEP-CREDS-7: null means []
@@ -972,7 +991,8 @@ class Credentials(object):
         self.expires_at = None
 
     def get(self, force=False):
-        if force or self.held is None or self.stale():  # STEP-CREDS-3, STEP-CREDS-4
+        # STEP-CREDS-3/-4: near expiry or after a refusal, open the path again (a rename replaced it)
+        if force or self.held is None or self.stale():
             self.held, self.expires_at = read_envelope(self.path, self.variable)
         return self.held
 
@@ -994,6 +1014,8 @@ class Credentials(object):
 
 
 # -- manifest and identity ----------------------------------------------------------
+# The identity goes into the marker: taken from the wrong place, it attributes
+# the receipt to another attempt (STEP-MANIFEST-4, STEP-MARKER-6).
 
 
 def parse_manifest(data):
@@ -1002,7 +1024,7 @@ def parse_manifest(data):
         manifest = json.loads(data.decode("utf-8"))
     except ValueError:  # STEP-MANIFEST-3: an expired presigned URL answers 200 with an XML page
         raise Transient("the manifest is not UTF-8 JSON") from None
-    if not isinstance(manifest, dict):  # STEP-MANIFEST-3
+    if not isinstance(manifest, dict):  # STEP-MANIFEST-3: a manifest that is not an object is permanent
         raise Permanent("the manifest is not a JSON object")
     version = manifest.get("schema_version", 1)
     if not is_int(version) or version != 1:  # STEP-MANIFEST-3: True is not 1
@@ -1029,6 +1051,9 @@ def resolve_identity(manifest, config):
 
 
 # -- inputs, names and relpaths --------------------------------------------------------
+# Pins are checked before any GET and a relpath before any byte is written: the
+# platform re-hashes what a step writes, never what it read, and refuses a
+# whole marker for one bad relpath (STEP-INPUT-*, STEP-OUTPUT-2).
 
 Pins = collections.namedtuple("Pins", "sha256 size")
 VerifiedInput = collections.namedtuple("VerifiedInput", "index name port path sha256 size tally")
@@ -1051,7 +1076,8 @@ def input_pins(spec, label):
     if not isinstance(digest, str) or not _SHA256_RE.match(digest):  # STEP-INPUT-1: a pin is required
         raise Permanent("%s has no usable sha256 pin (64 hex digits); it is not read" % label)
     size = spec.get("size")
-    if size is not None and (not is_int(size) or size < 0):  # STEP-INPUT-4 (D4)
+    # STEP-INPUT-4 (D4): a malformed size pin is refused, not ignored
+    if size is not None and (not is_int(size) or size < 0):
         raise Permanent("%s has a size pin that is not a whole number of bytes; it is not read" % label)
     if size is not None and size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: refused before any transfer
         raise Permanent("%s is pinned at %d bytes, over the 1 GiB object ceiling" % (label, size))
@@ -1060,14 +1086,16 @@ def input_pins(spec, label):
 
 def check_relpath(relpath):
     """Refuse a name the marker parser would refuse (it drops the whole document)."""
-    if not isinstance(relpath, str) or not relpath:  # STEP-OUTPUT-2
+    # STEP-OUTPUT-2: the collector refuses a whole marker for one bad relpath
+    if not isinstance(relpath, str) or not relpath:
         raise Permanent("an object name is empty or not a string")
     shown = relpath[:MAX_NAME_CHARS]
-    if relpath.startswith("/"):  # STEP-OUTPUT-2
+    if relpath.startswith("/"):  # STEP-OUTPUT-2: an absolute key escapes the staging prefix
         raise Permanent("object name %r starts with /" % shown)
-    if _RELPATH_FORBIDDEN_RE.search(relpath):  # STEP-OUTPUT-2
+    if _RELPATH_FORBIDDEN_RE.search(relpath):  # STEP-OUTPUT-2: a backslash or control character is no portable name
         raise Permanent("object name %r holds a backslash or a control character" % shown)
-    if any(part in ("", ".", "..") for part in relpath.split("/")):  # STEP-OUTPUT-2
+    # STEP-OUTPUT-2: empty, . and .. components name another place
+    if any(part in ("", ".", "..") for part in relpath.split("/")):
         raise Permanent("object name %r has an empty, '.' or '..' component" % shown)
 
 
@@ -1080,6 +1108,9 @@ def numbered(path, n):
 
 
 # -- documents ---------------------------------------------------------------------------
+# result.json and the marker, composed exactly: the collector refuses a marker of
+# the wrong shape, and the result reader anything over 1 MiB (STEP-RESULT-*,
+# STEP-MARKER-2).
 
 _FACT_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")
 _FACT_FORBIDDEN_RE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
@@ -1147,6 +1178,10 @@ def compose_marker(status, exit_code, error, objects, ports, identity):
 
 
 # -- HTTP ----------------------------------------------------------------------------------
+# Every request goes through one transport whose connect has one deadline and
+# whose socket a stop can shut down, since a blocked read never looks at a flag
+# (STEP-STOP-2, -3).  Refusals are classified by status and at most 4 KiB of
+# body (STEP-HTTP-*); a redirect is never followed (STEP-OUTPUT-5).
 
 RETRYABLE_CODES = ("slowdown", "requesttimeout", "operationaborted", "requestthrottled",
                    "throttling", "toomanyrequests", "internalerror", "serviceunavailable")
@@ -1191,9 +1226,11 @@ def classify(what, status, reason, body):
     detail = http_detail(status, reason, body)
     probe = detail.lower().replace(" ", "")
     message = "%s: %s" % (what, detail)
-    if status == 401 or (status in (400, 403) and any(c in probe for c in EXPIRED_CODES)):  # STEP-HTTP-2 (D8)
+    # STEP-HTTP-2 (D8): expired-looking: re-read the envelope
+    if status == 401 or (status in (400, 403) and any(c in probe for c in EXPIRED_CODES)):
         return Expired(message, status=status)
-    if status >= 500 or status == 429 or any(c in probe for c in RETRYABLE_CODES):  # STEP-HTTP-1
+    # STEP-HTTP-1: a later attempt may succeed
+    if status >= 500 or status == 429 or any(c in probe for c in RETRYABLE_CODES):
         return Transient(message, status=status)
     return Permanent(message, status=status)  # STEP-HTTP-1: any other refusal (3xx: see check_status)
 
@@ -1234,7 +1271,7 @@ def exchange(url, what, timeout_s, budget=None):
 def send_get(session, what):
     try:
         session.conn.putrequest("GET", session.target.request_target)
-        session.conn.putheader("User-Agent", USER_AGENT)  # STEP-HTTP-4
+        session.conn.putheader("User-Agent", USER_AGENT)  # STEP-HTTP-4: the store's operators see who calls
         session.conn.putheader("Connection", "close")
         session.conn.endheaders()
         return session.conn.getresponse()
@@ -1267,6 +1304,9 @@ def get_document(url, what, limit):
 
 
 # -- streaming ------------------------------------------------------------------------------
+# Every object moves in 1 MiB chunks through one buffer, hashed as it goes, its
+# page cache dropped every 8 MiB: a whole object in memory, or page cache left
+# to grow, gets the container OOM-killed (STEP-STREAM-*).
 
 Payload = collections.namedtuple("Payload", "path data size sha256")  # exactly one of path, data
 
@@ -1285,7 +1325,8 @@ def release_page_cache(fd, dirty):
     try:
         if dirty:
             os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # STEP-STREAM-2
+        # STEP-STREAM-2: page cache counts against the container's memory
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     except (AttributeError, OSError, ValueError):
         pass  # advice only, and not on every platform
 
@@ -1314,7 +1355,7 @@ def stream_verified(read_into, out_fd, pins, buffer, what, tally):
         size += count
         if pins.size is not None and size > pins.size:  # STEP-INPUT-2: oversize refused at once, not read to the end
             raise Permanent("%s: more bytes than its size pin of %d; stopped reading" % (what, pins.size))
-        if size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4
+        if size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: its copy could never be written (D33)
             raise Permanent("%s: over the 1 GiB object ceiling; stopped reading" % what)
         chunk = view[:count]
         digest.update(chunk)
@@ -1331,7 +1372,8 @@ def stream_verified(read_into, out_fd, pins, buffer, what, tally):
 
 
 def verify(what, pins, digest, size):
-    if pins.size is not None and size != pins.size:  # STEP-INPUT-2
+    # STEP-INPUT-2: the platform verifies what a step writes, never what it read
+    if pins.size is not None and size != pins.size:
         raise Permanent("%s: %d bytes, but its size pin says %d" % (what, size, pins.size))
     if digest != pins.sha256:  # STEP-INPUT-2: the platform checks what a step wrote, never what it read
         raise Permanent("%s: sha256 does not match its pin" % what)
@@ -1371,7 +1413,7 @@ def send_payload(sock, payload, buffer):
                 sent += count
                 pending += count
                 if pending >= CACHE_DROP_BYTES:
-                    release_page_cache(source.fileno(), dirty=False)  # STEP-STREAM-2
+                    release_page_cache(source.fileno(), dirty=False)  # STEP-STREAM-2: what was read from disk, dropped
                     pending = 0
         else:
             while sent < payload.size:  # plain HTTP: the kernel moves file pages to the socket
@@ -1379,13 +1421,16 @@ def send_payload(sock, payload, buffer):
                 if not count:
                     break
                 sent += count
-                release_page_cache(source.fileno(), dirty=False)  # STEP-STREAM-2
+                release_page_cache(source.fileno(), dirty=False)  # STEP-STREAM-2: what was read from disk, dropped
         release_page_cache(source.fileno(), dirty=False)
     if sent != payload.size:
         raise OSError(errno.EIO, "the file shrank while it was being sent")
 
 
 # -- staging writes ----------------------------------------------------------------------------
+# Inventory first, then the upload; an upload that got no answer is never sent
+# again: the store may commit a body whose answer never came (STEP-MARKER-5,
+# STEP-OUTPUT-6).
 
 
 def multipart_parts(post, key):
@@ -1440,7 +1485,7 @@ def post_object(post, key, payload, what, buffer, budget=None):
             session.conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
             session.conn.putheader("Content-Type", "multipart/form-data; boundary=" + boundary)
             session.conn.putheader("Content-Length", str(len(head) + payload.size + len(tail)))  # STEP-OUTPUT-3: exact, never chunked
-            session.conn.putheader("User-Agent", USER_AGENT)  # STEP-HTTP-4
+            session.conn.putheader("User-Agent", USER_AGENT)  # STEP-HTTP-4: the store's operators see who calls
             session.conn.putheader("Connection", "close")
             stage = "body"
             session.conn.endheaders()
@@ -1454,8 +1499,9 @@ def post_object(post, key, payload, what, buffer, budget=None):
             if response is None:
                 failure = network_failure(what, exc)
                 if stage != "request" and not isinstance(failure, Stopped):
+                    # STEP-OUTPUT-6: ambiguous, so never re-sent
                     failure = Transient("%s: no answer from the store (%s); it may hold the object, "
-                                        "so it is not sent again" % (what, describe(exc)))  # STEP-OUTPUT-6
+                                        "so it is not sent again" % (what, describe(exc)))
                 failure.maybe_stored = stage != "request"  # STEP-OUTPUT-6: bytes went out, no status came back
                 raise failure from None
         try:
@@ -1480,7 +1526,7 @@ def copy_into(fd, payload, buffer):
             write_all(fd, view[:count])
             pending += count
             if pending >= CACHE_DROP_BYTES:
-                release_page_cache(fd, dirty=True)  # STEP-STREAM-2
+                release_page_cache(fd, dirty=True)  # STEP-STREAM-2: dirty pages synced and dropped every 8 MiB
                 release_page_cache(source.fileno(), dirty=False)
                 pending = 0
         if payload.size >= CACHE_DROP_BYTES:
@@ -1501,6 +1547,10 @@ def write_local(root, relpath, payload, what, buffer):
 
 
 # 8 Lifecycle ==================================================================
+# One Run, from the manifest to the marker.  The status and the exit code are
+# decided once, before the marker is composed, and the marker is the last
+# write on every path (success, failure, stop): two accounts of one run that
+# disagree are worse than one (STEP-MARKER-1, -3; STEP-EXIT-2).
 
 RESULT_NOT_SENT = "not-sent"  # no byte of result.json has reached the store
 RESULT_UPLOADED = "uploaded"  # the store accepted it
@@ -1515,11 +1565,11 @@ MARKER_NONE = "none"  # not attempted (no identity, or too large): already said 
 RESULT_ON_FAILURE = {
     (RESULT_UPLOADED, "failed"): "keep",
     (RESULT_UPLOADED, "cancelled"): "keep",
-    (RESULT_NOT_SENT, "failed"): "upload-first",  # STEP-RESULT-4
+    (RESULT_NOT_SENT, "failed"): "upload-first",  # STEP-RESULT-4: a failed run still reports its facts
     (RESULT_REFUSED, "failed"): "upload-first",  # STEP-RESULT-4 (D13): definitely refused, so safe to re-send
     (RESULT_UNKNOWN, "failed"): "keep",  # STEP-OUTPUT-6 (D13): never re-sent; it may be stored, so listed
     (RESULT_NOT_SENT, "cancelled"): "skip",  # STEP-RESULT-5: no new request after a stop
-    (RESULT_REFUSED, "cancelled"): "skip",  # STEP-RESULT-5
+    (RESULT_REFUSED, "cancelled"): "skip",  # STEP-RESULT-5: no request after a stop but the marker
     (RESULT_UNKNOWN, "cancelled"): "keep",
 }
 
@@ -1621,7 +1671,8 @@ class Run(object):
     def work(self):
         """(status, exit code, reason): decided here, once, before the marker is composed."""
         try:
-            self.scratch = make_scratch(self.config.scratch_parent)  # STEP-STREAM-3
+            # STEP-STREAM-3: private, under TMPDIR, removed on every way out
+            self.scratch = make_scratch(self.config.scratch_parent)
             self.phase = "reading the manifest"
             self.manifest = self.read_manifest()
             identity, why = resolve_identity(self.manifest, self.config)
@@ -1645,10 +1696,11 @@ class Run(object):
             data = self.with_refresh(
                 lambda env: get_document(env.get("manifest_get"), "reading the manifest", MAX_DOCUMENT_BYTES),
                 "reading the manifest")
-        elif envelope.get("manifest_path"):  # STEP-MANIFEST-1
+        elif envelope.get("manifest_path"):  # STEP-MANIFEST-1: the local form
             data = read_local_document(envelope["manifest_path"], "reading the manifest", MAX_DOCUMENT_BYTES)
         else:
-            raise Permanent("the envelope names neither manifest_get nor manifest_path")  # STEP-MANIFEST-1
+            # STEP-MANIFEST-1: nothing to read is permanent
+            raise Permanent("the envelope names neither manifest_get nor manifest_path")
         return parse_manifest(data)
 
     def process(self):
@@ -1656,7 +1708,7 @@ class Run(object):
         for index in range(total):  # STEP-INPUT-3: one at a time, in list order
             check_stop("the next input")  # STEP-STOP-4: no new input after a stop
             self.phase = "reading input %d of %d" % (index + 1, total)
-            self.progress.report(index / total, WORK_PHASE)  # STEP-PROGRESS-2
+            self.progress.report(index / total, WORK_PHASE)  # STEP-PROGRESS-2: shows the run moving
             item = self.fetch_input(index)
             self.phase = "working on input %d of %d" % (index + 1, total)
             try:
@@ -1667,7 +1719,7 @@ class Run(object):
         self.phase = "finishing the work after the last input"
         finish_work(self)
         self.phase = "writing result.json"
-        self.write_result(inventory_first=True)  # STEP-RESULT-1
+        self.write_result(inventory_first=True)  # STEP-RESULT-1: inventory first on the normal path
         self.progress.report(1.0, "done")  # STEP-PROGRESS-2: after result.json, before the marker
         check_stop("the end of the work")  # a stop during result.json ends the run as cancelled
 
@@ -1735,7 +1787,8 @@ class Run(object):
                     except OSError as exc:
                         raise Transient("reading %s: %s" % (what, describe(exc))) from None
                 return stream_verified(read_local, fd, pins, self.buffer, "reading " + what, tally)
-        raise Permanent("%s has neither a get_url nor a local_path" % what)  # STEP-INPUT-3
+        # STEP-INPUT-3: nothing to read is permanent
+        raise Permanent("%s has neither a get_url nor a local_path" % what)
 
     # -- credentials --
 
@@ -1775,7 +1828,8 @@ class Run(object):
                 write_local(staging["path"], relpath, payload, what, self.buffer)
             else:
                 post = staging["post"]
-                post_object(post, post["key_prefix"] + relpath, payload, what, self.buffer, budget)  # STEP-OUTPUT-3
+                # STEP-OUTPUT-3: the full key, never ${filename}
+                post_object(post, post["key_prefix"] + relpath, payload, what, self.buffer, budget)
         self.with_refresh(attempt, what, envelope)
 
     def publish(self, relpath, payload, port):
@@ -1830,7 +1884,7 @@ class Run(object):
             status, code, reason = "failed", exc.exit_code, describe_failure(exc)
         else:
             status, code, reason = "failed", EXIT_TRANSIENT, "internal error: " + describe_failure(exc)
-        reason = redact(reason, SECRETS)[:MAX_ERROR_CHARS]  # STEP-MARKER-7, STEP-REDACT-1
+        reason = redact(reason, SECRETS)[:MAX_ERROR_CHARS]  # STEP-MARKER-7, STEP-REDACT-1: redacted, then cut
         say("%s: %s" % ("CANCELLED" if stopped else "FAILED", reason))
         return status, code, reason
 
@@ -1839,7 +1893,7 @@ class Run(object):
         action = RESULT_ON_FAILURE[(self.result_state, status)]
         if action == "skip":
             self.forget(RESULT_FILENAME)
-            say("stopped: this run writes no result.json")  # STEP-RESULT-5
+            say("stopped: this run writes no result.json")  # STEP-RESULT-5: a stopped run writes no report
         elif action == "upload-first":
             self.forget(RESULT_FILENAME)
             try:
@@ -1864,16 +1918,17 @@ class Run(object):
         STOP.abandonable = False  # STEP-STOP-5: from here a stop only sets the flag
         identity, why = resolve_identity(self.manifest, self.config)
         if identity is None:
-            say("no completion marker: %s" % why)  # STEP-MARKER-6
+            # STEP-MARKER-6: a receipt without identity would be taken for another attempt's
+            say("no completion marker: %s" % why)
             return MARKER_NONE
         data = compose_marker(status, code, reason, self.inventory, self.ports, identity)
-        if len(data) > MAX_DOCUMENT_BYTES:  # STEP-MARKER-2
+        if len(data) > MAX_DOCUMENT_BYTES:  # STEP-MARKER-2: the collector refuses more than 8 MiB
             say("no completion marker: it would exceed 8 MiB")
             return MARKER_NONE
         budget = Deadline(RECEIPT_DEADLINE_S)  # STEP-STOP-6: one budget over every phase, the retry included
         watchdog = Watchdog(budget, STOP.abandon_all)  # STEP-STOP-6: shuts the socket when the budget is spent
         try:
-            envelope = self.creds.for_marker()  # STEP-CREDS-6
+            envelope = self.creds.for_marker()  # STEP-CREDS-6: re-read; the held envelope only if that fails
             with watchdog:
                 self.write_object(MARKER_FILENAME, bytes_payload(data), envelope=envelope, budget=budget)
         except BaseException as exc:
@@ -1918,12 +1973,15 @@ def read_local_document(path, what, limit):
             data = handle.read(limit + 1)
     except OSError as exc:
         raise Transient("%s: %s" % (what, describe(exc))) from None
-    if len(data) > limit:  # STEP-MANIFEST-2
+    if len(data) > limit:  # STEP-MANIFEST-2: an oversized document is never read whole
         raise Permanent("%s: more than %d bytes" % (what, limit))
     return data
 
 
 # 9 main() =====================================================================
+# Handlers first (as PID 1 a SIGTERM with no handler is dropped), then the
+# configuration and the envelope, then the Run; never a traceback, always
+# one of the four exit codes (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
 
 USAGE = """usage: hello_node.py [--help]
 

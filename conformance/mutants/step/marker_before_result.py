@@ -2,7 +2,7 @@
 NODE = "nodes/hello_node.py"
 REPLACE = [(
     "        self.phase = \"writing result.json\"\n"
-    "        self.write_result(inventory_first=True)  # STEP-RESULT-1\n",
+    "        self.write_result(inventory_first=True)  # STEP-RESULT-1: inventory first on the normal path\n",
     "        self.phase = \"writing result.json\"\n"
     "        self.result_after_marker = True\n",
 ), (

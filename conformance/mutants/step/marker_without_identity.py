@@ -2,7 +2,7 @@
 NODE = "nodes/hello_node.py"
 REPLACE = [(
     "        if identity is None:\n"
-    "            say(\"no completion marker: %s\" % why)  # STEP-MARKER-6\n"
+    "            # STEP-MARKER-6: a receipt without identity would be taken for another attempt's\n            say(\"no completion marker: %s\" % why)\n"
     "            return MARKER_NONE\n",
     "        if identity is None:\n"
     "            say(\"completion marker without identity: %s\" % why)\n"

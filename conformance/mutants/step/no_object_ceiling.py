@@ -5,7 +5,7 @@ REPLACE = [(
     "        raise Permanent(\"%s is pinned at %d bytes, over the 1 GiB object ceiling\" % (label, size))\n",
     "",
 ), (
-    "        if size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4\n"
+    "        if size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: its copy could never be written (D33)\n"
     "            raise Permanent(\"%s: over the 1 GiB object ceiling; stopped reading\" % what)\n",
     "",
 ), (

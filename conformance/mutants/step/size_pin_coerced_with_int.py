@@ -2,7 +2,7 @@
 NODE = "nodes/hello_node.py"
 REPLACE = [(
     "    size = spec.get(\"size\")\n"
-    "    if size is not None and (not is_int(size) or size < 0):  # STEP-INPUT-4 (D4)\n",
+    "    # STEP-INPUT-4 (D4): a malformed size pin is refused, not ignored\n    if size is not None and (not is_int(size) or size < 0):\n",
     "    size = spec.get(\"size\")\n"
     "    try:\n"
     "        size = None if size is None else int(size)\n"

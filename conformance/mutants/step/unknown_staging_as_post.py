@@ -1,7 +1,7 @@
 """Any staging mode other than local_path is taken for presigned_post instead of being refused."""
 NODE = "nodes/hello_node.py"
 REPLACE = [(
-    "    if not isinstance(staging, dict) or staging.get(\"mode\") not in STAGING_MODES:  # STEP-CREDS-5\n",
+    "    # STEP-CREDS-5: no staging, nowhere to write: permanent\n    if not isinstance(staging, dict) or staging.get(\"mode\") not in STAGING_MODES:\n",
     "    if not isinstance(staging, dict):\n",
 ), (
     "    if staging[\"mode\"] == \"presigned_post\":\n",
