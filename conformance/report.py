@@ -199,7 +199,8 @@ def to_json(report):
     checks = []
     for result in report.results:
         entry = {"id": result.id, "clauses": list(result.clauses), "level": result.level, "title": result.title,
-                 "section": result.area, "verdict": result.verdict, "duration_s": round(result.duration_s, 4)}
+                 "section": result.area, "scope": getattr(result, "scope", "platform"),
+                 "verdict": result.verdict, "duration_s": round(result.duration_s, 4)}
         if result.stability is not None:
             entry["stability"] = result.stability
             entry["runs"] = list(result.runs)

@@ -45,7 +45,7 @@ class RegistryTest(unittest.TestCase):
         loaded = checks.load("_selftest")
         ids = [c.id for c in loaded]
         self.assertEqual(set(ids), {"greet.hello", "greet.progress", "redact.token", "scratch.empty",
-                                    "stop.sigterm-pid1"})
+                                    "stop.sigterm-pid1", "work.farewell"})
         by_id = dict((c.id, c) for c in loaded)
         self.assertEqual(by_id["stop.sigterm-pid1"].area, "STOP")
         self.assertEqual(by_id["stop.sigterm-pid1"].contract, "_selftest")
@@ -250,7 +250,8 @@ class CliTest(unittest.TestCase):
         self.assertEqual(sorted(listed), ["greet.hello", "greet.progress", "stop.sigterm-pid1"])
         status, out, _ = run_cli("_selftest", "--list")
         self.assertIn("node.stdlib", out)
-        self.assertTrue(out.strip().endswith("8 checks"))
+        self.assertTrue(out.strip().endswith("9 checks"))   # --list shows the example-work check too
+        self.assertRegex(out, r"work\.farewell +MUST +example ")
 
     def test_full_run_passes_with_json_and_junit(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -259,12 +260,44 @@ class CliTest(unittest.TestCase):
                                      "--junit", junit_path)
             self.assertEqual(status, 0, out)
             self.assertRegex(out.splitlines()[-1], SUMMARY)
-            self.assertEqual(out.splitlines()[-1], "conformance: 8 passed, 0 failed, 0 skipped")
+            self.assertEqual(out.splitlines()[-1], "conformance: 8 passed, 0 failed, 0 skipped")   # no work.*
             with open(json_path) as handle:
                 document = json.load(handle)
             self.assertEqual([c["id"] for c in document["checks"]][:3], ["node.stdlib", "node.help", "node.import"])
             self.assertEqual(document["summary"]["PASS"], 8)
+            self.assertEqual({c["scope"] for c in document["checks"]}, {"platform"})
             self.assertTrue(os.path.getsize(junit_path) > 0)
+
+    def test_example_work_runs_only_with_reference(self):
+        # A toy whose own work is different: it greets, but says something else on leaving.
+        with tempfile.TemporaryDirectory() as tmp:
+            other = os.path.join(tmp, "other.py")
+            with open(os.path.join(REPO_ROOT, TOY_NODE)) as handle:
+                source = handle.read()
+            with open(other, "w") as handle:
+                handle.write(source.replace('print("bye", flush=True)', 'print("see you", flush=True)'))
+            status, out, _ = run_cli("_selftest", other, "--only", "greet.hello,work.*")
+            self.assertEqual(status, 0, out)
+            self.assertIn("example work: not judged (1 check of the reference node's own work; --reference "
+                          "runs them)", out)
+            self.assertNotIn("work.farewell", out)
+            status, out, _ = run_cli("_selftest", other, "--only", "greet.hello,work.*", "--reference")
+            self.assertEqual(status, 1)
+            self.assertIn("example work: judged (--reference)", out)
+            self.assertIn("Rerun:     python3 -m conformance _selftest %s --only work.farewell --seed 0 --reference"
+                          % other, out)
+            status, _out, err = run_cli("_selftest", other, "--only", "work.*")
+            self.assertEqual(status, 2)
+            self.assertIn("(1 example-work check matches: add --reference)", err)
+
+    def test_scope_follows_the_clauses_cited(self):
+        loaded = {c.id: c for c in checks.load("_selftest")}
+        self.assertEqual(loaded["work.farewell"].scope, checks.EXAMPLE)
+        self.assertEqual(loaded["greet.hello"].scope, checks.PLATFORM)
+        mixed = Check("t.mixed", "_selftest", "T", ["SELFTEST-GREET-1", "SELFTEST-WORK-1"], "MUST", "t", "", "",
+                      None)
+        checks.set_scopes("_selftest", [mixed])
+        self.assertEqual(mixed.scope, checks.EXAMPLE)   # one example clause makes the whole check example work
 
     def test_repeat_labels_stability(self):
         status, out, _ = run_cli("_selftest", TOY_NODE, "--only", "greet.hello", "--repeat", "2", "--seed", "5")

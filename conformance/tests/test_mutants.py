@@ -82,8 +82,10 @@ class RunTest(unittest.TestCase):
         status = mutants.run_mutants("_selftest", jobs=4, out=out)
         text = out.getvalue()
         self.assertEqual(status, 0, text)
-        self.assertEqual(text.splitlines()[-1], "mutants: 8 passed, 0 failed")
+        self.assertEqual(text.splitlines()[-1], "mutants: 9 passed, 0 failed")
         self.assertIn("stop.sigterm-pid1  no_sigterm_handler", text)
+        # An example-work check is run for a mutant (with --reference) and kills it.
+        self.assertRegex(text, r"killed +no_farewell +work\.farewell FAIL")
         self.assertNotIn("(none)", text)
 
     def test_survivor_broken_and_unknown_check(self):

@@ -29,8 +29,9 @@ class TraceTest(unittest.TestCase):
         real = clauses.load("_selftest")
         with open(real.path) as handle:
             text = handle.read()
-        extra = text.replace("## Decisions", "### SELFTEST-GREET-9 (MUST) Nobody checks this\n\nText.\n\n"
-                                             "### D7 Points nowhere\n\nSee SELFTEST-NOPE-1.\n\n## Decisions")
+        extra = text.replace("## The toy's own work", "### SELFTEST-GREET-9 (MUST) Nobody checks this\n\nText.\n\n"
+                                                       "## The toy's own work")
+        extra = extra.replace("## Decisions", "## Decisions\n\n### D7 Points nowhere\n\nSee SELFTEST-NOPE-1.\n")
         extra = extra.replace("- D2 The greeting", "- D8 Cites SELFTEST-GONE-1.\n- D2 The greeting")
         with mock.patch.object(trace._clauses, "load", return_value=clauses.parse(extra, "_selftest", real.path)):
             status, out = run("_selftest")
@@ -38,6 +39,41 @@ class TraceTest(unittest.TestCase):
         self.assertIn("SELFTEST-GREET-9    (none)  <- HOLE", out)
         self.assertIn("MUST clause SELFTEST-GREET-9 (Nobody checks this) has no check", out)
         self.assertIn("decision D8 cites SELFTEST-GONE-1, which does not exist", out)
+
+    def test_platform_clause_judged_only_by_example_checks_is_a_hole(self):
+        real = clauses.load("_selftest")
+        with open(real.path) as handle:
+            text = handle.read()
+        # Move the greeting clause into the example-work section: greet.hello becomes
+        # an example check, and SELFTEST-STOP-1 (still platform) keeps its check.
+        moved = text.replace("## Greeting (GREET)", "## Greeting (GREET) [example work]")
+        with mock.patch.object(trace._clauses, "load", return_value=clauses.parse(moved, "_selftest", real.path)):
+            status, out = run("_selftest")
+        self.assertEqual(status, 0, out)   # every clause of an example section may be judged by example checks
+        self.assertIn("greet.hello        wrong_greeting  [example work]", out)
+        platform_only_by_example = text.replace(
+            "### SELFTEST-WORK-1 (MUST) Says goodbye",
+            "### SELFTEST-WORK-1 (MUST) Says goodbye\n\nText.\n\n### SELFTEST-WORK-2 (MUST) Also greets")
+        platform_only_by_example = platform_only_by_example.replace(
+            "## The toy's own work: a farewell [example work]", "## The toy's own work: a farewell")
+        with mock.patch.object(trace._clauses, "load",
+                               return_value=clauses.parse(platform_only_by_example, "_selftest", real.path)):
+            status, out = run("_selftest")
+        self.assertEqual(status, 1)
+        self.assertIn("SELFTEST-WORK-2     (none)  <- HOLE", out)
+        # Without the section mark, work.farewell is a platform check again: no hole for WORK-1.
+        self.assertNotIn("platform clause SELFTEST-WORK-1", out)
+        example_only = text.replace("## Greeting (GREET)", "## Greeting (GREET) [example work]").replace(
+            "### SELFTEST-STOP-1 (MUST)", "### SELFTEST-GREET-3 (MUST) Greets again\n\nText.\n\n"
+                                          "### SELFTEST-STOP-1 (MUST)")
+        with mock.patch.object(trace._clauses, "load", return_value=clauses.parse(example_only, "_selftest", real.path)):
+            with mock.patch.object(trace._checks, "set_scopes", side_effect=lambda c, items: [
+                    setattr(i, "scope", trace._checks.EXAMPLE if i.id.startswith(("greet.", "stop.")) else
+                            trace._checks.PLATFORM) for i in items]):
+                status, out = run("_selftest")
+        self.assertEqual(status, 1)
+        self.assertIn("platform clause SELFTEST-STOP-1 (SIGTERM ends the run, also as PID 1) is cited only by "
+                      "example-work checks", out)
 
     def test_check_without_mutant_and_bad_mutants_are_holes(self):
         shipped = mutants.load_all("_selftest")

@@ -7,4 +7,4 @@ contract; the unit tests use it to run the framework, the CLI, the reports,
 the mutants and the traceability tables end to end.
 """
 
-from conformance.checks._selftest import greet, redact, scratch, stop  # noqa: F401 (registers the checks)
+from conformance.checks._selftest import greet, redact, scratch, stop, work  # noqa: F401 (registers the checks)

@@ -38,6 +38,7 @@ def main(argv=None):
         return 20  # SELFTEST-STOP-1
     sys.stderr.write("toy: token of %d characters\n" % len(token))  # SELFTEST-REDACT-1
     print("hello, %s" % name, flush=True)  # SELFTEST-GREET-1
+    print("bye", flush=True)  # SELFTEST-WORK-1
     return 0
 
 
