@@ -25,7 +25,7 @@ carries its ID (grep -n CRAWLER-STOP-3 finds the clause, this code and its check
     STREAM    source and result spooled in unlinked 0600 files under TMPDIR
     CHILD     what runs, its environment, the sandbox, bounded output, deadline, codes
     NORM      the reference normaliser (child mode): CSV or JSON lines to canonical rows
-    RESULT    the child's result bound to what this process fetched
+    RESULT    the child's result bound to what this process fetched, its summary to its content
     UPLOAD    the PUT on the wire, once, never with an expired URL
     REPORT    stderr-only, :fail or bundle; one status line; exit 0, 1, 2 or 143
     STOP      SIGTERM/SIGINT end every phase at once; a cancelled bundle; a second stop ends it
@@ -33,7 +33,7 @@ carries its ID (grep -n CRAWLER-STOP-3 finds the clause, this code and its check
 Layout (`grep -n '^# [0-9]' nodes/crawler_job.py` prints it):
     1 Imports               standard library only
     2 Configuration [EDIT]  program name, streaming chunk size
-    3 Your work [EDIT]      the normaliser: source bytes to canonical JSON lines
+    3 Your work [EDIT]      the normaliser: the source's column names and rows
     ---- Below this line: contract machinery [KEEP] ----
     4 Limits                every number and wire name, with its unit and its reason
     5 Errors                failure codes, where each is reported, CrawlerError
@@ -86,50 +86,33 @@ PROGRAM = "crawler_job.py"  # the name the usage text shows
 IO_CHUNK_BYTES = 64 * 1024  # unit of every streaming read and write: source, child pipes, PUT body
 
 # 3 Your work [EDIT] ===========================================================
-# The normaliser: what the child does with the fetched bytes (CRAWLER-NORM-*).
-# Replace normalize() to read another format; the framing around it (child
-# mode, in section 8) builds the result document and must stay as it is.  A
+# The normaliser: what the child makes of the fetched bytes (CRAWLER-NORM-*).
+# normalize() is all of it: it yields the column names, then each row's values,
+# and raises CrawlerError with a child code to refuse the source.  Replace it
+# and the readers below to read the source your way.  The framing in section 8
+# turns what it yields into the result (JSON lines, the request's limits, the
+# digests: CRAWLER-CHILD-11, CRAWLER-RESULT-10) and must stay as it is.  A
 # deployment can also pin another program instead (MOSTLYRIGHT_CRAWLER_CHILD).
-
-Normalized = collections.namedtuple("Normalized", "column_names content row_count row_digest")
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def normalize(data_format, source, limits):
-    """The source's rows as JSON lines: a Normalized, or CrawlerError with a child code.
+def normalize(data_format, source):
+    """Yield the column names (a list of 1 or more non-empty strings), then each row's values.
 
-    `source` is a binary stream of exactly the fetched bytes; `limits` the
-    request's query.limits.  Holds one row and the normalised content in
-    memory, never the whole source (CRAWLER-NORM-3).
+    `data_format` is the request's query.data_format ("csv" or "jsonl");
+    `source` a binary stream of exactly the fetched bytes.  A row is a list
+    of one value per column, each a str, an int, a bool or None.  Yield as
+    you read: the framing holds one row and the content, never the whole
+    source (CRAWLER-NORM-3).
     """
     records = read_csv(source) if data_format == "csv" else read_jsonl(source)
     try:
-        columns = next(records, None)
-        if columns is None:
-            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no column names")  # CRAWLER-NORM-1
-        if len(columns) > limits["max_columns"]:
-            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more columns than max_columns")  # CRAWLER-NORM-2
-        content = bytearray(canonical_bytes(columns) + b"\n")  # CRAWLER-NORM-2: the header line
-        row_hash = hashlib.sha256()
-        row_count = 0
-        while True:
-            if len(content) > limits["max_normalized_bytes"]:
-                raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "content over max_normalized_bytes")  # CRAWLER-NORM-2
-            values = next(records, None)
-            if values is None:
-                break
-            row_count += 1
-            if row_count > limits["max_rows"]:
-                raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more rows than max_rows")  # CRAWLER-NORM-2
-            line = canonical_bytes(values) + b"\n"  # CRAWLER-NORM-2: values in column order
-            row_hash.update(line)  # CRAWLER-NORM-2: row_digest covers the row lines only
-            content += line
+        yield from records
     except UnicodeDecodeError:
         raise CrawlerError(CRAWLER_SOURCE_ENCODING_UNSUPPORTED, "not UTF-8") from None  # CRAWLER-NORM-1
     except csv.Error:
         raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "not CSV the csv module reads") from None  # CRAWLER-NORM-1
-    return Normalized(columns, content, row_count, row_hash.hexdigest())
 
 
 def read_csv(source):
@@ -1038,6 +1021,7 @@ def wipe(buffer):
 # closes runs to the end of the text in one match, so the scan stays linear:
 # with a closing quote required, each of N unclosed quotes rescans to the end.
 _JSON_TOKEN_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
+_JSON_BOM = b"\xef\xbb\xbf"  # the lenient parser's own copy: section 3 may drop or change _UTF8_BOM
 
 
 def canonical_bytes(value):
@@ -1095,7 +1079,7 @@ def parse_lenient(data):
     one pass instead of a RecursionError.  Nothing but JsonError ever escapes.
     """
     try:
-        if bytes(data[:3]) == _UTF8_BOM:
+        if bytes(data[:3]) == _JSON_BOM:
             raise ValueError("a byte-order mark")
         text = str(data, "utf-8")  # strict: invalid UTF-8 raises
         depth = 0
@@ -2286,12 +2270,40 @@ def optional_digest(text):
     return None if text is None else sha256_hex(text.encode("utf-8"))
 
 
-def check_result(data, request, request_digest, retrieval, clean_room):
-    """The child's stdout, bound to what this process fetched (CRAWLER-RESULT-1..9).
+def is_row_value(value):
+    """A value a row line may hold: a string, an integer, a boolean or null (CRAWLER-RESULT-10)."""
+    return value is None or isinstance(value, (str, int))  # bool is an int
 
-    Every fault is CRAWLER_CHILD_INVALID: the child computes only what cannot
-    be checked without re-parsing (rows, columns, schema digest), and even
-    those must fit the request's limits.
+
+def content_summary(content, data_format):
+    """[row_count, column_names, row_digest, parsed_schema_digest] as the content itself gives them,
+    or None when it is not the JSON lines of CRAWLER-RESULT-10."""
+    header_end = content.find(b"\n")
+    if header_end < 0 or not content.endswith(b"\n"):
+        return None
+    try:
+        columns = parse_canonical(content[:header_end])
+        width = len(columns) if isinstance(columns, list) else -1
+        rows, start, row_hash = 0, header_end + 1, hashlib.sha256()
+        while start < len(content):  # one line at a time: a list of every line would double the memory
+            end = content.index(b"\n", start)
+            values = parse_canonical(content[start:end])  # CRAWLER-RESULT-10: each row line canonical on its own
+            if not (isinstance(values, list) and len(values) == width and all(map(is_row_value, values))):
+                return None
+            row_hash.update(content[start:end + 1])
+            rows, start = rows + 1, end + 1
+    except JsonError:
+        return None
+    return [rows, columns, row_hash.hexdigest(),
+            digest_of({"column_names": columns, "data_format": data_format})]
+
+
+def check_result(data, request, request_digest, retrieval, clean_room):
+    """The child's stdout, bound to what this process fetched (CRAWLER-RESULT-1..10).
+
+    Every fault is CRAWLER_CHILD_INVALID: the child computes only the content,
+    and its summary (rows, columns, digests) is read off it again here and
+    must fit the request's limits.
     """
     def require(ok):
         if not ok:
@@ -2354,6 +2366,9 @@ def check_result(data, request, request_digest, retrieval, clean_room):
     for digest in (receipt["parsed_schema_digest"], receipt["row_digest"]):
         require(isinstance(digest, str) and bool(_DIGEST_RE.fullmatch(digest)))  # CRAWLER-RESULT-7
     require(same(observation["row_digest"], receipt["row_digest"]))  # CRAWLER-RESULT-7
+    # CRAWLER-RESULT-10 (D17): the summary is recomputed from the content, else a normaliser's word is stored
+    require(same(content_summary(content, query["data_format"]),
+                 [rows, columns, receipt["row_digest"], receipt["parsed_schema_digest"]]))
 
     require(same(receipt["clean_room"], clean_room))  # CRAWLER-RESULT-8
     require(all(receipt[field] is None for field in READER_FIELDS))  # CRAWLER-RESULT-9
@@ -2699,7 +2714,7 @@ class Run(object):
             wipe(buffer)  # CRAWLER-SECRET-3
 
 
-# -- child mode: the reference normaliser's framing ------------------------------------------
+# -- child mode: the framing around normalize() (CRAWLER-CHILD-11) -----------------------------
 
 
 class FramedSource(io.RawIOBase):
@@ -2726,8 +2741,43 @@ class FramedSource(io.RawIOBase):
         return len(data)
 
 
+Normalized = collections.namedtuple("Normalized", "column_names content row_count row_digest")
+
+
+def normalized_content(records, limits):
+    """The JSON lines of what normalize() yields, within the request's limits: a Normalized.
+
+    Raises CrawlerError with a child code (CRAWLER-CHILD-11) when the records
+    go past a limit or are not one flat value per column.
+    """
+    columns = next(records, None)
+    if not (isinstance(columns, list) and columns and all(isinstance(name, str) and name for name in columns)):
+        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no column names")  # CRAWLER-RESULT-7: 1+ non-empty names
+    if len(columns) > limits["max_columns"]:
+        raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more columns than max_columns")  # CRAWLER-CHILD-11
+    content = bytearray(canonical_bytes(columns) + b"\n")  # CRAWLER-RESULT-10: the header line
+    row_hash = hashlib.sha256()
+    row_count = 0
+    while True:
+        if len(content) > limits["max_normalized_bytes"]:
+            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "content over max_normalized_bytes")  # CRAWLER-CHILD-11
+        values = next(records, None)
+        if values is None:
+            break
+        row_count += 1
+        if row_count > limits["max_rows"]:
+            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more rows than max_rows")  # CRAWLER-CHILD-11
+        if not (isinstance(values, list) and len(values) == len(columns) and all(map(is_row_value, values))):
+            # CRAWLER-RESULT-10: else the node refuses the result as CHILD_INVALID, naming no cause
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "a row that is not one flat value per column")
+        line = canonical_bytes(values) + b"\n"  # CRAWLER-RESULT-10: values in column order
+        row_hash.update(line)  # CRAWLER-RESULT-10: row_digest covers the row lines only
+        content += line
+    return Normalized(columns, content, row_count, row_hash.hexdigest())
+
+
 def normalizer_result(stdin):
-    """The canonical result for the normalisation input read from `stdin` (CRAWLER-NORM-*)."""
+    """The canonical result for the normalisation input read from `stdin` (CRAWLER-CHILD-11)."""
     line = stdin.readline(MAX_INPUT_HEADER_BYTES + 1)
     if not line.endswith(b"\n"):
         raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no input header")
@@ -2735,7 +2785,8 @@ def normalizer_result(stdin):
     request, retrieval, clean_room = header["request"], header["retrieval"], header["clean_room"]
     query = request["query"]
     framed = FramedSource(stdin, retrieval["raw_size_bytes"])
-    normalized = normalize(query["data_format"], io.BufferedReader(framed, IO_CHUNK_BYTES), query["limits"])
+    records = normalize(query["data_format"], io.BufferedReader(framed, IO_CHUNK_BYTES))
+    normalized = normalized_content(records, query["limits"])
     if framed.left or stdin.read(1) or framed.digest.hexdigest() != retrieval["raw_content_sha256"]:
         raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "the input is not what its header describes")
     content = bytes(normalized.content)
@@ -2763,7 +2814,7 @@ def normalizer_result(stdin):
         "normalized_size_bytes": len(content),
         "column_names": normalized.column_names,
         "parsed_schema_digest": digest_of({"column_names": normalized.column_names,
-                                           "data_format": query["data_format"]}),  # CRAWLER-NORM-2
+                                           "data_format": query["data_format"]}),  # CRAWLER-RESULT-10
         "family_id": None, "family_version": None, "decode_options_digest": None, "decode_flags": [],
         "resource_caps": None, "reader_budgets": None,  # CRAWLER-RESULT-9: no Reader
         "transport_evidence_digest": retrieval["transport_evidence_digest"],
@@ -2789,12 +2840,12 @@ def normalizer_result(stdin):
 
 
 def normalizer_main():
-    """Child mode: the result on fd 1 and exit 0, or one failure line on fd 2 and exit 1 (CRAWLER-NORM-3)."""
+    """Child mode: the result on fd 1 and exit 0, or one failure line on fd 2 and exit 1 (CRAWLER-CHILD-11)."""
     try:
         stdin = io.open(0, "rb", buffering=IO_CHUNK_BYTES, closefd=False)
-        write_all_checked(1, memoryview(normalizer_result(stdin)))  # CRAWLER-NORM-3: nothing on stderr
+        write_all_checked(1, memoryview(normalizer_result(stdin)))  # CRAWLER-CHILD-11: nothing on stderr
         return EXIT_OK
-    except BaseException as exc:  # CRAWLER-NORM-3: never a traceback, whatever the input
+    except BaseException as exc:  # CRAWLER-CHILD-11: never a traceback, whatever the input
         code = exc.code if isinstance(exc, CrawlerError) and exc.code in CHILD_CODES else CRAWLER_NORMALIZATION_FAILED
         write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\n")  # CRAWLER-CHILD-8
         return EXIT_FAILED

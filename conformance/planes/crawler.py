@@ -4,7 +4,7 @@
     result = plane.run()                         # RunResult; the node ran to its end
     plane.status_line()                          # ("CRAWLER_X", "reported") or None
     plane.stored_result()                        # the stored result (StoredObject) or None
-    plane.verify_result(plane.stored_result().raw)   # [] when the harness agrees with it
+    plane.verify_result(plane.stored_result().raw)   # [] when it keeps every CRAWLER-RESULT rule
 
 What it plays (contract/crawler.md), each a LoopbackServer on 127.0.0.1, port 0:
 
@@ -39,7 +39,8 @@ Acting: ``start``/``wait``/``run``, ``stop_when(condition)`` with the predicates
 Observing: ``status_line``, ``identity_requests``, ``tokens``, ``redeems``,
 ``fails``, ``source_requests``, ``puts``, ``stored``/``stored_result``/
 ``stored_bundle``, ``child_record``, ``tripwire_connections``,
-``transport_evidence``, ``expected_result``, ``verify_result``.
+``transport_evidence``, ``served_header``, ``verify_result`` (any node's result), and
+``reference_result``/``reference_problems`` (the reference node's example work).
 
 ``invariants()`` states what must hold after any run, whatever the check was
 about (see its docstring); the documents and their rules come from
@@ -51,7 +52,6 @@ import collections
 import hashlib
 import json
 import os
-import re
 import secrets as _secrets
 import signal
 import socket
@@ -1171,82 +1171,86 @@ class CrawlerPlane(object):
             h.update(block)
         return h.hexdigest(), source.length
 
-    def expected_result(self):
-        """(canonical bytes of the result the harness expects, evidence exact, note).
-
-        Built with the harness's own normaliser over the bytes the site served
-        and crawler_docs' builders; None for the bytes (with the note saying
-        why) when no result should exist (the fetch did not end in a 200, or
-        the harness's normaliser refuses the source)."""
+    def served_header(self):
+        """(input header, evidence exact, evidence, note): the normalisation
+        input a node that fetched what the site served gives its child, built
+        from the request this plane served and the harness's own account of the
+        fetch; None for the header (with the note saying why) when no result
+        may exist (no request served, or the fetch did not end in a 200)."""
         if not isinstance(self.request, dict):
-            return None, False, "no request was served"
+            return None, False, None, "no request was served"
         evidence, exact = self.transport_evidence()
         hops = evidence["hops"]
         if not hops:
-            return None, exact, "the source received no request"
+            return None, exact, evidence, "the source received no request"
         last = hops[-1]
-        final_entry = self.source_requests()[-1].entry
-        if last["status"] != 200 or final_entry is None:
-            return None, exact, "the last hop answered %s, not 200" % last["status"]
+        if last["status"] != 200 or self.source_requests()[-1].entry is None:
+            return None, exact, evidence, "the last hop answered %s, not 200" % last["status"]
         try:
-            query = self.request["query"]
-            normalizer = docs.Normalizer(query["data_format"], query["limits"])
-            for block in _blocks_of(final_entry.source):
-                normalizer.feed(bytes(block))
-            normalized = normalizer.finish()
-            retrieval = docs.make_retrieval(query["url"], evidence)
-            header = docs.input_header(self.request, retrieval, docs.clean_room())
-            raw = _as_bytes(docs.build_result(header, normalized))
-            if len(raw) > docs.MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-NORM-2: LIMIT_EXCEEDED, never stored
-                return None, exact, "the result would exceed MAX_CRAWLER_RESULT_BYTES"
-            return raw, exact, None
-        except docs.NormalizationError as exc:
-            return None, exact, "the harness's normaliser refuses the source: %s" % exc.code
+            retrieval = docs.make_retrieval(self.request["query"]["url"], evidence)
+            return docs.input_header(self.request, retrieval, docs.clean_room()), exact, evidence, None
         except (KeyError, TypeError, AttributeError) as exc:
             # A request patched out of shape: no result can be bound to it.
-            return None, exact, "the request served is not one a result can restate (%s: %s)" % (
+            return None, exact, evidence, "the request served is not one a result can restate (%s: %s)" % (
                 type(exc).__name__, exc)
 
     def verify_result(self, raw):
         """Problems (a list of sentences) with raw as the stored result, judged
-        against the harness's own account: canonical bytes, and every field
-        equal to the result the harness builds from the request it served and
-        the bytes its site sent. The transport evidence digest is compared
-        exactly when the harness could rebuild the evidence exactly (no fault on
-        a source answer), else only its shape."""
-        raw = bytes(raw)
-        problems = []
+        as the platform can judge any node's result (docs.result_problems):
+        canonical bytes, every field the node knows equal to the harness's own
+        account of the request it served and the bytes its site sent, and the
+        content's hash, size and summary read off the content itself. The rows'
+        values are never compared: they are the normaliser's work. The
+        transport evidence digest is compared exactly when the harness could
+        rebuild the evidence exactly (no fault on a source answer), else only
+        its shape."""
+        header, exact, evidence, note = self.served_header()
+        if header is None:
+            return ["a result was stored but none should exist: %s" % note]
         try:
-            actual = docs.parse_canonical(raw)
-        except docs.JsonError as exc:
-            try:
-                actual = docs.parse_lenient(raw)
-                problems.append("the result is not canonical JSON (CRAWLER-RESULT-1)")
-            except docs.JsonError:
-                return ["the result is not JSON: %s" % exc]
-        expected_raw, exact, note = self.expected_result()
+            return docs.result_problems(raw, header, exact, evidence)
+        except (KeyError, TypeError, AttributeError) as exc:
+            # A request patched out of shape (its limits, say): no result can be bound to it.
+            return ["a result was stored but none should exist: the request served is not one a result "
+                    "can restate (%s: %s)" % (type(exc).__name__, exc)]
+
+    def reference_result(self):
+        """(canonical bytes of the result the reference normaliser gives, note):
+        the harness's own normaliser over the bytes the site served, for the
+        example-work checks; None for the bytes (with the note) when it gives
+        none (no result may exist, or the reference refuses the source)."""
+        header, _exact, _evidence, note = self.served_header()
+        if header is None:
+            return None, note
+        query = self.request["query"]
+        try:
+            normalizer = docs.Normalizer(query["data_format"], query["limits"])
+            for block in _blocks_of(self.source_requests()[-1].entry.source):
+                normalizer.feed(bytes(block))
+            raw = _as_bytes(docs.build_result(header, normalizer.finish()))
+        except docs.NormalizationError as exc:
+            return None, "the reference normaliser refuses the source: %s" % exc.code
+        if len(raw) > docs.MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-11: LIMIT_EXCEEDED, never stored
+            return None, "the result would exceed MAX_CRAWLER_RESULT_BYTES"
+        return raw, None
+
+    def reference_problems(self, raw):
+        """Problems with raw as the reference node's result (example work,
+        CRAWLER-NORM-*): verify_result's, then every field that differs from
+        the reference normaliser's result for the same bytes."""
+        problems = self.verify_result(raw)
+        expected_raw, note = self.reference_result()
         if expected_raw is None:
-            return problems + ["a result was stored but none should exist: %s" % note]
+            return problems + ["the reference normaliser gives no result here: %s" % note]
+        raw = bytes(raw)
         if expected_raw == raw:
             return problems
-        expected = docs.parse_canonical(expected_raw)
+        actual, _problems = docs.parse_result(raw)
         diffs = []
-        _diff("", expected, actual, diffs)
-        for path, want, got in diffs:
-            if path.endswith("transport_evidence_digest") and not exact:
-                if not (isinstance(got, str) and re.match(r"^[0-9a-f]{64}\Z", got)):
-                    problems.append("%s: expected 64 lowercase hex, got %s" % (path, _short(got)))
-                continue
-            if path.endswith("transport_evidence_digest"):
-                problems.append("%s: expected %s (the harness's evidence: %s), got %s" % (
-                    path, want, _short(json.dumps(self.transport_evidence()[0], sort_keys=True), 600), _short(got)))
-                continue
-            problems.append("%s: expected %s, got %s" % (path or "(top)", _short(want), _short(got)))
-        # Every field was compared above; bytes that differ with no field
-        # differing can only come from the one field compared by shape.
-        if not problems and not diffs:
-            problems.append("the result's bytes differ from the harness's canonical result")
-        return problems
+        docs.diff("", docs.parse_canonical(expected_raw), actual, diffs)
+        out = ["%s: the reference gives %s, got %s" % (path or "(top)", _short(want), _short(got))
+               for path, want, got in diffs if not path.endswith("transport_evidence_digest")]
+        return problems + (out or ["the result's bytes differ from the reference normaliser's"])
 
     # ---------------------------------------------------------------- secrets
     def secrets(self):
@@ -1470,7 +1474,8 @@ class CrawlerPlane(object):
                 problems = self.verify_result(stored.raw)
                 if problems:
                     found.append(Violation("CRAWLER-RESULT-*: the stored result is what was fetched",
-                                           "a stored result the harness agrees with field by field",
+                                           "a stored result that restates the fetch and whose summary "
+                                           "matches its own content",
                                            "; ".join(problems[:6]) + (" (and %d more)" % (len(problems) - 6)
                                                                       if len(problems) > 6 else ""),
                                            "the node stored a result that does not restate its fetch"))
@@ -1590,26 +1595,6 @@ def _alive_since_before(pid, t_exit):
 def _short(value, limit=120):
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=repr)
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _diff(path, want, got, out):
-    """Append (path, want, got) for every leaf where got differs from want."""
-    if isinstance(want, dict) and isinstance(got, dict):
-        for key in sorted(set(want) | set(got)):
-            sub = "%s.%s" % (path, key) if path else key
-            if key not in got:
-                out.append((sub, want[key], "(missing)"))
-            elif key not in want:
-                out.append((sub, "(no such key)", got[key]))
-            else:
-                _diff(sub, want[key], got[key], out)
-        return
-    if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
-        for i, (a, b) in enumerate(zip(want, got)):
-            _diff("%s[%d]" % (path, i), a, b, out)
-        return
-    if type(want) is not type(got) or want != got:
-        out.append((path, want, got))
 
 
 def make_plane(ctx, *args, **kwargs):

@@ -7,6 +7,13 @@ the two parsers, the crawl request, the egress policy, the upload capability, th
 normalisation input, the reference normaliser (CRAWLER-NORM-*) and the result it
 leads to (CRAWLER-RESULT-*), the failure bundle and the status line.
 
+Two ways of judging a stored result live here. `result_problems` is the
+platform's: it reads the content's summary off the content itself
+(CRAWLER-RESULT-10, `read_content`), so a result from any normaliser that keeps
+the rules passes. The reference normaliser (`Normalizer`) gives the exact bytes
+the reference node's example work must produce; only example-work checks
+compare with it.
+
 This file is deliberately independent of nodes/crawler_job.py and never imports
 it: if both were the same code, a bug in it would agree with itself and every
 check would pass. It is imported by the crawler plane, by its checks and by the
@@ -17,6 +24,7 @@ no socket.
     canonical(v) / parse_lenient(b) / parse_canonical(b)   "Canonical JSON"
     make_request / make_policy / make_capability           "The documents"
     input_header / Normalizer / build_result               CRAWLER-CHILD-5, NORM-*, RESULT-*
+    read_content / result_problems                         CRAWLER-RESULT-* (any normaliser)
     failure_bundle / status_line                           CRAWLER-REPORT-2, REPORT-3
 
 Where the contract leaves a choice open, the choice made here is written beside
@@ -904,3 +912,191 @@ def build_result(header, normalized):
         "normalized_content": base64.b64encode(content).decode("ascii"),
         "next_watermark": None,                              # CRAWLER-RESULT-9
     }
+
+
+# ---------------------------------------------------------------------------
+# What any result must be (CRAWLER-RESULT-*), whatever its normaliser did
+# ---------------------------------------------------------------------------
+
+
+class ContentError(ValueError):
+    """A normalised content that is not the JSON lines of CRAWLER-RESULT-10;
+    the message names the first line that breaks it."""
+
+
+def content_of(result):
+    """The decoded normalized_content of a result document, or None when it
+    is not standard padded base64 without newlines (CRAWLER-RESULT-5: only
+    decodability is judged here; re-encoding is compared field by field)."""
+    encoded = result.get("normalized_content") if isinstance(result, dict) else None
+    if not isinstance(encoded, str):
+        return None
+    try:
+        return base64.b64decode(encoded.encode("ascii"), validate=True)
+    except (ValueError, UnicodeEncodeError):    # binascii.Error is a ValueError
+        return None
+
+
+def read_content(content, data_format):
+    """The Normalized that a normalised content stands for (CRAWLER-RESULT-10):
+    the header line's column names, the number of row lines, the SHA-256 of the
+    row lines and the schema digest, all read off the bytes themselves; raise
+    ContentError when the bytes are not a header line and row lines, each the
+    canonical JSON array the clause defines and each ending in \\n.
+
+    This is all the platform can know of a normaliser's output: it judges the
+    shape and the bindings, never the values (those are the normaliser's work)."""
+    content = bytes(content)
+    if not content.endswith(b"\n"):
+        raise ContentError("the content is empty or its last line does not end in \\n")
+    lines = content[:-1].split(b"\n")
+    try:
+        names = parse_canonical(lines[0])
+    except JsonError:
+        raise ContentError("the header line is not canonical JSON") from None
+    if not (isinstance(names, list) and names and all(isinstance(name, str) and name for name in names)):
+        raise ContentError("the header line is not an array of 1 or more non-empty strings")
+    for number, line in enumerate(lines[1:], 2):
+        try:
+            row = parse_canonical(line)
+        except JsonError:
+            raise ContentError("line %d is not canonical JSON" % number) from None
+        if not isinstance(row, list) or len(row) != len(names):
+            raise ContentError("line %d is not an array of %d values (one per column)" % (number, len(names)))
+        if any(isinstance(value, (list, dict)) for value in row):
+            raise ContentError("line %d holds an array or object; a row holds strings, integers, booleans "
+                               "or null" % number)
+    return Normalized(
+        content=content,
+        row_count=len(lines) - 1,
+        column_names=names,
+        row_digest=sha256_hex(content[len(lines[0]) + 1:]),
+        parsed_schema_digest=digest({"column_names": names, "data_format": data_format}),
+    )
+
+
+# Fields of a result that follow from its content (CRAWLER-RESULT-5, -10):
+# (path, from the bytes alone) -- the bytes' own fields can be compared as long
+# as the content decodes; the summary only when the content is well-formed.
+_R, _O = "acquisition_receipt", "observation"
+_CONTENT_FIELDS = (
+    (("normalized_content",), True), ((_R, "normalized_content_sha256"), True),
+    ((_R, "normalized_size_bytes"), True), ((_O, "normalized_content_sha256"), True),
+    ((_R, "row_count"), False), ((_R, "column_names"), False), ((_R, "row_digest"), False),
+    ((_R, "parsed_schema_digest"), False), ((_O, "row_count"), False), ((_O, "row_digest"), False),
+)
+
+
+def _lookup(document, path):
+    for key in path:
+        if not isinstance(document, dict) or key not in document:
+            return False, None
+        document = document[key]
+    return True, document
+
+
+def _assign(document, path, value):
+    for key in path[:-1]:
+        document = document[key]
+    document[path[-1]] = value
+
+
+def short(value, limit=120):
+    """A value for a problem sentence, cut to `limit` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=repr)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def diff(path, want, got, out):
+    """Append (path, want, got) for every leaf where got differs from want."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        for key in sorted(set(want) | set(got)):
+            sub = "%s.%s" % (path, key) if path else key
+            if key not in got:
+                out.append((sub, want[key], "(missing)"))
+            elif key not in want:
+                out.append((sub, "(no such key)", got[key]))
+            else:
+                diff(sub, want[key], got[key], out)
+        return
+    if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+        for i, (a, b) in enumerate(zip(want, got)):
+            diff("%s[%d]" % (path, i), a, b, out)
+        return
+    if type(want) is not type(got) or want != got:
+        out.append((path, want, got))
+
+
+def parse_result(raw):
+    """(document, problems): the result parsed, with a problem when its bytes
+    are JSON but not canonical (CRAWLER-RESULT-1); (None, [problem]) when they
+    are not JSON at all."""
+    try:
+        return parse_canonical(raw), []
+    except JsonError as exc:
+        try:
+            return parse_lenient(raw), ["the result is not canonical JSON (CRAWLER-RESULT-1)"]
+        except JsonError:
+            return None, ["the result is not JSON: %s" % exc]
+
+
+def result_problems(raw, header, evidence_exact=True, evidence=None):
+    """Problems (sentences) with `raw` as the result for the normalisation
+    input `header`, judged by what the platform can know: canonical bytes,
+    exact keys, everything the node knows restated from the header (identity,
+    what was fetched, the request's fields, the time, the clean room, no
+    Reader), the content decodable, within the limits, of the shape of
+    CRAWLER-RESULT-10, and its hash, size and summary read off it. Never the
+    values of the rows: any normaliser may choose them.
+
+    With evidence_exact False (a fault changed what the harness can rebuild)
+    transport_evidence_digest is judged by its shape only; `evidence`, when
+    given, is quoted in a mismatch to help the reader."""
+    actual, problems = parse_result(bytes(raw))
+    if actual is None:
+        return problems
+    if not isinstance(actual, dict):
+        return problems + ["the result is not a JSON object (CRAWLER-RESULT-2)"]
+    query = header["request"]["query"]
+    limits = query["limits"]
+    content = content_of(actual)
+    normalized = None
+    if content is None:
+        problems.append("normalized_content: not standard padded base64 (CRAWLER-RESULT-5)")
+    else:
+        if len(content) > limits["max_normalized_bytes"]:
+            problems.append("normalized_content: %d bytes decoded, above max_normalized_bytes %d "
+                            "(CRAWLER-RESULT-5)" % (len(content), limits["max_normalized_bytes"]))
+        try:
+            normalized = read_content(content, query["data_format"])
+        except ContentError as exc:
+            problems.append("normalized_content: %s (CRAWLER-RESULT-10)" % exc)
+    if normalized is not None:
+        if normalized.row_count > limits["max_rows"]:
+            problems.append("the content has %d rows, above max_rows %d (CRAWLER-RESULT-7)"
+                            % (normalized.row_count, limits["max_rows"]))
+        if len(normalized.column_names) > limits["max_columns"]:
+            problems.append("the content has %d columns, above max_columns %d (CRAWLER-RESULT-7)"
+                            % (len(normalized.column_names), limits["max_columns"]))
+    stand_in = normalized or Normalized(content=content or b"", row_count=0, column_names=[], row_digest="",
+                                        parsed_schema_digest="")
+    expected = build_result(header, stand_in)
+    for path, from_bytes in _CONTENT_FIELDS:
+        # What cannot be recomputed is not compared twice: its problem is listed above.
+        if normalized is None and (content is None or not from_bytes):
+            present, value = _lookup(actual, path)
+            if present:
+                _assign(expected, path, value)
+    diffs = []
+    diff("", expected, actual, diffs)
+    for path, want, got in diffs:
+        if path.endswith("transport_evidence_digest") and not evidence_exact:
+            if not (isinstance(got, str) and re.match(r"^[0-9a-f]{64}\Z", got)):
+                problems.append("%s: expected 64 lowercase hex, got %s" % (path, short(got)))
+            continue
+        if path.endswith("transport_evidence_digest") and evidence is not None:
+            problems.append("%s: expected %s (the harness's evidence: %s), got %s" % (
+                path, want, short(json.dumps(evidence, sort_keys=True), 600), short(got)))
+            continue
+        problems.append("%s: expected %s, got %s" % (path or "(top)", short(want), short(got)))
+    return problems

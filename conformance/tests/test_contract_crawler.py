@@ -104,11 +104,12 @@ REQUIRED_CLAUSES = {
     "CRAWLER-CHILD-1": "MUST", "CRAWLER-CHILD-2": "MUST", "CRAWLER-CHILD-3": "MUST",
     "CRAWLER-CHILD-4": "MUST", "CRAWLER-CHILD-5": "MUST", "CRAWLER-CHILD-6": "MUST",
     "CRAWLER-CHILD-7": "MUST", "CRAWLER-CHILD-8": "MUST", "CRAWLER-CHILD-9": "MUST",
-    "CRAWLER-CHILD-10": "MUST",
+    "CRAWLER-CHILD-10": "MUST", "CRAWLER-CHILD-11": "MUST",
     "CRAWLER-NORM-1": "MUST", "CRAWLER-NORM-2": "MUST", "CRAWLER-NORM-3": "MUST",
     "CRAWLER-RESULT-1": "MUST", "CRAWLER-RESULT-2": "MUST", "CRAWLER-RESULT-3": "MUST",
     "CRAWLER-RESULT-4": "MUST", "CRAWLER-RESULT-5": "MUST", "CRAWLER-RESULT-6": "MUST",
     "CRAWLER-RESULT-7": "MUST", "CRAWLER-RESULT-8": "MUST", "CRAWLER-RESULT-9": "MUST",
+    "CRAWLER-RESULT-10": "MUST",
     "CRAWLER-UPLOAD-1": "MUST", "CRAWLER-UPLOAD-2": "MUST", "CRAWLER-UPLOAD-3": "MUST",
     "CRAWLER-UPLOAD-4": "MUST", "CRAWLER-UPLOAD-5": "MUST", "CRAWLER-UPLOAD-6": "MUST",
     "CRAWLER-REPORT-1": "MUST", "CRAWLER-REPORT-2": "MUST", "CRAWLER-REPORT-3": "MUST",
@@ -363,6 +364,17 @@ class ValidExamplesAreConsistentTest(unittest.TestCase):
                 self.assertEqual(receipt["parsed_schema_digest"], digest(
                     {"column_names": receipt["column_names"],
                      "data_format": receipt["normalized_data_format"]}))
+                # CRAWLER-RESULT-10: the header line and the summary are read off the content.
+                self.assertTrue(content.endswith(b"\n"))
+                header, _, row_lines = content.partition(b"\n")
+                self.assertEqual(header, canonical(receipt["column_names"]))
+                self.assertEqual(receipt["row_count"], row_lines.count(b"\n"))
+                self.assertEqual(receipt["row_digest"], hashlib.sha256(row_lines).hexdigest())
+                for line in row_lines.split(b"\n")[:-1]:
+                    row = json.loads(line.decode("utf-8"))
+                    self.assertEqual(canonical(row), line)
+                    self.assertEqual(len(row), len(receipt["column_names"]))
+                    self.assertFalse(any(isinstance(value, (list, dict)) for value in row))
 
 
 class SchemasTest(unittest.TestCase):

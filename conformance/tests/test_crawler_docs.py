@@ -457,6 +457,70 @@ class BuildResultTest(unittest.TestCase):
         self.assertLessEqual(len(encoded), docs.MAX_CRAWLER_RESULT_BYTES)
 
 
+class ResultProblemsTest(unittest.TestCase):
+    """result_problems judges any normaliser's result by what the platform can
+    know (CRAWLER-RESULT-*), never by the reference's rows."""
+
+    def setUp(self):
+        BuildResultTest.setUp(self)
+
+    def other(self, header, rows):
+        """The result of another normaliser: its own rows, its summary read off them."""
+        content = b"".join(docs.canonical(line) + b"\n" for line in [header] + rows)
+        return docs.build_result(self.header, docs.read_content(content, "csv"))
+
+    def test_read_content_reads_the_summary_off_the_bytes(self):
+        normalized = docs.read_content(self.normalized.content, "csv")
+        self.assertEqual(normalized, self.normalized)
+        empty = docs.read_content(b'["a"]\n', "jsonl")
+        self.assertEqual((empty.row_count, empty.row_digest), (0, hashlib.sha256(b"").hexdigest()))
+
+    def test_read_content_refuses_other_shapes(self):
+        for content in (b"", b'["a"]', b'["a"]\n\n', b'["a"]\n[1,2]\n', b'["a"]\n[[1]]\n', b'["a"]\n[ 1]\n',
+                        b'["a"]\n[1.5]\n', b'[]\n', b'[""]\n', b'{"a":1}\n', b'["a"]\n{"a":1}\n'):
+            with self.subTest(content=content):
+                with self.assertRaises(docs.ContentError):
+                    docs.read_content(content, "csv")
+
+    def test_the_honest_result_and_another_normalisers_pass(self):
+        self.assertEqual(docs.result_problems(docs.canonical(self.result), self.header), [])
+        lowered = self.other(["a", "b"], [["x", None]])
+        self.assertEqual(docs.result_problems(docs.canonical(lowered), self.header), [])
+
+    def test_a_summary_that_is_not_its_contents_is_found(self):
+        for field, value in (("row_count", 2), ("row_digest", "0" * 64), ("column_names", ["a", "c"]),
+                             ("parsed_schema_digest", docs.digest({"column_names": ["a", "b"],
+                                                                   "data_format": "jsonl"}))):
+            with self.subTest(field=field):
+                lie = json.loads(json.dumps(self.result))
+                lie["acquisition_receipt"][field] = value
+                problems = docs.result_problems(docs.canonical(lie), self.header)
+                self.assertEqual(len(problems), 1, problems)
+                self.assertIn("acquisition_receipt.%s" % field, problems[0])
+
+    def test_a_malformed_content_is_named_once(self):
+        lie = json.loads(json.dumps(self.result))
+        content = b'["a","b"]\n["1"]\n'
+        lie["normalized_content"] = base64.b64encode(content).decode("ascii")
+        lie["acquisition_receipt"]["normalized_content_sha256"] = docs.sha256_hex(content)
+        lie["observation"]["normalized_content_sha256"] = docs.sha256_hex(content)
+        lie["acquisition_receipt"]["normalized_size_bytes"] = len(content)
+        problems = docs.result_problems(docs.canonical(lie), self.header)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("CRAWLER-RESULT-10", problems[0])
+
+    def test_limits_and_fetch_fields(self):
+        self.request["query"]["limits"].update(max_rows=0, max_columns=1)
+        problems = docs.result_problems(docs.canonical(self.result), self.header)
+        self.assertEqual(len(problems), 2, problems)
+        lie = json.loads(json.dumps(self.result))
+        lie["acquisition_receipt"]["raw_size_bytes"] += 1
+        self.request["query"]["limits"].update(max_rows=10, max_columns=10)
+        problems = docs.result_problems(docs.canonical(lie), self.header)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("raw_size_bytes", problems[0])
+
+
 class FakeChildTest(unittest.TestCase):
     """The child as the node runs it: no environment, cwd "/", fds 0-2 only."""
 

@@ -205,6 +205,30 @@ class PlaneTest(unittest.TestCase):
         self.assertIn("observation.row_count", problems[1])
         self.assertIn("not canonical", plane.verify_result(json.dumps(doc).encode())[0])
 
+    def test_another_normalisers_result_is_judged_by_its_own_content(self):
+        # A node whose normaliser lower-cases the values: its result keeps every
+        # platform rule, and only the reference comparison (example work) differs.
+        plane = self.plane()
+        client = Client(plane)
+        status, raw = client.redeem()
+        self.assertEqual(status, 200)
+        boot = json.loads(raw.decode("utf-8"))
+        request, capability = boot["request"], boot["upload_capability"]
+        data, evidence = client.fetch(request["query"]["url"])
+        reference = docs.normalize_bytes(data, "csv", request["query"]["limits"])
+        lines = reference.content.decode("utf-8").split("\n")
+        content = (lines[0] + "\n" + "\n".join(line.lower() for line in lines[1:])).encode("utf-8")
+        header = docs.input_header(request, docs.make_retrieval(request["query"]["url"], evidence),
+                                   docs.clean_room())
+        body = docs.canonical(docs.build_result(header, docs.read_content(content, "csv")))
+        self.assertEqual(client.put(capability, body)[0], 200)
+        plane.result = fake_run(0, env=client.env)
+        self.assertEqual(plane.invariants(), [])
+        self.assertEqual(plane.verify_result(body), [])
+        problems = plane.reference_problems(body)
+        self.assertTrue(any("normalized_content" in problem for problem in problems), problems)
+        self.assertEqual(plane.reference_problems(client.result_for(request, data, evidence)), [])
+
     def test_redirect_hops_are_rebuilt_exactly(self):
         plane = self.plane()
         plane.redirect("/old", "/data.csv", status=301)

@@ -10,15 +10,16 @@ that went wrong, so the report says "variant 'uppercase host'" rather than a
 loop index.
 """
 
+import subprocess
 import time
 import urllib.parse
 
 from conformance import faults
 from conformance.faults import Match
 from conformance.planes import crawler_docs as docs
-from conformance.planes.crawler import BUCKET, SESSION_ID
+from conformance.planes.crawler import BUCKET, DEFAULT_SOURCE, SESSION_ID
 from conformance.servers import socket_buffer_allowance
-from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S
+from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S, SHORT_TIMEOUT_S
 
 __all__ = ["faults", "Match", "docs", "BUCKET", "SESSION_ID", "STOP_BUDGET_S", "SHORT_DEADLINE_S",
            "ENDLESS_BYTES", "SOCKET_SLACK_BYTES",
@@ -26,7 +27,7 @@ __all__ = ["faults", "Match", "docs", "BUCKET", "SESSION_ID", "STOP_BUDGET_S", "
            "expect_reported", "expect_success", "each_variant", "run_variants", "retire_plane", "describe_run",
            "FORBIDDEN_PUT_HEADERS", "PutRecorder", "wait_for", "bulky_csv", "bulky_limits", "expected_target",
            "describe_target_difference", "expected_put_headers", "expect_put_wire", "puts_summary",
-           "expect_put_count"]
+           "expect_put_count", "CHILD_ARGS", "DEFAULT_SOURCE", "child_mode_input", "run_child_mode"]
 
 # A stop must end the run this fast in conformance (CRAWLER-STOP-2..5).
 STOP_BUDGET_S = 1.0
@@ -70,7 +71,10 @@ def expect_outcome(ctx, plane, code, status, exit_code, variant=None):
 
 
 def expect_success(ctx, plane):
-    """Exit 0, nothing on stdout or stderr, and a stored result the harness agrees with."""
+    """Exit 0, nothing on stdout or stderr, and a stored result that restates
+    the fetch and whose summary matches its own content (plane.verify_result):
+    what the platform can judge of any node's result, whatever its normaliser
+    made of the rows."""
     result = plane.result
     ctx.expect(result.exit_code == 0 and not result.stderr and not result.stdout,
                expected="exit 0 with empty stdout and stderr", actual=lambda: describe_run(plane),
@@ -79,8 +83,11 @@ def expect_success(ctx, plane):
     ctx.expect(stored is not None, expected="the result stored under the capability's object name",
                actual="nothing stored (%s)" % plane.describe_exchanges())
     problems = plane.verify_result(stored.raw)
-    ctx.expect(not problems, expected="a stored result that restates what was fetched",
-               actual=lambda: "; ".join(problems[:4]))
+    ctx.expect(not problems, expected="a stored result that restates what was fetched and whose summary "
+                                      "matches its content",
+               actual=lambda: "; ".join(problems[:4]),
+               diagnosis="the result must restate the fetch and the request, and row_count, column_names, "
+                         "row_digest and parsed_schema_digest must be read off the content (CRAWLER-RESULT-*)")
 
 
 def expect_reported(ctx, plane, code, variant=None, exit_code=0):
@@ -276,3 +283,37 @@ def expect_put_count(ctx, plane, count, why):
     puts = plane.puts()
     ctx.expect(len(puts) == count, expected="exactly %d PUT%s (%s)" % (count, "" if count == 1 else "s", why),
                actual="%d: %s" % (len(puts), puts_summary(plane)))
+
+
+# ---------------------------------------------------------------- the node file's own child mode (child, norm)
+
+# The child protocol's argv tail (CRAWLER-CHILD-1).
+CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]
+
+
+def child_mode_input(source, limits=None, raw_sha256=None):
+    """(header, request) of a normalisation input for `source`, fetched in one
+    hop from the request's URL; raw_sha256 replaces the header's hash of it
+    (an input whose header and bytes disagree)."""
+    request = docs.make_request("https://source.conformance.test/data.csv", "a" * 64, limits=limits)
+    evidence = docs.make_evidence([docs.make_hop(request["query"]["url"], content_type="text/csv",
+                                                 content_length=len(source))],
+                                  raw_sha256 or docs.sha256_hex(source), len(source))
+    header = docs.input_header(request, docs.make_retrieval(request["query"]["url"], evidence), docs.clean_room())
+    return header, request
+
+
+def run_child_mode(ctx, header, raw):
+    """Run the node file as its own normaliser, the way CRAWLER-CHILD-1 starts it
+    unpinned ([python, -I, -S, node, --input-fd, 0, --result-fd, 1], the six
+    child variables, cwd /), with canonical(header) + \n + raw on stdin; the
+    CompletedProcess. SKIP when the node is not a Python file."""
+    if ctx.node.path is None or not ctx.node.path.endswith(".py"):
+        ctx.skip("the node is not a Python file: its child mode cannot be started the CRAWLER-CHILD-1 way")
+    env = dict(docs.THREAD_PINS)
+    env[docs.ATTESTATION_ENV] = header["request"]["egress_policy_attestation"]
+    run = subprocess.run([ctx.node.argv[0], "-I", "-S", ctx.node.path] + CHILD_ARGS,
+                         input=docs.canonical(header) + b"\n" + raw, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env, cwd="/", timeout=SHORT_TIMEOUT_S)
+    ctx.note("child mode: exit %d, %d bytes stdout, stderr %r" % (run.returncode, len(run.stdout), run.stderr[:200]))
+    return run

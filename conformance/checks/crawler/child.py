@@ -1,12 +1,15 @@
 """The child: what runs, with what, in which sandbox, and how its end is judged.
 
-CRAWLER-CHILD-1..9. Every check here but one pins the harness's scripted
+CRAWLER-CHILD-1..9. Every check here but two pins the harness's scripted
 normaliser (conformance/planes/crawler_child.py) with MOSTLYRIGHT_CRAWLER_CHILD,
 so that the child reports what the node gave it (argv, environment,
 descriptors, session, /proc/self/status, probes of the seccomp filter, its
 exact stdin) and misbehaves on cue (floods, sleeps, fails with a chosen stderr,
-dies of a signal). The node's own normaliser is judged in norm.py, the binding
-of a child's result in result.py, a stop mid-child (CRAWLER-CHILD-10) in stop.py.
+dies of a signal). child.argv also runs unpinned, and child.own-mode
+(CRAWLER-CHILD-11) runs the node file in child mode itself: the protocol any
+node's own normaliser keeps, whatever it makes of the rows. The reference's
+rows are judged in norm.py (example work), the binding of a child's result in
+result.py, a stop mid-child (CRAWLER-CHILD-10) in stop.py.
 
 Where a check watches the child from outside (its pid, /proc/<pid>/limits), it
 finds it with plane.child_pids(): host pids, so PID 1 mode still works.
@@ -24,8 +27,8 @@ import time
 from conformance import runner as _runner
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    SHORT_DEADLINE_S, PutRecorder, docs, each_variant, expect_reported, expect_success,
-    expect_untouched)
+    DEFAULT_SOURCE, SHORT_DEADLINE_S, PutRecorder, child_mode_input, docs, each_variant, expect_reported,
+    expect_success, expect_untouched, run_child_mode)
 from conformance.planes import crawler_child
 from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S, SHORT_TIMEOUT_S
 
@@ -806,3 +809,54 @@ def _(ctx):
     plane.run()
     # Assert
     _expect_bundle_only(ctx, plane, "CRAWLER_CHILD_INVALID")
+
+
+# ---------------------------------------------------------------- CRAWLER-CHILD-11
+
+@check("child.own-mode", clauses=["CRAWLER-CHILD-11"], level="MUST",
+       title="the node file in child mode writes one result that keeps every binding rule and exits 0, or "
+             "one admissible failure line and exits 1",
+       fakes="the harness runs [python, -I, -S, <node file>, --input-fd, 0, --result-fd, 1] itself with the "
+             "six child variables, on the plane's small CSV source: as served; under max_normalized_bytes 1; "
+             "with a header whose raw_content_sha256 is another's; with one byte more than raw_size_bytes",
+       expected="as served: exit 0, empty stderr, stdout a canonical result for that input (everything the "
+                "header gives restated, the content of CRAWLER-RESULT-10 and its summary read off it); "
+                "max_normalized_bytes 1: exit 1, empty stdout, the CRAWLER_LIMIT_EXCEEDED line; the other two: "
+                "exit 1, empty stdout, the CRAWLER_NORMALIZATION_FAILED line")
+def _(ctx):
+    # Arrange / Act: the source as served (the one source a node's own normaliser is expected to accept)
+    header, _request = child_mode_input(DEFAULT_SOURCE)
+    run = run_child_mode(ctx, header, DEFAULT_SOURCE)
+    # Assert
+    ctx.expect(run.returncode == 0 and run.stderr == b"" and run.stdout,
+               expected="exit 0, a result on stdout and nothing on stderr",
+               actual="exit %d, %d bytes stdout, stderr %r" % (run.returncode, len(run.stdout), run.stderr[:200]),
+               diagnosis="the node's own normaliser refused the harness's small CSV table, or its child mode does "
+                         "not keep the protocol")
+    problems = docs.result_problems(run.stdout, header)
+    ctx.expect(not problems, expected="a result the node would accept for this input (CRAWLER-RESULT-*)",
+               actual=lambda: "; ".join(problems[:4]),
+               diagnosis="the framing in section 8 builds the result from what normalize() yields: restate the "
+                         "header, encode the rows as CRAWLER-RESULT-10's JSON lines, read the summary off them")
+
+    limits = docs.default_limits()
+    limits["max_normalized_bytes"] = 1
+    over, _request = child_mode_input(DEFAULT_SOURCE, limits=limits)
+    other_hash, _request = child_mode_input(DEFAULT_SOURCE, raw_sha256=docs.sha256_hex(DEFAULT_SOURCE + b"x"))
+    refusals = [
+        ("max_normalized_bytes 1", (over, DEFAULT_SOURCE, "CRAWLER_LIMIT_EXCEEDED")),
+        ("raw_content_sha256 of other bytes", (other_hash, DEFAULT_SOURCE, "CRAWLER_NORMALIZATION_FAILED")),
+        ("one byte more than raw_size_bytes", (header, DEFAULT_SOURCE + b"x", "CRAWLER_NORMALIZATION_FAILED")),
+    ]
+    for label, (input_header, raw, code) in refusals:
+        # Arrange / Act
+        ctx.note("variant: %s" % label)
+        run = run_child_mode(ctx, input_header, raw)
+        # Assert
+        line = docs.canonical({"code": code, "status": "failed"})
+        ctx.expect(run.returncode == 1 and run.stdout == b"" and run.stderr in (line, line + b"\n"),
+                   expected="exit 1, empty stdout, stderr %s (variant %s)" % (line.decode(), label),
+                   actual="exit %d, %d bytes stdout, stderr %r" % (run.returncode, len(run.stdout),
+                                                                   run.stderr[:200]),
+                   diagnosis="content over a limit is CRAWLER_LIMIT_EXCEEDED and an input whose bytes do not "
+                             "match its header CRAWLER_NORMALIZATION_FAILED, each one failure line and exit 1")

@@ -1,25 +1,25 @@
-"""The reference normaliser: the node's own child mode (CRAWLER-NORM-1..3).
+"""The reference normaliser: the reference node's own child mode (CRAWLER-NORM-1..3).
 
-No pin here: the node runs its own file as the normaliser (CRAWLER-CHILD-1,
-D8), and what it stores is compared with what the harness's own normaliser
-(conformance.planes.crawler_docs.Normalizer) makes of the same bytes:
-plane.verify_result rebuilds the whole result, field by field. A source the
-contract refuses must come back as a bundle naming the child's code, which the
-node only reports when the child's failure line was admissible (CRAWLER-CHILD-8).
+Example work: these checks judge what nodes/crawler_job.py's section 3 makes of
+the source, so they run only with --reference (a copy of the node that
+normalises differently is not judged by them). No pin here: the node runs its
+own file as the normaliser (CRAWLER-CHILD-1, D8), and what it stores is
+compared, byte for byte and then field by field, with what the harness's own
+normaliser (conformance.planes.crawler_docs.Normalizer) makes of the same bytes
+(plane.reference_problems), on top of the platform's rules (plane.verify_result).
+A source the reference refuses must come back as a bundle naming the child's
+code, which the node only reports when the child's failure line was admissible
+(CRAWLER-CHILD-8).
 
 norm.child-protocol runs the node file in child mode directly (the argv of
 CRAWLER-CHILD-1, stdin = the normalisation input) to see what the bundle
-cannot show: the exact stdout, stderr and exit status of CRAWLER-NORM-3.
+cannot show: the exact stdout and stderr of CRAWLER-NORM-3. What any node's
+child mode must do is judged by child.own-mode.
 """
 
-import subprocess
-
 from conformance.checks import check
-from conformance.checks.crawler._common import bulky_csv, docs, each_variant, expect_reported, expect_success
-from conformance.timeouts import SHORT_TIMEOUT_S
-
-# The child protocol's argv tail (CRAWLER-CHILD-1).
-CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]
+from conformance.checks.crawler._common import (
+    bulky_csv, child_mode_input, docs, each_variant, expect_reported, expect_success, run_child_mode)
 
 JSONL = {"data_format": "jsonl", "filename": "data.jsonl", "source_content_type": "application/x-ndjson"}
 
@@ -39,15 +39,21 @@ def _expect_code(ctx, plane, code, variant):
 
 
 def _expect_normalised(ctx, plane, variant):
-    """expect_success, naming the variant when the run did not succeed."""
+    """expect_success, naming the variant when the run did not succeed; then the
+    stored result byte for byte the one the reference normaliser gives."""
     line = plane.status_line()
     ctx.expect(plane.result.exit_code == 0 and line is None,
                expected="a stored result, exit 0, silent (variant %s)" % variant,
                actual=lambda: "exit %s, status line %s; %s" % (
                    plane.result.exit_code, "%s/%s" % line if line else repr(plane.result.stderr[:200]),
                    plane.describe_exchanges()),
-               diagnosis="the node's normaliser refused a source the contract accepts")
+               diagnosis="the node's normaliser refused a source the reference accepts")
     expect_success(ctx, plane)
+    problems = plane.reference_problems(plane.stored_result().raw)
+    ctx.expect(not problems, expected="the reference normaliser's result for this source (variant %s)" % variant,
+               actual=lambda: "; ".join(problems[:4]),
+               diagnosis="the content (its rows, columns or values) is not what CRAWLER-NORM-1 and -2 make "
+                         "of these bytes")
 
 
 # ---------------------------------------------------------------- accepted sources
@@ -77,8 +83,8 @@ JSONL_SOURCES = [
 @check("norm.csv", clauses=["CRAWLER-NORM-1", "CRAWLER-NORM-2", "CRAWLER-NORM-3"], level="MUST",
        title="CSV sources are normalised as Python's csv module reads them, to canonical JSON lines",
        fakes="no pin (the node's own child); CSV sources: %s" % "; ".join(label for label, _ in CSV_SOURCES),
-       expected="each: exit 0, silent, the stored result equal to the harness's own normalisation, "
-                "field by field (content, row_count, column_names, digests)")
+       expected="each: exit 0, silent, the stored result byte for byte the harness's own normalisation "
+                "(content, row_count, column_names, digests)")
 def _(ctx):
     def act(label, source):
         # Arrange
@@ -94,7 +100,7 @@ def _(ctx):
 @check("norm.jsonl", clauses=["CRAWLER-NORM-1", "CRAWLER-NORM-2", "CRAWLER-NORM-3"], level="MUST",
        title="JSON-lines sources: columns are the first object's keys sorted; values keep their JSON type",
        fakes="no pin; JSON-lines sources: %s" % "; ".join(label for label, _ in JSONL_SOURCES),
-       expected="each: exit 0, silent, the stored result equal to the harness's own normalisation")
+       expected="each: exit 0, silent, the stored result byte for byte the harness's own normalisation")
 def _(ctx):
     def act(label, source):
         # Arrange
@@ -185,13 +191,13 @@ LIMITS_JSONL = b'{"a":1}\n{"a":2}\n{"a":3}\n'
 BULKY_SOURCE = bulky_csv(7 * 1024 * 1024)
 
 
-@check("norm.limits", clauses=["CRAWLER-NORM-2"], level="MUST",
+@check("norm.limits", clauses=["CRAWLER-NORM-2", "CRAWLER-CHILD-11"], level="MUST",
        title="more than max_rows rows, max_columns columns or max_normalized_bytes is "
              "CRAWLER_LIMIT_EXCEEDED; exactly at each limit is not",
        fakes="no pin; a CSV source of 3 rows x 3 columns (and a JSON-lines one of 3 rows) under limits "
              "one below and exactly at its size; a 7 MiB CSV whose base64 cannot fit the result bound",
-       expected="one below: CRAWLER_LIMIT_EXCEEDED bundle, exit 0; at the limit: a stored result the "
-                "harness agrees with")
+       expected="one below: CRAWLER_LIMIT_EXCEEDED bundle, exit 0; at the limit: the reference "
+                "normaliser's result, stored")
 def _(ctx):
     size = len(docs.normalize_bytes(LIMITS_SOURCE, "csv", docs.default_limits()).content)
     variants = [
@@ -224,8 +230,8 @@ def _(ctx):
 # ---------------------------------------------------------------- the child protocol itself
 
 @check("norm.child-protocol", clauses=["CRAWLER-NORM-3"], level="MUST",
-       title="in child mode the node file writes the canonical result and exits 0, or one canonical "
-             "failure line and exits 1",
+       title="in child mode the reference writes exactly the harness's canonical result and exits 0, or "
+             "exactly one canonical failure line and exits 1",
        fakes="the harness runs [python, -I, -S, <node file>, --input-fd, 0, --result-fd, 1] itself with "
              "the six child variables and a normalisation input on stdin: a good CSV source, then a "
              "short record",
@@ -233,38 +239,23 @@ def _(ctx):
                 "exit 1, stdout empty, stderr {\"code\":\"CRAWLER_NORMALIZATION_FAILED\",\"status\":\"failed\"} "
                 "(and at most one \\n)")
 def _(ctx):
-    if ctx.node.path is None or not ctx.node.path.endswith(".py"):
-        ctx.skip("the node is not a Python file: its child mode cannot be started the CRAWLER-CHILD-1 way")
-    request = docs.make_request("https://source.conformance.test/data.csv", "a" * 64)
-    env = dict(docs.THREAD_PINS)
-    env[docs.ATTESTATION_ENV] = request["egress_policy_attestation"]
-
-    def child(source):
-        evidence = docs.make_evidence([docs.make_hop(request["query"]["url"], content_type="text/csv",
-                                                     content_length=len(source))],
-                                      docs.sha256_hex(source), len(source))
-        header = docs.input_header(request, docs.make_retrieval(request["query"]["url"], evidence),
-                                   docs.clean_room())
-        run = subprocess.run([ctx.node.argv[0], "-I", "-S", ctx.node.path] + CHILD_ARGS,
-                             input=docs.canonical(header) + b"\n" + source, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=env, cwd="/", timeout=SHORT_TIMEOUT_S)
-        ctx.note("child mode: exit %d, %d bytes stdout, stderr %r" % (run.returncode, len(run.stdout),
-                                                                     run.stderr[:200]))
-        return header, run
-
     # Arrange / Act: a good source
     good = b"city,temp\nOslo,3\n\"Qu\xc3\xa9bec, QC\",-8\n"
-    header, run = child(good)
+    header, request = child_mode_input(good)
+    run = run_child_mode(ctx, header, good)
     want = docs.canonical(docs.build_result(header, docs.normalize_bytes(good, "csv", request["query"]["limits"])))
     # Assert
     ctx.expect(run.returncode == 0 and run.stderr == b"", expected="exit 0 and nothing on stderr",
                actual="exit %d, stderr %r" % (run.returncode, run.stderr[:200]))
     ctx.expect(run.stdout == want, expected="stdout exactly the canonical result (%d bytes)" % len(want),
                actual=lambda: "%d bytes: %s" % (len(run.stdout), _first_difference(want, run.stdout)),
-               diagnosis="the child writes the result document, canonical, nothing before or after it")
+               diagnosis="the reference child writes the result of CRAWLER-NORM-1 and -2, canonical, nothing "
+                         "before or after it")
 
     # Arrange / Act: a refused source
-    _header, run = child(b"a,b\n1,2\n3\n")
+    bad = b"a,b\n1,2\n3\n"
+    header, _request = child_mode_input(bad)
+    run = run_child_mode(ctx, header, bad)
     # Assert
     line = docs.canonical({"code": "CRAWLER_NORMALIZATION_FAILED", "status": "failed"})
     ctx.expect(run.returncode == 1 and run.stdout == b"" and run.stderr in (line, line + b"\n"),

@@ -1,6 +1,6 @@
 """Result binding: a child's stdout is uploaded only if it restates what the node fetched.
 
-CRAWLER-RESULT-1..9. The pinned scripted child (conformance/planes/crawler_child.py)
+CRAWLER-RESULT-1..10. The pinned scripted child (conformance/planes/crawler_child.py)
 reads the real normalisation input, builds the honest result with the harness's
 own builder, then lies in exactly one way (a patched field, an added or deleted
 key, a non-canonical encoding). Every lie must end the same: a
@@ -30,6 +30,10 @@ from conformance.checks.crawler._common import docs, each_variant, expect_report
 SOURCE = (b"city,temp_c,observed\nOslo,3,2024-01-05\nLima,19,2024-01-05\n"
           b"\"Qu\xc3\xa9bec, QC\",-8,2024-01-05??\n")
 SOURCE_SHA256 = hashlib.sha256(SOURCE).hexdigest()
+# What the harness's child makes of SOURCE (checked against it where used).
+SOURCE_HEADER = ["city", "temp_c", "observed"]
+SOURCE_ROWS = [["Oslo", "3", "2024-01-05"], ["Lima", "19", "2024-01-05"],
+               ["Qu\u00e9bec, QC", "-8", "2024-01-05??"]]
 ETAG = '"v42-conformance"'
 LAST_MODIFIED = "Tue, 03 Nov 2026 10:00:00 GMT"
 
@@ -46,8 +50,12 @@ DELETE = "__delete__"
 
 
 def _content(limits=None):
-    """The normalised content of SOURCE, as the harness's normaliser makes it."""
-    return docs.normalize_bytes(SOURCE, "csv", limits or docs.default_limits()).content
+    """The normalised content of SOURCE, as the harness's normaliser makes it
+    (the scripted child's own content: the lies start from it)."""
+    content = docs.normalize_bytes(SOURCE, "csv", limits or docs.default_limits()).content
+    if content != _content_lines(SOURCE_HEADER, SOURCE_ROWS):
+        raise RuntimeError("SOURCE_HEADER and SOURCE_ROWS no longer describe SOURCE's content")
+    return content
 
 
 def _lies(ctx, variants, **plane_options):
@@ -79,6 +87,39 @@ def _patch(*pairs):
 def _both(field, value):
     """The same field changed alike in the receipt and the observation."""
     return _patch(((R, field), value), ((O, field), value))
+
+
+def _content_lines(header, rows):
+    """A normalised content: the canonical JSON lines of CRAWLER-RESULT-10."""
+    return b"".join(docs.canonical(line) + b"\n" for line in [header] + rows)
+
+
+def _restated(content, **fields):
+    """A behaviour whose result carries `content`, with every field that
+    follows from the bytes restated for it (hash, size, and the summary as a
+    naive child would compute it: row_count from the line ends, row_digest
+    from the bytes after the first line), then `fields` (receipt and
+    observation alike) on top: so a lie breaks only the rule it is about."""
+    rows_part = content.partition(b"\n")[2]
+    digest = hashlib.sha256(content).hexdigest()
+    summary = {"row_count": content.count(b"\n") - 1, "row_digest": hashlib.sha256(rows_part).hexdigest()}
+    summary.update(fields)
+    pairs = [(("normalized_content",), base64.b64encode(content).decode("ascii")),
+             ((R, "normalized_content_sha256"), digest), ((O, "normalized_content_sha256"), digest),
+             ((R, "normalized_size_bytes"), len(content))]
+    for field, value in sorted(summary.items()):
+        pairs.append(((R, field), value))
+        if field in ("row_count", "row_digest"):
+            pairs.append(((O, field), value))
+    return _patch(*pairs)
+
+
+def _consistent(header, rows):
+    """A behaviour whose result carries the content of `header` and `rows`,
+    with every field read off it restated: a result RESULT-10 accepts."""
+    content = _content_lines(header, rows)
+    return _restated(content, column_names=header,
+                     parsed_schema_digest=docs.digest({"column_names": header, "data_format": "csv"}))
 
 
 # ---------------------------------------------------------------- CRAWLER-RESULT-1, -2
@@ -209,7 +250,13 @@ def _(ctx):
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
     data_end = len(encoded.rstrip("="))
     loose_bits = encoded[:data_end - 1] + alphabet[alphabet.index(encoded[data_end - 1]) | 1] + encoded[data_end:]
-    longer = content + b"\n"
+    # One byte longer, and still the JSON lines of CRAWLER-RESULT-10 with its
+    # summary restated, so only the size bound can refuse it.
+    longer_rows = [list(row) for row in SOURCE_ROWS]
+    longer_rows[0][0] += "x"
+    longer = _content_lines(SOURCE_HEADER, longer_rows)
+    if len(longer) != len(content) + 1:
+        raise RuntimeError("SOURCE_ROWS no longer normalise to SOURCE's content")
     fits = docs.default_limits()
     fits["max_normalized_bytes"] = len(content)
     _lies(ctx, [
@@ -224,13 +271,7 @@ def _(ctx):
         ("normalized_data_format", _patch(((R, "normalized_data_format"), "jsonl"))),
         ("normalized_filename", _patch(((R, "normalized_filename"), "other.csv"))),
     ])
-    _lies(ctx, [
-        ("one byte over max_normalized_bytes", _patch(
-            (("normalized_content",), base64.b64encode(longer).decode("ascii")),
-            ((R, "normalized_content_sha256"), hashlib.sha256(longer).hexdigest()),
-            ((O, "normalized_content_sha256"), hashlib.sha256(longer).hexdigest()),
-            ((R, "normalized_size_bytes"), len(longer)))),
-    ], limits=fits)
+    _lies(ctx, [("one byte over max_normalized_bytes", _consistent(SOURCE_HEADER, longer_rows))], limits=fits)
 
 
 # ---------------------------------------------------------------- CRAWLER-RESULT-6, -7
@@ -253,35 +294,61 @@ def _(ctx):
 
 
 @check("result.limits", clauses=["CRAWLER-RESULT-7"], level="MUST",
-       title="row_count, column_names and the digests are well-formed and within the request's limits",
-       fakes="limits max_rows 3, max_columns 3 (the source's own size); the honest result with: row_count "
-             "true, -1, 4, \"3\", or differing between receipt and observation; column_names [], [\"\"], "
-             "four names, [1], a string; parsed_schema_digest of 63 hex or in uppercase; row_digest "
-             "differing between the documents or of 63 hex",
+       title="row_count, column_names and the digests are well-formed, equal in both documents and within "
+             "the request's limits",
+       fakes="limits max_rows 3, max_columns 3 (the source's own size); the honest result with row_count, "
+             "or row_digest, differing between receipt and observation; and, each with its summary restated "
+             "so that only this clause refuses it, a content of four rows, of four columns, with an empty "
+             "column name, with no column (a row_count of true, or a digest in another spelling, is also "
+             "not what the content gives, so CRAWLER-RESULT-10 refuses it too: not a variant here)",
        expected="each: CRAWLER_CHILD_INVALID bundle, exit 0, no result PUT")
 def _(ctx):
     limits = docs.default_limits()
     limits.update(max_rows=3, max_columns=3)
-    normalized = docs.normalize_bytes(SOURCE, "csv", limits)
-    if normalized.row_count != 3 or len(normalized.column_names) != 3:
-        raise RuntimeError("SOURCE is no longer 3 rows of 3 columns")
-    schema_digest = normalized.parsed_schema_digest
+    _content(limits)
     _lies(ctx, [
-        ("row_count true", _both("row_count", True)),
-        ("row_count -1", _both("row_count", -1)),
-        ("row_count above max_rows", _both("row_count", 4)),
-        ("row_count a string", _both("row_count", "3")),
         ("row_count differs between documents", _patch(((O, "row_count"), 2))),
-        ("column_names empty", _patch(((R, "column_names"), []))),
-        ("column_names with an empty name", _patch(((R, "column_names"), ["city", "", "observed"]))),
-        ("column_names above max_columns", _patch(((R, "column_names"), ["city", "temp_c", "observed", "x"]))),
-        ("column_names not strings", _patch(((R, "column_names"), [1, 2, 3]))),
-        ("column_names a string", _patch(((R, "column_names"), "city"))),
-        ("parsed_schema_digest of 63 hex", _patch(((R, "parsed_schema_digest"), schema_digest[:63]))),
-        ("parsed_schema_digest in uppercase", _patch(((R, "parsed_schema_digest"), schema_digest.upper()))),
         ("row_digest differs between documents", _patch(((O, "row_digest"), WRONG_DIGEST))),
-        ("row_digest of 63 hex", _both("row_digest", normalized.row_digest[:63])),
+        ("four rows, above max_rows", _consistent(SOURCE_HEADER, SOURCE_ROWS + [["Bergen", "7", "2024-01-05"]])),
+        ("four columns, above max_columns", _consistent(SOURCE_HEADER + ["note"],
+                                                         [row + [""] for row in SOURCE_ROWS])),
+        ("an empty column name", _consistent(["city", "", "observed"], SOURCE_ROWS)),
+        ("no column", _consistent([], [])),
     ], limits=limits)
+
+
+# ---------------------------------------------------------------- CRAWLER-RESULT-10
+
+@check("result.content", clauses=["CRAWLER-RESULT-10"], level="MUST",
+       title="the content is the header line and canonical row lines, and row_count, column_names, row_digest "
+             "and parsed_schema_digest are read off it",
+       fakes="the honest result with: row_count one more than the row lines; column_names other than the "
+             "header line; row_digest over the whole content; parsed_schema_digest for data_format jsonl; "
+             "and, with hash, size and digests restated for the new bytes: a row line with a space after a "
+             "comma, a row of two values, a row holding an array, the last line without its \\n",
+       expected="each: CRAWLER_CHILD_INVALID bundle, exit 0, no result PUT")
+def _(ctx):
+    content = _content()
+    rows = [docs.canonical(row) + b"\n" for row in SOURCE_ROWS]
+    header_line = docs.canonical(SOURCE_HEADER) + b"\n"
+    spaced = header_line + rows[0].replace(b",", b", ", 1) + b"".join(rows[1:])
+    short_row = _content_lines(SOURCE_HEADER, [SOURCE_ROWS[0][:2]] + SOURCE_ROWS[1:])
+    nested = _content_lines(SOURCE_HEADER, [[SOURCE_ROWS[0][0], [SOURCE_ROWS[0][1]], SOURCE_ROWS[0][2]]]
+                            + SOURCE_ROWS[1:])
+    renamed = ["city", "temp_c", "when"]
+    _lies(ctx, [
+        ("row_count one more than the row lines", _both("row_count", len(SOURCE_ROWS) + 1)),
+        ("column_names other than the header line", _patch(
+            ((R, "column_names"), renamed),
+            ((R, "parsed_schema_digest"), docs.digest({"column_names": renamed, "data_format": "csv"})))),
+        ("row_digest over the whole content", _both("row_digest", hashlib.sha256(content).hexdigest())),
+        ("parsed_schema_digest for jsonl", _patch(((R, "parsed_schema_digest"), docs.digest(
+            {"column_names": SOURCE_HEADER, "data_format": "jsonl"})))),
+        ("a row line that is not canonical", _restated(spaced)),
+        ("a row of two values", _restated(short_row)),
+        ("a row holding an array", _restated(nested)),
+        ("the last line without its \\n", _restated(content[:-1], row_count=len(SOURCE_ROWS))),
+    ])
 
 
 # ---------------------------------------------------------------- CRAWLER-RESULT-8, -9

@@ -258,8 +258,9 @@ def _resume_after_window(ctx, plane):
 
 @check("upload.expired-window", clauses=["CRAWLER-UPLOAD-5", "CRAWLER-CAP-8"], level="MUST",
        title="a result PUT is not presented once the upload window has run out (D7)",
-       fakes="a 10 s window; a 4 MB source; the node is paused (SIGSTOP) as soon as it has reaped its "
-             "child, and resumed (SIGCONT) after the window ended",
+       fakes="a 10 s window; a 4 MB source and the harness's normaliser pinned (a result of known size); "
+             "the node is paused (SIGSTOP) as soon as it has reaped its child, and resumed (SIGCONT) after "
+             "the window ended",
        expected="no PUT at all; {\"code\":\"CRAWLER_UPLOAD_CAPABILITY_EXPIRED\",\"status\":\"failed\"}, "
                 "exit 1")
 def _(ctx):
@@ -268,7 +269,8 @@ def _(ctx):
     # a plain child is paused and resumed exactly when the harness says.
     source = bulky_csv(BULKY_SOURCE_BYTES)
     for attempt in range(1, PAUSE_ATTEMPTS + 1):
-        plane = ctx.plane(url_expires_s=SHORT_WINDOW_S, source=source, limits=bulky_limits())
+        plane = ctx.plane(url_expires_s=SHORT_WINDOW_S, source=source, limits=bulky_limits(),
+                          child=crawler_child.reference_behaviour())
         if _pause_after_child(ctx, plane) is not None:
             break
         ctx.note("attempt %d: the node had connected for its PUT before the pause; trying again" % attempt)

@@ -4,4 +4,4 @@ REPLACE = [(
     '        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\\n")  # CRAWLER-CHILD-8\n        return EXIT_FAILED\n',
     '        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\\n")  # CRAWLER-CHILD-8\n        return EXIT_USAGE\n',
 )]
-KILLS = ["norm.child-protocol"]
+KILLS = ["norm.child-protocol", "child.own-mode"]

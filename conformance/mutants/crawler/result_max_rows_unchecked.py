@@ -1,7 +1,7 @@
-"""row_count is checked with isinstance(rows, int), so JSON true passes as the integer 1."""
+"""row_count is held to 0 and up but not to the request's max_rows (the child is trusted to have applied the limit)."""
 NODE = "nodes/crawler_job.py"
 REPLACE = [(
     '    require(is_int(rows) and 0 <= rows <= limits["max_rows"])  # CRAWLER-RESULT-7: an integer, not true\n',
-    '    require(isinstance(rows, int) and 0 <= rows <= limits["max_rows"])\n',
+    '    require(is_int(rows) and 0 <= rows)\n',
 )]
 KILLS = ["result.limits"]

@@ -1,0 +1,2956 @@
+#!/usr/bin/env python3
+"""crawler_cleanup_job.py: a crawler job whose normaliser cleans the rows it stores.
+
+Derived from nodes/crawler_job.py. Only its module docstring and sections 2
+and 3 differ from the reference node; everything else is the reference's
+contract machinery, kept in step by `make sync`. It shows a crawler with
+another normaliser: column names are trimmed and lower-cased, values are
+trimmed, plain decimal integers become numbers and empty values null, and
+empty rows are dropped. The machinery still binds the stored result to what
+was fetched and recomputes its row count, columns and digests from the rows.
+
+Run it:
+    python3 examples/crawler_cleanup_job.py --help
+    python3 examples/crawler_cleanup_job.py --crawler-session-id <uuid>   (environment: see --help)
+Judge it (the platform's obligations; what it does to the rows is its business):
+    python3 -m conformance crawler examples/crawler_cleanup_job.py
+
+Contract: contract/crawler.md.
+"""
+
+# 1 Imports ====================================================================
+# CRAWLER-NODE-1: standard library only, and nothing newer than the Python 3.9 grammar.
+
+import base64
+import collections
+import contextlib
+import csv
+import ctypes
+import datetime
+import errno
+import hashlib
+import http.client
+import io
+import ipaddress
+import json
+import os
+import re
+import resource
+import select
+import selectors
+import signal
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import uuid
+
+# 2 Configuration [EDIT] =======================================================
+
+PROGRAM = "crawler_cleanup_job.py"  # the name the usage text shows
+IO_CHUNK_BYTES = 64 * 1024  # unit of every streaming read and write: source, child pipes, PUT body
+
+# 3 Your work [EDIT] ===========================================================
+# The normaliser: what the child makes of the fetched bytes (CRAWLER-NORM-*).
+# normalize() is all of it: it yields the column names, then each row's values,
+# and raises CrawlerError with a child code to refuse the source.  Replace it
+# and the readers below to read the source your way.  The framing in section 8
+# turns what it yields into the result (JSON lines, the request's limits, the
+# digests: CRAWLER-CHILD-11, CRAWLER-RESULT-10) and must stay as it is.  A
+# deployment can also pin another program instead (MOSTLYRIGHT_CRAWLER_CHILD).
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+# A value that becomes a JSON integer: plain decimal, no leading zero (so "007",
+# a code rather than a number, stays a string) and no "-0", within the canonical range.
+_INTEGER_RE = re.compile(r"0|-?[1-9][0-9]{0,15}")
+
+
+def normalize(data_format, source):
+    """Yield the cleaned column names, then each cleaned row that still holds a value.
+
+    `data_format` is the request's query.data_format ("csv" or "jsonl");
+    `source` a binary stream of exactly the fetched bytes.  Both formats are
+    read as the reference reads them (read_csv, read_jsonl), then cleaned:
+    names trimmed and lower-cased (two that become the same are refused),
+    values by clean(), and a row whose values are all null is dropped.
+    """
+    records = read_csv(source) if data_format == "csv" else read_jsonl(source)
+    try:
+        columns = next(records, None)
+        if columns is None:
+            return  # no column at all: the framing refuses the source
+        columns = [name.strip().lower() for name in columns]
+        if "" in columns or len(set(columns)) != len(columns):
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "column names that clash once cleaned")
+        yield columns
+        for values in records:
+            values = [clean(value) for value in values]
+            if any(value is not None for value in values):
+                yield values
+    except UnicodeDecodeError:
+        raise CrawlerError(CRAWLER_SOURCE_ENCODING_UNSUPPORTED, "not UTF-8") from None  # CRAWLER-NORM-1
+    except csv.Error:
+        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "not CSV the csv module reads") from None  # CRAWLER-NORM-1
+
+
+def clean(value):
+    """A string trimmed, then an integer if it is one, None if nothing is left; any other value as it is."""
+    if not isinstance(value, str):
+        return value
+    value = value.strip()
+    if _INTEGER_RE.fullmatch(value) and abs(int(value)) <= MAX_SAFE_INTEGER:
+        return int(value)
+    return value or None
+
+
+def read_csv(source):
+    """Column names, then each record's fields (CRAWLER-NORM-1: RFC 4180, default dialect)."""
+    text = io.TextIOWrapper(source, encoding="utf-8", errors="strict", newline="")
+
+    def lines():
+        first = True
+        for line in text:
+            if first and line.startswith("\ufeff"):  # CRAWLER-NORM-1: a BOM is refused, not skipped
+                raise CrawlerError(CRAWLER_SOURCE_ENCODING_UNSUPPORTED, "a byte-order mark")
+            first = False
+            yield line
+
+    reader = csv.reader(lines())  # newline="" lets csv see quoted line breaks as they are
+    header = next(reader, None)
+    if not header or any(name == "" for name in header) or len(set(header)) != len(header):
+        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no usable header record")  # CRAWLER-NORM-1
+    yield header
+    for record in reader:
+        if len(record) != len(header):  # CRAWLER-NORM-1: every record has exactly that many fields
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "a record with another field count")
+        yield record
+
+
+def read_jsonl(source):
+    """Column names (the first object's keys, sorted), then each object's values in that order."""
+    columns = None
+    first = True
+    while True:
+        line = source.readline()  # bytes: only b"\n" ends a line, a lone \r stays in it
+        if not line:
+            break
+        if first and line.startswith(_UTF8_BOM):  # CRAWLER-NORM-1
+            raise CrawlerError(CRAWLER_SOURCE_ENCODING_UNSUPPORTED, "a byte-order mark")
+        first = False
+        if line.endswith(b"\n"):
+            line = line[:-1]
+        if line.endswith(b"\r"):  # CRAWLER-NORM-1: one trailing \r is removed
+            line = line[:-1]
+        if not line:  # CRAWLER-NORM-1: an empty line is skipped
+            continue
+        line.decode("utf-8")  # CRAWLER-NORM-1: invalid UTF-8 is an encoding failure, not a parse failure
+        try:
+            record = parse_lenient(line)
+        except JsonError:
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "a line that is not a JSON object") from None
+        if not isinstance(record, dict) or not all(
+                value is None or isinstance(value, (str, int)) for value in record.values()):
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "a line that is not a flat object")  # CRAWLER-NORM-1
+        if columns is None:
+            columns = sorted(record)  # CRAWLER-NORM-1: the first object's keys, sorted
+            if not columns or "" in columns:  # a result needs 1+ non-empty names (CRAWLER-RESULT-7)
+                raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no usable column names")
+            yield columns
+        elif len(record) != len(columns) or any(name not in record for name in columns):
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "an object with other keys")  # CRAWLER-NORM-1
+        yield [record[name] for name in columns]
+
+
+# ---- Below this line: contract machinery [KEEP] ----
+
+# 4 Limits =====================================================================
+
+KiB = 1024
+MiB = 1024 * KiB
+
+MAX_METADATA_IDENTITY_TOKEN_BYTES = 16 * KiB  # the metadata server's answer (CRAWLER-IDENTITY-4)
+MAX_CRAWLER_REQUEST_BYTES = 64 * KiB  # the crawl request's canonical encoding (CRAWLER-BOOT-5)
+MAX_UPLOAD_CAPABILITY_BYTES = 32 * KiB  # only a term of the next bound
+MAX_BOOTSTRAP_RESPONSE_BYTES = MAX_CRAWLER_REQUEST_BYTES + MAX_UPLOAD_CAPABILITY_BYTES + 16 * KiB  # CRAWLER-BOOT-3
+MAX_CRAWLER_RESULT_BYTES = 8 * MiB  # the child's stdout and the stored object
+# CONTRACT: fixed per release: it is signed into x-goog-content-length-range (CRAWLER-CAP-7).
+MAX_CHILD_STDERR_BYTES = 512  # an admissible child failure line (CRAWLER-CHILD-8)
+MAX_UPLOAD_RESPONSE_BYTES = 64 * KiB  # the store's answer to a PUT (CRAWLER-UPLOAD-3)
+MAX_JSON_DEPTH = 32  # nesting of any JSON the node or the child parses
+MAX_SAFE_INTEGER = 2 ** 53 - 1  # the canonical integer range, +-(2^53 - 1)
+MAX_INPUT_HEADER_BYTES = 1024 * KiB  # child mode: the normalisation input's header line: the request
+# (64 KiB), ETag and Last-Modified (64 KiB each at most, http.client's header line limit, and up to 6
+# times that once JSON escapes a control byte as \u0001), two URLs: about 0.9 MiB at the very worst.
+
+BOOTSTRAP_TIMEOUT_S = 10.0  # elapsed, each metadata, :redeem and :fail exchange, whole
+FETCH_TIMEOUT_S = 300.0  # elapsed, the whole source fetch, every hop
+CHILD_TIMEOUT_S = 1800.0  # elapsed, the normaliser's run
+UPLOAD_TIMEOUT_S = 600.0  # elapsed, each PUT from connect to the end of the answer
+# CONTRACT: the four above can only be lowered, by environment (CRAWLER-CONFIG-6).
+UPLOAD_RESERVE_S = 5.0  # upload window kept free for the final PUT (CRAWLER-FETCH-7, CRAWLER-CHILD-7)
+UPLOAD_MIN_WINDOW_S = 1.0  # a PUT is not presented with less window than this (CRAWLER-UPLOAD-5)
+CLOCK_SKEW_S = 300.0  # how far in the future X-Goog-Date may lie (CRAWLER-CAP-8)
+CANCEL_GRACE_S = 8.0  # after a stop, time allowed for the failure bundle (CRAWLER-STOP-3, -5)
+# CONTRACT: raised past a typical 10 s orchestrator grace, the SIGKILL comes before the status line.
+HELPER_THREAD_JOIN_S = 1.0  # wait for finished lookup/watchdog threads before forking the child
+CHILD_EXIT_POLL_S = 0.05  # how often a child that closed its pipes is checked for exit
+CHILD_REAP_WAIT_S = 5.0  # wait for a SIGKILLed child to be reaped (it cannot refuse)
+
+EXIT_OK = 0  # the result, or a failure bundle, is stored
+EXIT_FAILED = 1  # any other failure
+EXIT_USAGE = 2  # a usage error
+EXIT_CANCELLED = 143  # a stop ended the run before the result was stored (128 + SIGTERM)
+
+OPTION = "--crawler-session-id"
+CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]  # CRAWLER-CHILD-1: the child protocol's argv tail
+ARGV_REDACTED = "[redacted]"  # CRAWLER-ARGV-3
+
+RESULTS_BUCKET_ENV = "MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET"
+AUDIENCE_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_AUDIENCE_BASE"
+URL_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_URL_BASE"
+EXECUTION_ENV = "CLOUD_RUN_EXECUTION"
+METADATA_HOST_ENV = "GCE_METADATA_HOST"  # google-auth's override convention
+STORAGE_ORIGIN_ENV = "STORAGE_EMULATOR_HOST"  # the Cloud Storage clients' override convention
+EGRESS_POLICY_ENV = "MOSTLYRIGHT_CRAWLER_EGRESS_POLICY"
+CHILD_PIN_ENV = "MOSTLYRIGHT_CRAWLER_CHILD"
+TIMEOUT_ENVS = (  # (field, variable, the constant it may only lower)
+    ("bootstrap", "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_TIMEOUT_S", BOOTSTRAP_TIMEOUT_S),
+    ("fetch", "MOSTLYRIGHT_CRAWLER_FETCH_TIMEOUT_S", FETCH_TIMEOUT_S),
+    ("child", "MOSTLYRIGHT_CRAWLER_CHILD_TIMEOUT_S", CHILD_TIMEOUT_S),
+    ("upload", "MOSTLYRIGHT_CRAWLER_UPLOAD_TIMEOUT_S", UPLOAD_TIMEOUT_S),
+)
+CHILD_ATTESTATION_ENV = "MOSTLYRIGHT_CRAWLER_EGRESS_POLICY_ATTESTATION"
+CHILD_THREAD_PINS = (  # the seccomp filter denies clone: native libraries must not start threads
+    ("JE_ARROW_MALLOC_CONF", "background_thread:false"),
+    ("MKL_NUM_THREADS", "1"),
+    ("NUMEXPR_NUM_THREADS", "1"),
+    ("OMP_NUM_THREADS", "1"),
+    ("OPENBLAS_NUM_THREADS", "1"),
+)
+
+DEFAULT_METADATA_HOST = "169.254.169.254"  # plain HTTP, link-local, by platform design
+METADATA_IDENTITY_PATH = "/computeMetadata/v1/instance/service-accounts/default/identity"
+DEFAULT_STORAGE_ORIGIN = "https://storage.googleapis.com"
+RESULT_OBJECT_PREFIX = "crawler-quarantine/v2/"
+USER_AGENT = "mostlyright-crawler/1"  # CRAWLER-FETCH-4: the only identification a source sees
+REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))  # CRAWLER-FETCH-5
+
+BOOTSTRAP_SCHEMA = "mostlyright-crawler-bootstrap.v1"
+REQUEST_SCHEMA = "mostlyright-crawler-request.v3"
+CAPABILITY_SCHEMA = "mostlyright-crawler-upload-capability.v1"
+POLICY_SCHEMA = "mostlyright-egress-policy.v1"
+EVIDENCE_SCHEMA = "mostlyright-transport-evidence.v1"
+INPUT_SCHEMA = "mostlyright-normalization-input.v1"
+RESULT_SCHEMA = "mostlyright-crawler-result.v3"
+RECEIPT_SCHEMA = "hosted-public-https-acquisition-receipt.v3"
+OBSERVATION_SCHEMA = "hosted-public-https-source-observation.v3"
+FAILURE_SCHEMA = "mostlyright-crawler-failure.v1"
+ADAPTER_ID = "public.https"
+ADAPTER_VERSION = "1.0.0"
+RESULT_MEDIA_TYPE = "application/vnd.mostlyright.crawler-result+json"
+NORMALIZED_MEDIA_TYPE = "application/x-ndjson"
+DATA_FORMATS = ("csv", "jsonl")
+
+BOOTSTRAP_KEYS = frozenset(("schema_version", "crawler_session_id", "request", "upload_capability"))
+REQUEST_KEYS = frozenset(("schema_version", "source_id", "adapter_id", "adapter_version", "requested_at",
+                          "egress_policy_attestation", "query"))
+QUERY_KEYS = frozenset(("url", "data_format", "filename", "limits"))
+LIMIT_RANGES = (  # (key, lowest, highest) of query.limits
+    ("max_source_bytes", 1, 4294967296),
+    ("max_normalized_bytes", 1, MAX_CRAWLER_RESULT_BYTES),
+    ("max_rows", 0, 100000000),
+    ("max_columns", 1, 4096),
+)
+CAPABILITY_KEYS = frozenset(("schema_version", "crawler_session_id", "request_digest", "method", "upload_url",
+                             "required_headers", "max_result_bytes", "expires_at", "redirect_policy",
+                             "single_use"))
+SIGNED_QUERY_FIELDS = frozenset(("X-Goog-Algorithm", "X-Goog-Credential", "X-Goog-Date", "X-Goog-Expires",
+                                 "X-Goog-SignedHeaders", "X-Goog-Signature"))
+SIGNED_HEADERS = ("content-type;host;x-goog-content-length-range;x-goog-content-sha256;"
+                  "x-goog-if-generation-match;x-goog-meta-mostlyright-crawler-session;"
+                  "x-goog-meta-mostlyright-egress-policy;x-goog-meta-mostlyright-request-digest")
+SIGNING_ALGORITHM = "GOOG4-RSA-SHA256"
+MAX_URL_EXPIRES_S = 2100  # X-Goog-Expires, 1..2100 (CRAWLER-CAP-6)
+POLICY_KEYS = frozenset(("schema_version", "allowed_hosts", "allowed_ports", "allowed_addresses", "max_redirects"))
+RESULT_KEYS = frozenset(("schema_version", "request_digest", "source_id", "adapter_id", "adapter_version",
+                         "acquisition_receipt", "observation", "normalized_content", "next_watermark"))
+RECEIPT_KEYS = frozenset((
+    "schema_version", "source_id", "adapter_id", "adapter_version", "request_digest", "source_url",
+    "final_url", "fetched_media_type", "normalized_media_type", "normalized_data_format",
+    "normalized_filename", "acquired_at", "raw_content_sha256", "raw_size_bytes",
+    "normalized_content_sha256", "normalized_size_bytes", "row_count", "column_names",
+    "parsed_schema_digest", "family_id", "family_version", "decode_options_digest", "decode_flags",
+    "resource_caps", "reader_budgets", "transport_evidence_digest", "egress_policy_attestation",
+    "clean_room", "row_digest", "http_status_code", "etag_digest", "last_modified_digest"))
+OBSERVATION_KEYS = frozenset((
+    "schema_version", "source_id", "request_digest", "observed_at", "raw_content_sha256",
+    "normalized_content_sha256", "row_count", "row_digest", "http_status_code", "etag_digest",
+    "last_modified_digest"))
+READER_FIELDS = ("family_id", "family_version", "decode_options_digest", "resource_caps", "reader_budgets")
+
+# Linux prctl(2) and seccomp(2) numbers (include/uapi/linux/prctl.h, seccomp.h, filter.h).
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_GET_SECCOMP = 21
+PR_SET_SECCOMP = 22
+PR_SET_NO_NEW_PRIVS = 38
+PR_GET_NO_NEW_PRIVS = 39
+SECCOMP_MODE_FILTER = 2
+BPF_LD_W_ABS = 0x20
+BPF_JMP_JEQ_K = 0x15
+BPF_JMP_JGE_K = 0x35
+BPF_RET_K = 0x06
+SECCOMP_RET_KILL_PROCESS = 0x80000000
+SECCOMP_RET_ERRNO = 0x00050000
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_DATA_NR = 0  # offsetof(struct seccomp_data, nr)
+SECCOMP_DATA_ARCH = 4  # offsetof(struct seccomp_data, arch)
+X32_SYSCALL_BIT = 0x40000000
+
+ArchSpec = collections.namedtuple("ArchSpec", "audit_arch host_platform denied enosys")
+# The architectures the sandbox knows.  Only a table read off the kernel's own
+# syscall list belongs here: a wrong number silently lets a syscall through.
+SECCOMP_ARCHES = {
+    "x86_64": ArchSpec(
+        audit_arch=0xC000003E,  # AUDIT_ARCH_X86_64; i386 (int 0x80) has another and is killed
+        host_platform="linux-amd64",  # CRAWLER-RESULT-8
+        denied=(41, 42, 43, 44, 45,  # socket connect accept sendto recvfrom
+                46, 47, 48, 49, 50,  # sendmsg recvmsg shutdown bind listen
+                51, 52, 53, 54, 55,  # getsockname getpeername socketpair setsockopt getsockopt
+                56, 57, 58,  # clone fork vfork
+                101,  # ptrace
+                288, 299, 307,  # accept4 recvmmsg sendmmsg
+                310, 311,  # process_vm_readv process_vm_writev
+                322,  # execveat
+                425),  # io_uring_setup
+        enosys=(435,),  # clone3: ENOSYS makes libc fall back to clone, which is denied
+    ),
+    # arm64 uses the generic table (include/uapi/asm-generic/unistd.h): no
+    # fork or vfork there, only clone. From 424 on, numbers are the same on
+    # every architecture (io_uring_setup 425, clone3 435). Read off the
+    # kernel's list; not run on an arm64 machine by the harness yet.
+    "aarch64": ArchSpec(
+        audit_arch=0xC00000B7,  # AUDIT_ARCH_AARCH64; the 32-bit arm ABI has another and is killed
+        host_platform="linux-arm64",  # CRAWLER-RESULT-8
+        denied=(198, 199, 200, 201, 202,  # socket socketpair bind listen accept
+                203, 204, 205, 206, 207,  # connect getsockname getpeername sendto recvfrom
+                208, 209, 210, 211, 212,  # setsockopt getsockopt shutdown sendmsg recvmsg
+                220,  # clone
+                117,  # ptrace
+                242, 243, 269,  # accept4 recvmmsg sendmmsg
+                270, 271,  # process_vm_readv process_vm_writev
+                281,  # execveat
+                425),  # io_uring_setup
+        enosys=(435,),  # clone3
+    ),
+}
+
+# 5 Errors =====================================================================
+
+CRAWLER_RESULTS_BUCKET_REQUIRED = "CRAWLER_RESULTS_BUCKET_REQUIRED"
+CRAWLER_PROCESS_HARDENING_UNAVAILABLE = "CRAWLER_PROCESS_HARDENING_UNAVAILABLE"
+CRAWLER_JOB_ARGUMENT_INVALID = "CRAWLER_JOB_ARGUMENT_INVALID"
+CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID = "CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID"
+CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE = "CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE"
+CRAWLER_UPLOAD_CAPABILITY_INVALID = "CRAWLER_UPLOAD_CAPABILITY_INVALID"
+CRAWLER_UPLOAD_CAPABILITY_EXPIRED = "CRAWLER_UPLOAD_CAPABILITY_EXPIRED"
+CRAWLER_UPLOAD_FAILED = "CRAWLER_UPLOAD_FAILED"
+CRAWLER_BOOTSTRAP_REDEMPTION_FAILED = "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED"
+CRAWLER_BOOTSTRAP_RESPONSE_INVALID = "CRAWLER_BOOTSTRAP_RESPONSE_INVALID"
+CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE = "CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE"
+CRAWLER_EGRESS_POLICY_MISMATCH = "CRAWLER_EGRESS_POLICY_MISMATCH"
+CRAWLER_SOURCE_URL_INVALID = "CRAWLER_SOURCE_URL_INVALID"
+CRAWLER_EGRESS_DENIED = "CRAWLER_EGRESS_DENIED"
+CRAWLER_SOURCE_REDIRECT_DENIED = "CRAWLER_SOURCE_REDIRECT_DENIED"
+CRAWLER_SOURCE_HTTP_STATUS = "CRAWLER_SOURCE_HTTP_STATUS"
+CRAWLER_SOURCE_ENCODING_UNSUPPORTED = "CRAWLER_SOURCE_ENCODING_UNSUPPORTED"
+CRAWLER_SOURCE_TOO_LARGE = "CRAWLER_SOURCE_TOO_LARGE"
+CRAWLER_SOURCE_TIMEOUT = "CRAWLER_SOURCE_TIMEOUT"
+CRAWLER_SOURCE_UNAVAILABLE = "CRAWLER_SOURCE_UNAVAILABLE"
+CRAWLER_EXECUTABLE_UNAVAILABLE = "CRAWLER_EXECUTABLE_UNAVAILABLE"
+CRAWLER_SANDBOX_UNAVAILABLE = "CRAWLER_SANDBOX_UNAVAILABLE"
+CRAWLER_CHILD_FAILED = "CRAWLER_CHILD_FAILED"
+CRAWLER_CHILD_INVALID = "CRAWLER_CHILD_INVALID"
+CRAWLER_CHILD_TIMEOUT = "CRAWLER_CHILD_TIMEOUT"
+CRAWLER_NORMALIZATION_FAILED = "CRAWLER_NORMALIZATION_FAILED"
+CRAWLER_LIMIT_EXCEEDED = "CRAWLER_LIMIT_EXCEEDED"
+CRAWLER_UPLOAD_WINDOW_INSUFFICIENT = "CRAWLER_UPLOAD_WINDOW_INSUFFICIENT"
+CRAWLER_CANCELLED = "CRAWLER_CANCELLED"
+CRAWLER_JOB_FAILED = "CRAWLER_JOB_FAILED"
+
+STDERR_ONLY = "stderr-only"  # the status line and nothing else
+FAIL_ROUTE = ":fail"  # a best-effort POST to the broker, then the status line
+BUNDLE = "bundle"  # a failure bundle PUT through the capability, then the status line
+
+# CRAWLER-REPORT-1: where each code goes.  A code not in this table is never
+# produced.  CANCELLED and JOB_FAILED go in a bundle once the capability
+# exists and to stderr only before it (there is nowhere else, and FAIL-1 keeps
+# :fail closed to its three codes).
+REPORT_PLACE = dict(
+    [(code, STDERR_ONLY) for code in (
+        CRAWLER_RESULTS_BUCKET_REQUIRED, CRAWLER_PROCESS_HARDENING_UNAVAILABLE, CRAWLER_JOB_ARGUMENT_INVALID,
+        CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID, CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE,
+        CRAWLER_UPLOAD_CAPABILITY_INVALID, CRAWLER_UPLOAD_CAPABILITY_EXPIRED, CRAWLER_UPLOAD_FAILED)]
+    + [(code, FAIL_ROUTE) for code in (
+        CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, CRAWLER_BOOTSTRAP_RESPONSE_INVALID,
+        CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE)]
+    + [(code, BUNDLE) for code in (
+        CRAWLER_EGRESS_POLICY_MISMATCH, CRAWLER_SOURCE_URL_INVALID, CRAWLER_EGRESS_DENIED,
+        CRAWLER_SOURCE_REDIRECT_DENIED, CRAWLER_SOURCE_HTTP_STATUS, CRAWLER_SOURCE_ENCODING_UNSUPPORTED,
+        CRAWLER_SOURCE_TOO_LARGE, CRAWLER_SOURCE_TIMEOUT, CRAWLER_SOURCE_UNAVAILABLE,
+        CRAWLER_EXECUTABLE_UNAVAILABLE, CRAWLER_SANDBOX_UNAVAILABLE, CRAWLER_CHILD_FAILED,
+        CRAWLER_CHILD_INVALID, CRAWLER_CHILD_TIMEOUT, CRAWLER_NORMALIZATION_FAILED, CRAWLER_LIMIT_EXCEEDED,
+        CRAWLER_UPLOAD_WINDOW_INSUFFICIENT, CRAWLER_CANCELLED, CRAWLER_JOB_FAILED)]
+)
+CHILD_CODES = frozenset((  # CRAWLER-CHILD-8: the only codes a child may name
+    CRAWLER_NORMALIZATION_FAILED, CRAWLER_SOURCE_ENCODING_UNSUPPORTED, CRAWLER_LIMIT_EXCEEDED))
+
+STATUS_FAILED = "failed"  # nothing was delivered (or the code went only to :fail)
+STATUS_REPORTED = "reported"  # a failure bundle is in the store
+
+# CRAWLER-REPORT-2, CRAWLER-REPORT-4 (D13): the exit status after a failure
+# bundle, by (bundle stored, stop requested).  A stop always reads as a stop.
+BUNDLE_EXIT = {
+    (True, False): EXIT_OK,  # the terminal artifact is in the store
+    (False, False): EXIT_FAILED,
+    (True, True): EXIT_CANCELLED,
+    (False, True): EXIT_CANCELLED,
+}
+
+# CRAWLER-UPLOAD-4, CRAWLER-STOP-4 (D12): what follows a result PUT that did
+# not end in a stored answer, by (whole body sent, stop requested).
+AFTER_FAILED_RESULT_PUT = {
+    (False, False): "upload-failed",  # UPLOAD-4: never retried, no bundle
+    (True, False): "upload-failed",  # UPLOAD-4
+    (False, True): "cancelled-bundle",  # STOP-4: a short body cannot be committed, so a bundle is safe
+    (True, True): "cancelled-unknown",  # STOP-4: the result's fate is unknown; create-only makes a bundle meaningless
+}
+
+
+class CrawlerError(Exception):
+    """Root of every failure the node reports; `code` is the contract's code.
+
+    The exception's text is its code: `detail` is a fixed phrase for whoever
+    steps through this in a debugger, and is never printed, sent or stored.
+    No URL, host, token, child output or exception text is ever put in one
+    (CRAWLER-REPORT-6).
+    """
+
+    def __init__(self, code, detail=""):
+        super().__init__(code)
+        self.code = code
+        self.detail = detail
+
+
+class Cancelled(CrawlerError):
+    """Work abandoned because a stop was requested (CRAWLER-STOP-*)."""
+
+    def __init__(self, detail="stop requested"):
+        super().__init__(CRAWLER_CANCELLED, detail)
+
+
+class JsonError(CrawlerError):
+    """The JSON parsers' only error, whatever the input; callers re-raise it with their phase's code."""
+
+    def __init__(self, detail="not acceptable JSON"):
+        super().__init__(CRAWLER_JOB_FAILED, detail)
+
+
+class PutFailed(CrawlerError):
+    """A PUT that did not end in a stored answer; `body_sent` says whether the whole body went out."""
+
+    def __init__(self, body_sent, detail="the PUT was not stored"):
+        super().__init__(CRAWLER_UPLOAD_FAILED, detail)
+        self.body_sent = body_sent
+
+
+# 6 Shared blocks ==============================================================
+# Verbatim copies of nodes/blocks/<name>.py (the part below its body marker).
+# Do not edit here: edit the block, then run `python3 -m conformance.sync`.
+
+# ---- BEGIN BLOCK deadline (nodes/blocks/deadline.py) ----
+# deadline: elapsed budgets on the monotonic clock, a watchdog that enforces a
+# budget on calls that only know per-call timeouts, and the UTC timestamp
+# parser used for wall-clock expiry times.
+
+
+class Deadline(object):
+    """An elapsed-time budget, measured on the monotonic clock.
+
+    A socket timeout bounds silence, not duration: a peer that sends one byte
+    just inside every timeout keeps a call alive for ever.  Every wait that
+    must end by a fixed time derives its timeout from remaining().
+    """
+
+    def __init__(self, seconds):
+        self.seconds = float(seconds)
+        self.at = time.monotonic() + self.seconds
+
+    def remaining(self):
+        """Seconds left, never negative."""
+        return max(0.0, self.at - time.monotonic())
+
+    def expired(self):
+        return time.monotonic() >= self.at
+
+
+def sooner(first, second):
+    """The deadline that ends first; either argument may be None."""
+    if first is None:
+        return second
+    if second is None or first.at <= second.at:
+        return first
+    return second
+
+
+class Watchdog(object):
+    """Call `on_expiry` once, from a daemon thread, when `deadline` passes.
+
+    Wrap a stretch of blocking calls that must end by the deadline whatever the
+    peer does; `on_expiry` has to make the blocked call return (for a socket:
+    shutdown(), which a read or write in another thread notices at once).
+    `fired` tells the caller afterwards why its call failed.
+    """
+
+    def __init__(self, deadline, on_expiry):
+        self.deadline = deadline
+        self.on_expiry = on_expiry
+        self.fired = False
+        self._timer = None
+
+    def __enter__(self):
+        self._timer = threading.Timer(self.deadline.remaining(), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def _fire(self):
+        self.fired = True
+        try:
+            self.on_expiry()
+        except Exception:
+            pass  # a watchdog must never print a traceback from its thread
+
+    def __exit__(self, *exc_info):
+        self._timer.cancel()
+        self._timer.join(1.0)
+        return False
+
+
+_UTC_TIMESTAMP_RE = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?"
+    r"(?:([Zz])|([+-])(\d{2}):?(\d{2}))?\Z"
+)
+
+
+def parse_utc_timestamp(text):
+    """ISO-8601 text to epoch seconds, or None when it is not a usable time.
+
+    A trailing Z and an explicit offset are honoured; a time without a zone is
+    taken as UTC.  The same grammar on every Python version (3.9's
+    datetime.fromisoformat accepts neither Z nor most fraction widths).
+    """
+    if not isinstance(text, str):
+        return None
+    match = _UTC_TIMESTAMP_RE.match(text.strip())
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, _z, sign, off_h, off_m = match.groups()
+    try:
+        moment = datetime.datetime(
+            int(year), int(month), int(day), int(hour or 0), int(minute or 0),
+            int(second or 0), int((fraction or "0")[:6].ljust(6, "0")),
+            tzinfo=datetime.timezone.utc,
+        )
+        if sign:
+            offset = datetime.timedelta(hours=int(off_h), minutes=int(off_m))
+            moment = moment - offset if sign == "+" else moment + offset
+    except (ValueError, OverflowError):
+        return None
+    return moment.timestamp()
+# ---- END BLOCK deadline ----
+
+# ---- BEGIN BLOCK stop (nodes/blocks/stop.py) ----
+# stop: the signal plumbing.  One Stop object per process holds the stop flag,
+# the ledger of sockets with a request in flight, and a wakeup pipe for the
+# waits a shutdown() cannot reach (name lookup, connect, TLS handshake).  The
+# node installs Stop.handle for SIGTERM and SIGINT itself, in main().
+
+
+class StopRequested(Exception):
+    """Raised by ordinary code that finds a stop it has to honour now."""
+
+
+class Stop(object):
+    """Stop flag, in-flight ledger and wakeup pipe.
+
+    The handler does three things, in this order, and nothing else: set the
+    flag (first, so that a failure in the rest still leaves the stop
+    recorded); shut down every socket in the ledger while work is still
+    abandonable, because close() does not interrupt a blocked read and
+    shutdown() does; wake any select() waiting on wait_fd().  Then it prints
+    one line naming the signal.  Every decision is taken later by ordinary code
+    reading `requested`.
+
+    `abandonable` turns false when the node starts its final receipt: from then
+    on a stop only sets the flag.
+    """
+
+    def __init__(self, program, stderr_fd=2):
+        self.program = program
+        self.stderr_fd = stderr_fd  # where the handler's one line goes; None: no line (a node whose stderr is its status)
+        self.requested = False
+        self.signum = None
+        self.abandonable = True
+        self._inflight = set()
+        self._wake_r = None
+        self._wake_w = None
+
+    def open(self):
+        """Create the wakeup pipe (call from main(), never at import)."""
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+
+    def close(self):
+        for fd in (self._wake_r, self._wake_w):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._wake_r = self._wake_w = None
+
+    def handle(self, signum, frame=None):
+        """Signal handler for SIGTERM and SIGINT."""
+        self.requested = True
+        first = self.signum is None
+        self.signum = signum
+        try:
+            if self.abandonable:
+                self.abandon_all()
+        except Exception:
+            pass
+        try:
+            if self._wake_w is not None:
+                os.write(self._wake_w, b"\0")
+        except OSError:
+            pass  # a full pipe already wakes its reader
+        try:
+            if first and self.stderr_fd is not None:
+                line = "%s: stop requested (signal %d); finishing up\n" % (self.program, signum)
+                os.write(self.stderr_fd, line.encode("ascii", "replace"))
+        except (OSError, ValueError):
+            pass
+
+    def abandon_all(self):
+        """Make every blocked call on a ledger socket return now (any thread)."""
+        for sock in tuple(self._inflight):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):
+                pass  # already closed or never connected: nothing to end
+
+    def should_abandon(self):
+        """True when a stop was requested and the current work may be cut."""
+        return self.requested and self.abandonable
+
+    def check(self, what="this step"):
+        if self.should_abandon():
+            raise StopRequested("stop requested before %s" % what)
+
+    def wait_fd(self):
+        """The fd a select() includes to notice a stop, or None when not abandonable."""
+        return self._wake_r if self.abandonable else None
+
+    def track(self, sock):
+        """Put a socket on the ledger before anything on it can block."""
+        self._inflight.add(sock)
+
+    def untrack(self, sock):
+        self._inflight.discard(sock)
+# ---- END BLOCK stop ----
+
+# ---- BEGIN BLOCK transport (nodes/blocks/transport.py) ----
+# transport: one HTTP/1.1 exchange per connection, on a socket the node can
+# always reach.  Name lookup, TCP connect over every address and the TLS
+# handshake share one elapsed deadline and each wait also watches the stop
+# wakeup fd; once connected the socket sits on the stop ledger, so a stop (or
+# a watchdog) ends a blocked read or write with shutdown().  http.client only
+# formats requests and parses responses: it never opens a connection itself.
+
+Target = collections.namedtuple("Target", "scheme host port request_target")
+
+_FORBIDDEN_IN_TARGET = frozenset(" \t\r\n\x00")
+
+
+def split_url(url):
+    """Target of an http(s) URL; ValueError otherwise.
+
+    The error never quotes the URL: its query string may be a credential.
+    """
+    if not isinstance(url, str) or not url:
+        raise ValueError("not a non-empty string")
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise ValueError("scheme is not http or https")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise ValueError("port is not a number from 0 to 65535") from None
+    if not host:
+        raise ValueError("no host")
+    if port is None:
+        port = 443 if scheme == "https" else 80
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    if _FORBIDDEN_IN_TARGET.intersection(target) or _FORBIDDEN_IN_TARGET.intersection(host):
+        raise ValueError("whitespace or control characters in the URL")
+    return Target(scheme, host, port, target)
+
+
+def wait_ready(stop, readable, writable, deadline, what):
+    """Block until an fd is ready; StopRequested on a stop, TimeoutError at the deadline."""
+    wake = stop.wait_fd()
+    watch = list(readable) + ([wake] if wake is not None else [])
+    while True:
+        if stop.should_abandon():
+            raise StopRequested("stop requested during " + what)
+        remaining = deadline.remaining()
+        if remaining <= 0:
+            raise TimeoutError("%s did not finish within %gs" % (what, deadline.seconds))
+        ready_r, ready_w, _ = select.select(watch, writable, [], remaining)
+        if wake is not None and wake in ready_r:
+            if stop.should_abandon():
+                raise StopRequested("stop requested during " + what)
+            ready_r.remove(wake)
+        if ready_r or ready_w:
+            return
+
+
+def resolve(host, port, stop, deadline):
+    """getaddrinfo() bounded by `deadline` and a stop.
+
+    getaddrinfo() takes no timeout and has no socket to shut down, so a name
+    (not an address literal) is looked up in a daemon thread while this thread
+    waits in select().  A lookup that hangs leaves that thread behind, which
+    only happens on a run that is failing anyway.
+    """
+    try:
+        return socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM, 0, socket.AI_NUMERICHOST)
+    except socket.gaierror:
+        pass  # a name, not an address literal
+    result = {}
+    done_r, done_w = os.pipe()
+
+    def lookup():
+        try:
+            result["addresses"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+        except Exception as exc:
+            result["error"] = exc
+        finally:
+            try:
+                os.write(done_w, b".")
+            except OSError:
+                pass  # the waiter gave up and closed its end
+            os.close(done_w)
+
+    threading.Thread(target=lookup, name="resolve", daemon=True).start()
+    try:
+        wait_ready(stop, [done_r], [], deadline, "name lookup of %s" % host)
+    finally:
+        os.close(done_r)
+    if "error" in result:
+        raise result["error"]
+    return result["addresses"]
+
+
+def _connect_one(sock, address, stop, deadline):
+    sock.setblocking(False)
+    code = sock.connect_ex(address)
+    if code in (errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN, errno.EALREADY):
+        wait_ready(stop, [], [sock], deadline, "connect")
+        code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    if code:
+        raise OSError(code, os.strerror(code))
+
+
+def _handshake(tls, stop, deadline):
+    while True:
+        try:
+            tls.do_handshake()
+            return
+        except ssl.SSLWantReadError:
+            wait_ready(stop, [tls], [], deadline, "TLS handshake")
+        except ssl.SSLWantWriteError:
+            wait_ready(stop, [], [tls], deadline, "TLS handshake")
+
+
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
+    """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
+
+    One deadline covers the lookup, every address in turn (each gets only what
+    is left, so N addresses cannot take N timeouts) and the handshake.  The
+    returned socket is non-blocking; the caller sets its timeout.  A stop
+    during any of it, or found once it is done, raises StopRequested and no
+    byte of a request goes out.
+
+    `addresses` (getaddrinfo() entries) replaces the lookup for a caller that
+    has judged the addresses itself: only those are tried, while the TLS server
+    name and the certificate's host stay `target.host`.
+    """
+    stop.check("opening a connection")
+    if addresses is None:
+        addresses = resolve(target.host, target.port, stop, deadline)
+    sock, last_error = None, None
+    for family, kind, proto, _name, address in addresses:
+        if deadline.expired():
+            break
+        try:
+            candidate = socket.socket(family, kind, proto)
+        except OSError as exc:  # no IPv6 on this host, say: the next address may still do
+            last_error = exc
+            continue
+        stop.track(candidate)
+        try:
+            _connect_one(candidate, address, stop, deadline)
+        except OSError as exc:  # TimeoutError included: try what time is left on the next
+            stop.untrack(candidate)
+            candidate.close()
+            last_error = exc
+            continue
+        except BaseException:
+            stop.untrack(candidate)
+            candidate.close()
+            raise
+        sock = candidate
+        break
+    if sock is None:
+        if last_error is not None and not isinstance(last_error, TimeoutError):
+            raise last_error
+        raise TimeoutError("no address of %s:%d accepted a connection within %gs"
+                           % (target.host, target.port, deadline.seconds))
+    if ssl_context is not None:
+        stop.untrack(sock)
+        try:
+            # wrap_socket() detaches `sock`; from here only `tls` owns the fd.
+            tls = ssl_context.wrap_socket(sock, server_hostname=target.host,
+                                          do_handshake_on_connect=False)
+        except BaseException:
+            sock.close()
+            raise
+        stop.track(tls)
+        try:
+            _handshake(tls, stop, deadline)
+        except BaseException:
+            stop.untrack(tls)
+            tls.close()
+            raise
+        sock = tls
+    try:
+        stop.check("sending a request")
+    except StopRequested:
+        stop.untrack(sock)
+        sock.close()
+        raise
+    return sock
+
+
+class HttpExchange(object):
+    """One request and its response, on a fresh connection a stop can end.
+
+        exchange = HttpExchange(url, stop, timeout_s=25, connect_deadline_s=10)
+        exchange.open()          # lookup + connect + TLS; raises before any byte is sent
+        exchange.conn.putrequest("GET", exchange.target.request_target)
+        ...
+        exchange.close()         # always
+
+    `conn` is an http.client connection whose socket is ours: http.client
+    drops its own reference once a response exists, we keep `sock` on the
+    ledger until close().  `budget`, an outer Deadline, tightens the connect
+    deadline and caps the socket timeout; enforcing it while blocked is the
+    caller's Watchdog's job.
+    """
+
+    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None):
+        self.target = split_url(url)
+        self.stop = stop
+        self.timeout_s = timeout_s
+        self.connect_deadline_s = connect_deadline_s
+        self.budget = budget
+        self.ssl_context_factory = ssl_context_factory or ssl.create_default_context
+        self.sock = None
+        self.conn = None
+
+    def open(self):
+        deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
+        context = self.ssl_context_factory() if self.target.scheme == "https" else None
+        self.sock = open_socket(self.target, self.stop, deadline, context)
+        timeout = self.timeout_s
+        if self.budget is not None:
+            timeout = max(0.05, min(timeout, self.budget.remaining()))
+        self.sock.settimeout(timeout)
+        if context is not None:
+            self.conn = http.client.HTTPSConnection(self.target.host, self.target.port,
+                                                    timeout=timeout, context=context)
+        else:
+            self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
+        self.conn.sock = self.sock
+        self.conn.auto_open = 0  # never let http.client open a connection behind our back
+        return self
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:
+                pass
+        if self.sock is not None:
+            self.stop.untrack(self.sock)
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+
+    def __enter__(self):
+        return self.open()
+
+    def __exit__(self, *exc_info):
+        self.close()
+        return False
+# ---- END BLOCK transport ----
+
+# 7 Protocol ===================================================================
+
+# Stop's own courtesy line would be a second stderr line (CRAWLER-REPORT-3): none.
+STOP = Stop(PROGRAM, stderr_fd=None)
+
+
+class ProcessState(object):
+    """What a signal handler needs to end the process correctly from any point."""
+
+    def __init__(self):
+        self.status_written = False  # CRAWLER-REPORT-3: one status line, never two
+        self.settling = False  # settle() is writing the status line and fixing the exit code
+        self.exit_pending = False  # a hard exit asked for while settling: taken as soon as it is done
+        self.exit_code = None  # the run's outcome, once decided
+        self.child = None  # the running child (a Popen) until it is reaped
+        self.secrets = []  # bytearrays holding a token or the bootstrap answer
+        self.libc = None  # ctypes handle with prctl, loaded on first use
+        self.tls = None  # the one TLS context (SSL_CERT_FILE is read when it is made)
+
+
+PROCESS = ProcessState()  # CRAWLER-NODE-3: these two objects open nothing; main() does the rest
+_STATUS_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGALRM)
+
+# -- output and secrets -------------------------------------------------------------------
+
+
+def write_all(fd, data):
+    """Write every byte with os.write: no buffer a signal handler could re-enter."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        pass  # a closed stream must not turn into a second failure
+
+
+def settle(code, status, exit_code):
+    """Write the one status line (none when `code` is None) and fix the exit code.
+
+    A second stop or the grace running out while this runs must not add a
+    second line or exit with another code (CRAWLER-REPORT-3). Blocking the
+    signals in this thread is not enough: the kernel may deliver one to a
+    helper thread, and Python then runs its handler here all the same. So the
+    handlers see `settling` and only ask for the exit, which is taken the
+    moment the line and the code are fixed.
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STATUS_SIGNALS)
+    PROCESS.settling = True
+    try:
+        if code is not None and not PROCESS.status_written:
+            write_all(2, canonical_bytes({"code": code, "status": status}) + b"\n")  # CRAWLER-REPORT-3
+            PROCESS.status_written = True
+        PROCESS.exit_code = exit_code
+    finally:
+        PROCESS.settling = False
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    if PROCESS.exit_pending:
+        hard_exit()  # CRAWLER-STOP-5, deferred: ends with the code just fixed
+    return exit_code
+
+
+def hold_secret(buffer):
+    """Register a bytearray that holds a secret, so that every exit path wipes it."""
+    PROCESS.secrets.append(buffer)
+    return buffer
+
+
+def wipe(buffer):
+    """Overwrite a secret buffer with zeros, in place (CRAWLER-SECRET-3).
+
+    Best effort: a str copy (the decoded JSON, http.client's header line)
+    cannot be wiped; only the raw buffers can, so they are the only copies
+    kept longer than a call.
+    """
+    if buffer is None:
+        return
+    buffer[:] = bytes(len(buffer))
+    PROCESS.secrets[:] = [held for held in PROCESS.secrets if held is not buffer]
+
+
+# -- canonical JSON ------------------------------------------------------------------------
+
+# A string is skipped whole (brackets inside do not count); one that never
+# closes runs to the end of the text in one match, so the scan stays linear:
+# with a closing quote required, each of N unclosed quotes rescans to the end.
+_JSON_TOKEN_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
+_JSON_BOM = b"\xef\xbb\xbf"  # the lenient parser's own copy: section 3 may drop or change _UTF8_BOM
+
+
+def canonical_bytes(value):
+    """The canonical encoding of a JSON value (contract: Canonical JSON).
+
+    Sorted keys, no whitespace, UTF-8 (strict: a lone surrogate raises).
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def sha256_hex(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest_of(value):
+    """A document's digest: lowercase hex SHA-256 of its canonical bytes."""
+    return sha256_hex(canonical_bytes(value))
+
+
+def _unique_pairs(pairs):
+    document = {}
+    for key, value in pairs:
+        if key in document:
+            raise ValueError("duplicate key")  # the lenient parser refuses duplicate keys
+        document[key] = value
+    return document
+
+
+def _refuse_float(text):
+    raise ValueError("a float")
+
+
+def _refuse_constant(text):
+    raise ValueError("NaN or Infinity")
+
+
+def _checked_int(text):
+    digits = text[1:] if text.startswith("-") else text
+    if text == "-0" or len(digits) > 16:  # 2^53 - 1 has 16 digits: no 4000-digit int() is ever built
+        raise ValueError("an integer out of range")
+    value = int(text)
+    if abs(value) > MAX_SAFE_INTEGER:
+        raise ValueError("an integer out of range")
+    return value
+
+
+def parse_lenient(data):
+    """A JSON value from UTF-8 bytes, under the contract's value rules; JsonError otherwise.
+
+    Whitespace and key order are free.  Refused: a BOM, invalid UTF-8,
+    duplicate keys, floats, NaN/Infinity, integers outside +-(2^53 - 1), -0,
+    lone surrogates, nesting deeper than MAX_JSON_DEPTH.  The depth is counted
+    by a linear scan before json.loads runs, so a 100,000-deep document costs
+    one pass instead of a RecursionError.  Nothing but JsonError ever escapes.
+    """
+    try:
+        if bytes(data[:3]) == _JSON_BOM:
+            raise ValueError("a byte-order mark")
+        text = str(data, "utf-8")  # strict: invalid UTF-8 raises
+        depth = 0
+        for match in _JSON_TOKEN_RE.finditer(text):  # strings are skipped whole, so brackets in them do not count
+            token = match.group()
+            if token == "[" or token == "{":
+                depth += 1
+                if depth > MAX_JSON_DEPTH:
+                    raise ValueError("nested too deep")
+            elif token == "]" or token == "}":
+                depth -= 1
+        value = json.loads(text, object_pairs_hook=_unique_pairs, parse_float=_refuse_float,
+                           parse_constant=_refuse_constant, parse_int=_checked_int)
+        canonical_bytes(value)  # a lone surrogate from a \ud800 escape cannot be encoded
+    except Exception:  # RecursionError and MemoryError included: the parser's only error is its own
+        raise JsonError() from None
+    return value
+
+
+def parse_canonical(data):
+    """The lenient parser, plus: re-encoding the value gives back `data` exactly."""
+    value = parse_lenient(data)
+    if canonical_bytes(value) != data:
+        raise JsonError("not the canonical encoding")
+    return value
+
+
+def same(value, expected):
+    """Equal as JSON: the same canonical encoding, so True is not 1 and "1" is not 1."""
+    try:
+        return canonical_bytes(value) == canonical_bytes(expected)
+    except (TypeError, ValueError):
+        return False
+
+
+def is_int(value):
+    """A JSON integer; True and False are not integers here."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# -- forms ----------------------------------------------------------------------------------
+
+_BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]")
+_EXECUTION_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
+_DIGEST_RE = re.compile(r"[0-9a-f]{64}")
+_SOURCE_ID_RE = re.compile(r"[a-z0-9._-]{1,128}")
+_TIMESTAMP_RE = re.compile(
+    r"([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+    r"T([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:\.([0-9]{1,6}))?Z")
+_GOOG_DATE_RE = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})T([0-9]{2})([0-9]{2})([0-9]{2})Z")
+_DIGITS_RE = re.compile(r"[0-9]+")  # ASCII digits only: \d would take Arabic-Indic digits (D6)
+_SIGNATURE_RE = re.compile(r"(?:[0-9a-f]{2}){64,512}")
+_JWS_RE = re.compile(rb"[A-Za-z0-9_-]{1,8192}\.[A-Za-z0-9_-]{1,8192}\.[A-Za-z0-9_-]{1,8192}")
+_TIMEOUT_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+_PRINTABLE_RE = re.compile(r"[\x21-\x7e]+")  # what a request line can carry: no space, control or non-ASCII
+_DNS_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_DNS_NAME_RE = re.compile(r"(?=.{1,253}\Z)%s(?:\.%s)*" % (_DNS_LABEL, _DNS_LABEL))
+_HOSTPORT_RE = re.compile(
+    r"(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)(?::([1-9][0-9]{0,4}))?")
+_FORBIDDEN_IN_PATH = ("%", "\\", "//", "/./", "/../")
+
+
+def is_canonical_uuid(value):
+    """str(uuid.UUID(v)) == v: lowercase, hyphenated, 36 characters, any version."""
+    if not isinstance(value, str) or len(value) != 36:
+        return False
+    try:
+        return str(uuid.UUID(value)) == value
+    except ValueError:
+        return False
+
+
+def parse_timestamp(value):
+    """Epoch seconds of a canonical UTC timestamp (a real date, Z, 0-6 fraction digits), else None."""
+    match = _TIMESTAMP_RE.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction = match.groups()
+    try:
+        moment = datetime.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second),
+                                   int((fraction or "0").ljust(6, "0")), tzinfo=datetime.timezone.utc)
+    except ValueError:  # February 30, year 0
+        return None
+    return moment.timestamp()
+
+
+def parse_goog_date(value):
+    """Epoch seconds of an X-Goog-Date (YYYYMMDDTHHMMSSZ, a real time), else None."""
+    match = _GOOG_DATE_RE.fullmatch(value)
+    if match is None:
+        return None
+    try:
+        moment = datetime.datetime(*[int(part) for part in match.groups()], tzinfo=datetime.timezone.utc)
+    except ValueError:
+        return None
+    return moment.timestamp()
+
+
+_NUMERIC_LABEL_RE = re.compile(r"[0-9]+|0x[0-9a-f]*")
+
+
+def is_dns_name(host):
+    """A lowercase DNS name that no resolver reads as an IP literal.
+
+    Resolvers read a name whose last label is all digits or 0x-hex as an
+    address (127.1, 0x7f.1, 2130706433), so such a name could reach any IP
+    past a policy that only lists names (CRAWLER-CONFIG-5, CRAWLER-FETCH-2).
+    """
+    return (isinstance(host, str) and bool(_DNS_NAME_RE.fullmatch(host))
+            and not _NUMERIC_LABEL_RE.fullmatch(host.rsplit(".", 1)[-1]))
+
+
+def origin_text(host, port):
+    """https://host[:port], with an IPv6 host in brackets."""
+    shown = "[%s]" % host if ":" in host else host
+    return "https://" + shown + ("" if port is None else ":%d" % port)
+
+
+def split_https(value):
+    """(host, port, path) of an https URL written in the one spelling CONFIG-2 allows, else None.
+
+    The whole value must equal https:// + lowercase host + (:port) + path: so
+    an uppercase host, an empty or zero-padded port, `:443`, userinfo, a
+    query or fragment (even empty ones) are all refused (CRAWLER-CONFIG-2, D3).
+    """
+    if not isinstance(value, str) or not 1 <= len(value) <= 2048 or not _PRINTABLE_RE.fullmatch(value):
+        return None  # the value goes on a request line: no space, control character or non-ASCII
+    try:
+        parts = urllib.parse.urlsplit(value)
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname
+    if parts.scheme != "https" or not host or "@" in parts.netloc or parts.query or parts.fragment:
+        return None
+    if port is not None and (port == 443 or not 1 <= port <= 65535):  # CRAWLER-CONFIG-2 (D3): never :443
+        return None
+    if value != origin_text(host, port) + parts.path:  # CRAWLER-CONFIG-2: one spelling per URL
+        return None
+    return host, port, parts.path
+
+
+def check_base(value):
+    """A bootstrap base (CRAWLER-CONFIG-2), or None."""
+    parts = split_https(value)
+    if parts is None:
+        return None
+    path = parts[2]
+    if not path.startswith("/") or path.endswith("/"):  # CRAWLER-CONFIG-2: at least one segment
+        return None
+    if any(bad in path for bad in _FORBIDDEN_IN_PATH) or path.endswith(("/.", "/..")):  # CRAWLER-CONFIG-2 (D2)
+        return None
+    return value
+
+
+def check_storage_origin(value):
+    """The storage origin (CRAWLER-CONFIG-4): exactly https://host[:port], or None."""
+    parts = split_https(value)
+    if parts is None or parts[2] != "":  # CRAWLER-CONFIG-4: nothing after the authority
+        return None
+    return value
+
+
+def check_metadata_host(value):
+    """The metadata server's host[:port] (CRAWLER-CONFIG-4), or None."""
+    match = _HOSTPORT_RE.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    host, port = match.groups()
+    if port is not None and int(port) > 65535:
+        return None
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return None
+    return value
+
+
+# -- configuration --------------------------------------------------------------------------
+
+Policy = collections.namedtuple("Policy", "hosts ports addresses max_redirects attestation")
+Timeouts = collections.namedtuple("Timeouts", "bootstrap fetch child upload")
+Config = collections.namedtuple(
+    "Config", "bucket session_id audience_base url_base execution metadata_host storage_origin "
+              "policy timeouts child_pin tmpdir")
+
+
+def load_libc():
+    """libc's prctl through ctypes, or None off Linux (loaded once)."""
+    if PROCESS.libc is None and sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            prctl = libc.prctl
+        except (OSError, AttributeError):
+            return None
+        prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        prctl.restype = ctypes.c_int
+        PROCESS.libc = libc
+    return PROCESS.libc
+
+
+def disable_dumpability():
+    """prctl(PR_SET_DUMPABLE, 0), before any secret exists (CRAWLER-SECRET-1).
+
+    Not dumpable: no core file, /proc/<pid>/environ and /proc/<pid>/mem owned
+    by root, no ptrace attach by another process of the same user.
+    """
+    libc = load_libc()
+    if libc is None or libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise CrawlerError(CRAWLER_PROCESS_HARDENING_UNAVAILABLE, "prctl(PR_SET_DUMPABLE) failed")
+
+
+def check_policy(value):
+    """The deployed egress policy (CRAWLER-CONFIG-5), or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        data = value.encode("utf-8")  # strict: a variable holding undecodable bytes is refused
+        document = parse_canonical(data)
+    except (UnicodeEncodeError, JsonError):
+        return None
+    if not isinstance(document, dict) or set(document) != POLICY_KEYS or not same(document["schema_version"],
+                                                                                    POLICY_SCHEMA):
+        return None
+    hosts, ports = document["allowed_hosts"], document["allowed_ports"]
+    addresses, max_redirects = document["allowed_addresses"], document["max_redirects"]
+    if not isinstance(hosts, list) or not 1 <= len(hosts) <= 64 or not all(is_dns_name(h) for h in hosts):
+        return None
+    if not isinstance(ports, list) or not 1 <= len(ports) <= 16 or not all(
+            is_int(p) and 1 <= p <= 65535 for p in ports):
+        return None
+    if not isinstance(addresses, list) or len(addresses) > 16 or not all(isinstance(a, str) for a in addresses):
+        return None
+    try:
+        allowed = frozenset(ipaddress.ip_address(a) for a in addresses)
+    except ValueError:
+        return None
+    if any("%" in a or str(ipaddress.ip_address(a)) != a for a in addresses):  # CRAWLER-CONFIG-5: one spelling, no zone
+        return None
+    if not is_int(max_redirects) or not 0 <= max_redirects <= 10:
+        return None
+    return Policy(frozenset(hosts), frozenset(ports), allowed, max_redirects, sha256_hex(data))  # the attestation
+
+
+def check_timeouts(environ):
+    """The four timeouts, each lowered by its variable when set (CRAWLER-CONFIG-6), or None."""
+    values = {}
+    for field, variable, ceiling in TIMEOUT_ENVS:
+        text = environ.get(variable)
+        if text is None:
+            values[field] = ceiling
+            continue
+        if not _TIMEOUT_RE.fullmatch(text):  # CRAWLER-CONFIG-6: decimal seconds, nothing else
+            return None
+        seconds = float(text)
+        if not 0 < seconds <= ceiling:  # CRAWLER-CONFIG-6: above 0, never raised
+            return None
+        values[field] = seconds
+    return Timeouts(**values)
+
+
+def load_config(environ, session_id):
+    """Every start-up check, in the order CRAWLER-CONFIG-7 fixes; the first failure names the code.
+
+    The one place the environment is read.  Process hardening sits second in
+    that order, so it happens here too.  Proxy variables and credential files
+    are never read (CRAWLER-CONFIG-8): http.client has no proxy support, and
+    authority comes only from the identity token and the capability.
+    """
+    def invalid(what):
+        return CrawlerError(CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID, what)
+
+    bucket = environ.get(RESULTS_BUCKET_ENV)
+    if bucket is None or not _BUCKET_RE.fullmatch(bucket):  # CRAWLER-CONFIG-1: first, whatever else is wrong
+        raise CrawlerError(CRAWLER_RESULTS_BUCKET_REQUIRED, "the results bucket is missing or malformed")
+    disable_dumpability()  # CRAWLER-SECRET-1: right after the bucket, before any secret exists
+    if not is_canonical_uuid(session_id):  # CRAWLER-ARGV-2
+        raise CrawlerError(CRAWLER_JOB_ARGUMENT_INVALID, "the session id is not a canonical UUID")
+    audience_base = check_base(environ.get(AUDIENCE_BASE_ENV))  # CRAWLER-CONFIG-2: the audience base first
+    if audience_base is None:
+        raise invalid("the audience base")
+    url_base = check_base(environ.get(URL_BASE_ENV))  # CRAWLER-CONFIG-2: then the URL base
+    if url_base is None:
+        raise invalid("the URL base")
+    execution = environ.get(EXECUTION_ENV)
+    if execution is None or not _EXECUTION_RE.fullmatch(execution):  # CRAWLER-CONFIG-3
+        raise invalid("the execution coordinate")
+    metadata_host = environ.get(METADATA_HOST_ENV)
+    if metadata_host is None:
+        metadata_host = DEFAULT_METADATA_HOST  # CRAWLER-CONFIG-4
+    elif check_metadata_host(metadata_host) is None:  # CRAWLER-CONFIG-4: set means set, an empty value included
+        raise invalid("the metadata host")
+    storage_origin = environ.get(STORAGE_ORIGIN_ENV)
+    if storage_origin is None:
+        storage_origin = DEFAULT_STORAGE_ORIGIN  # CRAWLER-CONFIG-4
+    elif check_storage_origin(storage_origin) is None:  # CRAWLER-CONFIG-4
+        raise invalid("the storage origin")
+    policy = check_policy(environ.get(EGRESS_POLICY_ENV))  # CRAWLER-CONFIG-5
+    if policy is None:
+        raise invalid("the egress policy")
+    timeouts = check_timeouts(environ)  # CRAWLER-CONFIG-6: last
+    if timeouts is None:
+        raise invalid("a timeout")
+    return Config(bucket, session_id, audience_base, url_base, execution, metadata_host, storage_origin,
+                  policy, timeouts,
+                  environ.get(CHILD_PIN_ENV),  # CRAWLER-CHILD-1: judged before the fetch, where its code is reported
+                  environ.get("TMPDIR") or None)  # CRAWLER-STREAM-3
+
+
+# -- HTTP -----------------------------------------------------------------------------------
+
+
+def tls_context():
+    """The process's TLS context: verified certificates and host names; SSL_CERT_FILE honoured."""
+    if PROCESS.tls is None:
+        PROCESS.tls = ssl.create_default_context()
+    return PROCESS.tls
+
+
+def shut(sock):
+    """End any blocked read or write on `sock` now (from any thread)."""
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError):
+            pass
+
+
+@contextlib.contextmanager
+def http_exchange(url, budget):
+    """An open HttpExchange whose whole life, connect to last byte, is bounded by `budget`.
+
+    The transport bounds the lookup, connect and handshake; the Watchdog shuts
+    the socket when the budget runs out, which is what turns a per-read
+    timeout into an elapsed deadline (D9): a peer dripping a byte a second is
+    cut off like a silent one.
+    """
+    session = HttpExchange(url, STOP, timeout_s=max(0.05, budget.remaining()),
+                           connect_deadline_s=budget.remaining(), budget=budget, ssl_context_factory=tls_context)
+    try:
+        with Watchdog(budget, lambda: shut(session.sock)):
+            session.open()
+            yield session
+    finally:
+        session.close()
+
+
+def announced_length(response):
+    """The first Content-Length as an int; None when absent or not plain digits."""
+    value = response.headers.get("Content-Length")
+    value = value.strip() if value is not None else ""
+    return int(value) if value and len(value) <= 19 and _DIGITS_RE.fullmatch(value) else None
+
+
+def read_body(response, limit, budget):
+    """(buffer, count): at most limit + 1 body bytes, in one buffer allocated up front.
+
+    One buffer, registered at once, so a token or a signed URL never lies
+    about in chunk objects nobody can wipe, and a hard exit mid-read still
+    wipes it (CRAWLER-SECRET-3).  A body that ends before its Content-Length,
+    or that a stop or the deadline cut (both look like an end of file),
+    raises OSError: a truncated token or document is never taken for whole.
+    """
+    declared = announced_length(response)
+    buffer = hold_secret(bytearray(limit + 1))
+    count = 0
+    with memoryview(buffer) as view:
+        while count <= limit:
+            got = response.readinto(view[count:])
+            if not got:
+                break
+            count += got
+    cut = STOP.should_abandon() or (declared is not None and count < declared) or (
+        declared is None and budget.expired())
+    if cut and count <= limit:
+        wipe(buffer)
+        raise OSError(errno.EPIPE, "the answer ended early")
+    return buffer, count
+
+
+def exchange_failure(code, budget):
+    """The failure a broken exchange stands for: a stop explains it first (CRAWLER-STOP-2)."""
+    if STOP.should_abandon():
+        return Cancelled()
+    return CrawlerError(code, "deadline" if budget.expired() else "transport error")
+
+
+# -- identity, redemption, :fail -------------------------------------------------------------------
+
+
+def mint_identity_token(config, audience):
+    """A fresh identity token for `audience`: (buffer, length); the caller wipes it.
+
+    CRAWLER-IDENTITY-1..4.  Every failure, a redirect included (never
+    followed), is CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE: stderr-only, since
+    without a token there is nobody to tell.
+    """
+    query = urllib.parse.urlencode((("audience", audience), ("format", "full")))  # CRAWLER-IDENTITY-1
+    url = "http://%s%s?%s" % (config.metadata_host, METADATA_IDENTITY_PATH, query)  # CRAWLER-IDENTITY-1: plain HTTP
+    budget = Deadline(config.timeouts.bootstrap)
+    buffer = None
+    try:
+        with http_exchange(url, budget) as session:
+            conn = session.conn
+            conn.putrequest("GET", session.target.request_target, skip_accept_encoding=True)
+            conn.putheader("Metadata-Flavor", "Google")  # CRAWLER-IDENTITY-1: no body, no Authorization
+            conn.putheader("Connection", "close")
+            conn.endheaders()
+            response = conn.getresponse()
+            if response.status != 200:  # CRAWLER-IDENTITY-3: a redirect is never followed
+                raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "metadata status")
+            declared = announced_length(response)
+            if declared is not None and declared > MAX_METADATA_IDENTITY_TOKEN_BYTES:  # CRAWLER-IDENTITY-4: unread
+                raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "metadata answer too large")  # D4
+            buffer, count = read_body(response, MAX_METADATA_IDENTITY_TOKEN_BYTES, budget)  # CRAWLER-IDENTITY-4
+            with memoryview(buffer) as view:
+                whole = count <= MAX_METADATA_IDENTITY_TOKEN_BYTES  # CRAWLER-IDENTITY-4
+                if not whole or not _JWS_RE.fullmatch(view[:count]):  # CRAWLER-IDENTITY-3: no padding, no newline
+                    raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "not a compact JWS")
+            return buffer, count
+    except CrawlerError:
+        wipe(buffer)
+        if STOP.should_abandon():
+            raise Cancelled() from None
+        raise
+    except Exception:
+        wipe(buffer)
+        raise exchange_failure(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, budget) from None
+
+
+def bearer(token, length):
+    """`Bearer <token>` as a bytearray the caller wipes (CRAWLER-SECRET-3)."""
+    with memoryview(token) as view:
+        return hold_secret(bytearray(b"Bearer ") + view[:length])
+
+
+def redeem(config, token, length):
+    """The one :redeem POST (CRAWLER-BOOT-1..3): (buffer, count) of the answer; the caller wipes it."""
+    url = "%s/%s:redeem" % (config.url_base, config.session_id)
+    budget = Deadline(config.timeouts.bootstrap)
+    authorization = bearer(token, length)
+    buffer = None
+    try:
+        with http_exchange(url, budget) as session:
+            conn = session.conn
+            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
+            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1
+            conn.putheader("Authorization", authorization)  # CRAWLER-SECRET-2: the only place the token goes
+            conn.putheader("X-Mostlyright-Cloud-Run-Execution", config.execution)  # CRAWLER-BOOT-1
+            conn.putheader("Content-Length", "0")  # CRAWLER-BOOT-1: no body
+            conn.putheader("Connection", "close")
+            conn.endheaders()  # CRAWLER-BOOT-2: sent once, never retried
+            response = conn.getresponse()
+            if response.status != 200:  # CRAWLER-BOOT-2: a redirect included, never followed
+                raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "redeem status")
+            declared = announced_length(response)
+            if declared is not None and declared > MAX_BOOTSTRAP_RESPONSE_BYTES:  # CRAWLER-BOOT-3: refused unread
+                raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE, "announced too large")
+            buffer, count = read_body(response, MAX_BOOTSTRAP_RESPONSE_BYTES, budget)  # CRAWLER-BOOT-3
+            if count > MAX_BOOTSTRAP_RESPONSE_BYTES:  # CRAWLER-BOOT-3
+                raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE, "too large")
+            if count == 0:  # CRAWLER-BOOT-2: an empty body
+                raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "empty answer")
+            return buffer, count
+    except CrawlerError:
+        wipe(buffer)
+        if STOP.should_abandon():
+            raise Cancelled() from None
+        raise
+    except Exception:
+        wipe(buffer)
+        raise exchange_failure(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, budget) from None
+    finally:
+        wipe(authorization)  # CRAWLER-SECRET-3: used once
+
+
+def report_failure(config, code):
+    """The :fail report, once, best effort (CRAWLER-FAIL-1, -2); True when delivered.
+
+    Nothing it returns changes the outcome: the status line and exit status
+    are the same whether the broker heard it or not.
+    """
+    if REPORT_PLACE.get(code) != FAIL_ROUTE:  # CRAWLER-FAIL-1: only three codes, ever
+        return False
+    token = authorization = None
+    try:
+        audience = "%s/%s:fail" % (config.audience_base, config.session_id)
+        token, length = mint_identity_token(config, audience)  # CRAWLER-IDENTITY-2: its own token and audience
+        authorization = bearer(token, length)
+        wipe(token)
+        body = canonical_bytes({"failure_code": code})  # CRAWLER-FAIL-1: the code and nothing else
+        budget = Deadline(config.timeouts.bootstrap)  # CRAWLER-FAIL-2: gives up at the bootstrap timeout
+        with http_exchange("%s/%s:fail" % (config.url_base, config.session_id), budget) as session:
+            conn = session.conn
+            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
+            conn.putheader("Accept", "application/json")  # CRAWLER-FAIL-1
+            conn.putheader("Authorization", authorization)  # CRAWLER-FAIL-1
+            conn.putheader("Content-Type", "application/json")  # CRAWLER-FAIL-1: and no execution header
+            conn.putheader("Content-Length", str(len(body)))
+            conn.putheader("Connection", "close")
+            conn.endheaders(body)  # CRAWLER-FAIL-2: once, never retried
+            return conn.getresponse().status == 204  # CRAWLER-FAIL-2: a 204 has no body; nothing else is read
+    except Exception:
+        return False  # CRAWLER-FAIL-2: best effort
+    finally:
+        wipe(token)
+        wipe(authorization)
+
+
+# -- the bootstrap response and its documents ---------------------------------------------------
+
+Capability = collections.namedtuple("Capability", "session_id path query headers window_end")
+
+
+def check_request(value):
+    """The crawl request (CRAWLER-BOOT-5): exact keys at every level, public.https 1.0.0; else False."""
+    if not isinstance(value, dict) or set(value) != REQUEST_KEYS:
+        return False
+    if not (same(value["schema_version"], REQUEST_SCHEMA) and same(value["adapter_id"], ADAPTER_ID)
+            and same(value["adapter_version"], ADAPTER_VERSION)):  # CRAWLER-BOOT-5 (D5): no other adapter
+        return False
+    if not isinstance(value["source_id"], str) or not _SOURCE_ID_RE.fullmatch(value["source_id"]):
+        return False
+    if parse_timestamp(value["requested_at"]) is None:
+        return False
+    attestation = value["egress_policy_attestation"]
+    if not isinstance(attestation, str) or not _DIGEST_RE.fullmatch(attestation):
+        return False
+    query = value["query"]
+    if not isinstance(query, dict) or set(query) != QUERY_KEYS:  # CRAWLER-BOOT-5: a reader_pin is an extra key
+        return False
+    if not isinstance(query["url"], str) or not 1 <= len(query["url"]) <= 2048:
+        return False
+    if not isinstance(query["data_format"], str) or query["data_format"] not in DATA_FORMATS:
+        return False
+    filename = query["filename"]
+    if not isinstance(filename, str) or not 1 <= len(filename) <= 255 or "/" in filename or "\x00" in filename:
+        return False
+    limits = query["limits"]
+    if not isinstance(limits, dict) or set(limits) != set(key for key, _lo, _hi in LIMIT_RANGES):
+        return False
+    return all(is_int(limits[key]) and low <= limits[key] <= high for key, low, high in LIMIT_RANGES)
+
+
+def strict_query_pairs(query):
+    """(name, value) pairs of a query, parsed strictly; ValueError on `&&` or a field without `=`.
+
+    Written out rather than parse_qsl(strict_parsing=True) so that it splits
+    on `&` alone on every 3.9 release (3.9.0 and 3.9.1 also split on `;`).
+    """
+    pairs = []
+    for field in query.split("&"):
+        name, equals, value = field.partition("=")
+        if not equals:
+            raise ValueError("a field without =")
+        pairs.append((urllib.parse.unquote_plus(name, errors="strict"),
+                      urllib.parse.unquote_plus(value, errors="strict")))
+    return pairs
+
+
+def required_headers(session_id, request_digest, attestation):
+    """The seven headers, in capability order (contract: Upload capability)."""
+    return [
+        ("Content-Type", RESULT_MEDIA_TYPE),
+        ("x-goog-content-length-range", "1,%d" % MAX_CRAWLER_RESULT_BYTES),
+        ("x-goog-content-sha256", "UNSIGNED-PAYLOAD"),
+        ("x-goog-if-generation-match", "0"),  # create-only: a second PUT of the same object gets 412
+        ("x-goog-meta-mostlyright-crawler-session", session_id),
+        ("x-goog-meta-mostlyright-request-digest", request_digest),
+        ("x-goog-meta-mostlyright-egress-policy", attestation),
+    ]
+
+
+def check_capability(capability, request, request_digest, config, now):
+    """The upload capability, by CRAWLER-CAP-1..9 in that order; the first failure names the code."""
+    def invalid(what):
+        return CrawlerError(CRAWLER_UPLOAD_CAPABILITY_INVALID, what)
+
+    if not isinstance(capability, dict) or set(capability) != CAPABILITY_KEYS:  # CRAWLER-CAP-1
+        raise invalid("keys")
+    if not (same(capability["schema_version"], CAPABILITY_SCHEMA) and same(capability["method"], "PUT")
+            and same(capability["redirect_policy"], "deny")):  # CRAWLER-CAP-1: case-sensitive
+        raise invalid("constants")
+    if not is_int(capability["max_result_bytes"]) or capability["max_result_bytes"] != MAX_CRAWLER_RESULT_BYTES:
+        raise invalid("max_result_bytes")  # CRAWLER-CAP-1: an integer, not true
+    if capability["single_use"] is not True:  # CRAWLER-CAP-1: not 1, not "true"
+        raise invalid("single_use")
+    bound = capability["request_digest"]
+    if not isinstance(bound, str) or not _DIGEST_RE.fullmatch(bound) or bound != request_digest:  # CRAWLER-CAP-2
+        raise invalid("request_digest")
+    session_id = capability["crawler_session_id"]
+    if not is_canonical_uuid(session_id):  # CRAWLER-CAP-3
+        raise invalid("crawler_session_id")
+    expires_at = parse_timestamp(capability["expires_at"])
+    if expires_at is None:  # CRAWLER-CAP-3
+        raise invalid("expires_at")
+    if now >= expires_at:  # CRAWLER-CAP-4: after CAP-1..3, before CAP-5..9
+        raise CrawlerError(CRAWLER_UPLOAD_CAPABILITY_EXPIRED, "expires_at has passed")
+
+    url = capability["upload_url"]
+    if not isinstance(url, str) or not 1 <= len(url) <= 16384 or not _PRINTABLE_RE.fullmatch(url):  # CRAWLER-CAP-5
+        raise invalid("upload_url")  # (printable ASCII: the query is sent on the request line as received)
+    if not url.startswith(config.storage_origin + "/") or "#" in url:  # CRAWLER-CAP-5: scheme, host, port exactly
+        raise invalid("upload_url origin")
+    path, _, query = url[len(config.storage_origin):].partition("?")
+    prefix = "/%s/%s" % (config.bucket, RESULT_OBJECT_PREFIX)
+    # CRAWLER-CAP-5: the quarantine, and nothing else: a bucket of [a-z0-9._-] and 64 hex
+    # leave no room for %, \, // or a dot segment.
+    if not path.startswith(prefix) or not _DIGEST_RE.fullmatch(path[len(prefix):]):
+        raise invalid("upload_url path")
+
+    try:
+        pairs = strict_query_pairs(query)  # CRAWLER-CAP-6
+    except ValueError:
+        raise invalid("query") from None
+    fields = dict(pairs)
+    if len(pairs) != len(SIGNED_QUERY_FIELDS) or set(fields) != SIGNED_QUERY_FIELDS or not all(fields.values()):
+        raise invalid("query fields")  # CRAWLER-CAP-6: exactly six, none repeated, none empty
+    if fields["X-Goog-Algorithm"] != SIGNING_ALGORITHM or fields["X-Goog-SignedHeaders"] != SIGNED_HEADERS:
+        raise invalid("query values")  # CRAWLER-CAP-6
+    expires = fields["X-Goog-Expires"]
+    if not _DIGITS_RE.fullmatch(expires) or len(expires.lstrip("0")) > 4 or not (
+            1 <= int(expires) <= MAX_URL_EXPIRES_S):  # CRAWLER-CAP-6 (D6): ASCII digits, 1..2100
+        raise invalid("X-Goog-Expires")
+    signed_at = parse_goog_date(fields["X-Goog-Date"])
+    if signed_at is None:  # CRAWLER-CAP-6: a real time
+        raise invalid("X-Goog-Date")
+    if not _SIGNATURE_RE.fullmatch(fields["X-Goog-Signature"]):  # CRAWLER-CAP-6
+        raise invalid("X-Goog-Signature")
+
+    headers = capability["required_headers"]
+    if not isinstance(headers, list) or len(headers) != 7:  # CRAWLER-CAP-7
+        raise invalid("required_headers")
+    header_pairs = []
+    for entry in headers:
+        if not isinstance(entry, dict) or set(entry) != {"name", "value"}:  # CRAWLER-CAP-7
+            raise invalid("required_headers entry")
+        name, value = entry["name"], entry["value"]
+        if not isinstance(name, str) or not isinstance(value, str) or any(
+                c in name + value for c in "\r\n"):  # CRAWLER-CAP-7: no header injection
+            raise invalid("required_headers entry")
+        header_pairs.append((name, value))
+    # Header 5 may name the capability's session or the argv session: CAP-9
+    # below accepts only a capability whose session is the argv session, so
+    # what passes is the same either way, but a capability for another
+    # session always reaches CAP-9's code (and :fail), however it was built.
+    attestation = request["egress_policy_attestation"]
+    if all(header_pairs != required_headers(sid, request_digest, attestation)
+           for sid in (session_id, config.session_id)):  # CRAWLER-CAP-7
+        raise invalid("required_headers values")
+
+    url_expires_at = signed_at + int(expires)
+    if signed_at > now + CLOCK_SKEW_S or expires_at > url_expires_at:  # CRAWLER-CAP-8 (D7)
+        raise invalid("inconsistent window")
+    if session_id != config.session_id:  # CRAWLER-CAP-9: after CAP-1..8, and reported on :fail
+        raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_INVALID, "a capability for another session")
+    window_end = min(expires_at, url_expires_at)  # CRAWLER-CAP-8: the upload window
+    return Capability(session_id, path, query, header_pairs, window_end)
+
+
+def parse_bootstrap(buffer, count, config):
+    """(request, request digest, capability) from the :redeem answer (CRAWLER-BOOT-4, -5, CRAWLER-CAP-*)."""
+    def invalid(what):
+        return CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_INVALID, what)
+
+    try:
+        with memoryview(buffer) as view:
+            document = parse_lenient(view[:count])  # CRAWLER-BOOT-4: the lenient parser
+    except JsonError:
+        raise invalid("not acceptable JSON") from None
+    if not isinstance(document, dict) or set(document) != BOOTSTRAP_KEYS:  # CRAWLER-BOOT-4: exact keys
+        raise invalid("keys")
+    if not same(document["schema_version"], BOOTSTRAP_SCHEMA):  # CRAWLER-BOOT-4
+        raise invalid("schema_version")
+    if not same(document["crawler_session_id"], config.session_id):  # CRAWLER-BOOT-4: as a string, case included
+        raise invalid("crawler_session_id")
+    request = document["request"]
+    if not check_request(request):  # CRAWLER-BOOT-5 (D5): before any fetch
+        raise invalid("request")
+    request_bytes = canonical_bytes(request)
+    if not 1 <= len(request_bytes) <= MAX_CRAWLER_REQUEST_BYTES:  # CRAWLER-BOOT-5
+        raise invalid("request size")
+    request_digest = sha256_hex(request_bytes)  # the request's digest: of its canonical bytes
+    try:
+        capability = check_capability(document["upload_capability"], request, request_digest, config, time.time())
+    except CrawlerError:
+        raise
+    except Exception:  # CRAWLER-REPORT-5: whatever the input, a capability fault stays a capability fault
+        raise CrawlerError(CRAWLER_UPLOAD_CAPABILITY_INVALID, "unforeseen shape") from None
+    return request, request_digest, capability
+
+
+# -- fetch ------------------------------------------------------------------------------------
+
+SourceUrl = collections.namedtuple("SourceUrl", "url host port request_target")
+Retrieval = collections.namedtuple(
+    "Retrieval", "source_url final_url media_type raw_sha256 raw_size evidence_digest status etag last_modified")
+
+
+def check_source_url(url, policy):
+    """The parts of a URL the egress policy lets this node contact (CRAWLER-FETCH-2), else None."""
+    if not isinstance(url, str) or not 1 <= len(url) <= 2048 or not _PRINTABLE_RE.fullmatch(url):
+        return None  # (printable ASCII: the path and query go on the request line as they are)
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme != "https" or "@" in parts.netloc or "#" in url:  # CRAWLER-FETCH-2: no userinfo, no fragment
+        return None
+    host = parts.hostname
+    if not is_dns_name(host) or host not in policy.hosts:  # CRAWLER-FETCH-2: a listed DNS name, never an IP literal
+        return None
+    port = 443 if port is None else port
+    if port not in policy.ports:  # CRAWLER-FETCH-2
+        return None
+    return SourceUrl(url, host, port, (parts.path or "/") + ("?" + parts.query if parts.query else ""))
+
+
+def is_public(address):
+    """Not loopback, private, link-local, multicast, reserved or unspecified (CRAWLER-FETCH-3).
+
+    An IPv4-mapped IPv6 address is judged as the IPv4 address it carries
+    (ipaddress calls ::ffff:127.0.0.1 not loopback before Python 3.13).
+    """
+    address = getattr(address, "ipv4_mapped", None) or address
+    return address.is_global and not (address.is_loopback or address.is_private or address.is_link_local
+                                      or address.is_multicast or address.is_reserved or address.is_unspecified)
+
+
+def checked_addresses(infos, policy):
+    """The resolved addresses (getaddrinfo() entries, in order, each once) when every one is allowed (CRAWLER-FETCH-3)."""
+    checked, seen = [], set()
+    for info in infos:
+        text = info[4][0].split("%", 1)[0]
+        address = ipaddress.ip_address(text)
+        allowed = address in policy.addresses or getattr(address, "ipv4_mapped", None) in policy.addresses
+        if not is_public(address) and not allowed:  # CRAWLER-FETCH-3: any one bad address refuses the hop
+            raise CrawlerError(CRAWLER_EGRESS_DENIED, "a non-public address")
+        if text not in seen:
+            seen.add(text)
+            checked.append(info)
+    if not checked:
+        raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "no address")
+    return checked
+
+
+def connect_checked(source, addresses, deadline, context):
+    """(TLS socket, peer address): a verified connection to the first checked address that answers.
+
+    CRAWLER-FETCH-3: the connection goes to an address that was checked (the
+    host is not looked up again, so DNS rebinding has nothing to rebind),
+    while SNI and certificate verification use the host name.
+    """
+    target = Target("https", source.host, source.port, source.request_target)
+    sock = open_socket(target, STOP, deadline, context, addresses=addresses)
+    try:
+        return sock, sock.getpeername()[0].split("%", 1)[0]
+    except OSError:  # reset as soon as it was made
+        close_hop(None, sock)
+        raise
+
+
+def close_hop(conn, sock):
+    for thing in (conn, sock):
+        if thing is not None:
+            try:
+                thing.close()
+            except Exception:
+                pass
+    if sock is not None:
+        STOP.untrack(sock)
+
+
+def hop_evidence(url, response, peer, sock):
+    """One hop of the transport evidence: header values as received, the first of a repeat (CRAWLER-FETCH-8)."""
+    headers = response.headers
+    length = announced_length(response)
+    return {
+        "url": url,
+        "status": response.status,
+        "location": headers.get("Location"),
+        "content_type": headers.get("Content-Type"),
+        "content_length": length if length is not None and length <= MAX_SAFE_INTEGER else None,
+        "etag": headers.get("ETag"),
+        "last_modified": headers.get("Last-Modified"),
+        "peer_address": peer,
+        "tls_version": sock.version(),
+    }
+
+
+def stream_body(response, limit, deadline, spool_fd):
+    """Copy the body into the spool, hashing and counting as it goes: (sha256 hex, size).
+
+    CRAWLER-FETCH-6, CRAWLER-STREAM-1: never more than limit + 1 bytes read,
+    never more than one chunk in memory.
+    """
+    declared = response.length  # http.client's Content-Length; None when absent or chunked
+    digest = hashlib.sha256()
+    size = 0
+    buffer = bytearray(IO_CHUNK_BYTES)
+    with memoryview(buffer) as view:
+        while True:
+            if STOP.should_abandon():
+                raise Cancelled()  # CRAWLER-STOP-1: checked after every chunk
+            count = response.readinto(view[:min(len(view), limit + 1 - size)])
+            if not count:
+                break
+            size += count
+            if size > limit:  # CRAWLER-FETCH-6: stopped at max_source_bytes + 1
+                raise CrawlerError(CRAWLER_SOURCE_TOO_LARGE, "over max_source_bytes")
+            digest.update(view[:count])  # CRAWLER-FETCH-8: hashed as it streams
+            write_all_checked(spool_fd, view[:count])
+    if STOP.should_abandon():  # a stop's shutdown() reads as the end of the body
+        raise Cancelled()
+    if (declared is None or size < declared) and deadline.expired():  # so does the watchdog's
+        raise CrawlerError(CRAWLER_SOURCE_TIMEOUT, "the fetch deadline")
+    if declared is not None and size < declared:  # CRAWLER-FETCH-6: the server closed early
+        raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "shorter than its Content-Length")
+    return digest.hexdigest(), size
+
+
+def write_all_checked(fd, view):
+    """Write every byte to a spool; unlike write_all, a full disk is an error.
+
+    The node's own error, CRAWLER_JOB_FAILED: a full scratch disk while the
+    source streams in must not read as the source's fault (SOURCE_UNAVAILABLE)
+    and send whoever is on call to look at the wrong machine.
+    """
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        raise CrawlerError(CRAWLER_JOB_FAILED, "a spool write failed") from None
+
+
+def fetch_source(request, policy, deadline, spool_fd):
+    """Follow the request's URL to its final answer and spool its body (CRAWLER-FETCH-2..8)."""
+    query = request["query"]
+    source = check_source_url(query["url"], policy)
+    if source is None:  # CRAWLER-FETCH-2: no connection is made to it
+        raise CrawlerError(CRAWLER_SOURCE_URL_INVALID, "the request's URL")
+    context = tls_context()
+    hops = []
+    while True:
+        infos = resolve(source.host, source.port, STOP, deadline)  # CRAWLER-FETCH-3: resolved once per hop
+        addresses = checked_addresses(infos, policy)  # CRAWLER-FETCH-3: before anything is contacted
+        conn = sock = None
+        try:
+            sock, peer = connect_checked(source, addresses, deadline, context)
+            sock.settimeout(max(0.05, deadline.remaining()))
+            conn = http.client.HTTPSConnection(source.host, source.port, context=context)  # Host: the name
+            conn.sock = sock
+            conn.auto_open = 0  # never let http.client open a connection behind our back
+            conn.putrequest("GET", source.request_target, skip_accept_encoding=True)  # CRAWLER-FETCH-4: Host first
+            conn.putheader("User-Agent", USER_AGENT)  # CRAWLER-FETCH-4
+            conn.putheader("Accept-Encoding", "identity")  # CRAWLER-FETCH-4
+            conn.putheader("Connection", "close")  # CRAWLER-FETCH-4: and nothing else, no credential ever
+            conn.endheaders()
+            response = conn.getresponse()
+            hop = hop_evidence(source.url, response, peer, sock)
+            hops.append(hop)  # CRAWLER-FETCH-8
+            location = hop["location"]
+            if 300 <= response.status < 400 and not location:  # CRAWLER-FETCH-5: a 3xx without Location
+                raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "a redirect without Location")
+            if response.status in REDIRECT_STATUSES:  # CRAWLER-FETCH-5: followed by hand, as a new GET
+                if len(hops) > policy.max_redirects:  # CRAWLER-FETCH-5: one more than allowed
+                    raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "too many redirects")
+                source = check_source_url(urllib.parse.urljoin(source.url, location), policy)  # CRAWLER-FETCH-2
+                if source is None:
+                    raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "a redirect the policy refuses")
+                continue
+            if response.status != 200:  # CRAWLER-FETCH-6
+                raise CrawlerError(CRAWLER_SOURCE_HTTP_STATUS, "final status")
+            encoding = response.headers.get("Content-Encoding")
+            if encoding is not None and encoding.strip().lower() != "identity":  # CRAWLER-FETCH-6: nothing decoded
+                raise CrawlerError(CRAWLER_SOURCE_ENCODING_UNSUPPORTED, "Content-Encoding")
+            limit = query["limits"]["max_source_bytes"]
+            if response.length is not None and response.length > limit:  # CRAWLER-FETCH-6: before the body
+                raise CrawlerError(CRAWLER_SOURCE_TOO_LARGE, "announced over max_source_bytes")
+            raw_sha256, raw_size = stream_body(response, limit, deadline, spool_fd)
+            break
+        finally:
+            close_hop(conn, sock)
+    evidence = {"schema_version": EVIDENCE_SCHEMA, "hops": hops,
+                "raw_content_sha256": raw_sha256, "raw_size_bytes": raw_size}  # CRAWLER-FETCH-8
+    last = hops[-1]
+    media_type = last["content_type"]
+    if media_type is not None:
+        media_type = media_type.split(";", 1)[0].strip().lower()  # the media type: parameters removed
+    return Retrieval(query["url"], last["url"], media_type, raw_sha256, raw_size, digest_of(evidence),
+                     last["status"], last["etag"], last["last_modified"])
+
+
+# -- the sandbox -------------------------------------------------------------------------------
+
+
+class SockFprog(ctypes.Structure):
+    """struct sock_fprog: the filter program prctl(PR_SET_SECCOMP) takes."""
+
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def seccomp_program(spec):
+    """The BPF filter as bytes of struct sock_filter (CRAWLER-CHILD-4).
+
+    Layout: a foreign ABI (i386 through int 0x80 on x86_64, 32-bit arm on
+    arm64) or a number with the x32 bit is killed; each denied syscall
+    jumps to ERRNO(EPERM), clone3 to ERRNO(ENOSYS); anything else is
+    allowed, execve included (the one exec that follows the preexec).
+    """
+    def op(code, k, jt=0, jf=0):
+        return struct.pack("=HBBI", code, jt, jf, k)
+
+    denied, enosys = spec.denied, spec.enosys
+    n, m = len(denied), len(enosys)
+    program = [
+        op(BPF_LD_W_ABS, SECCOMP_DATA_ARCH),
+        op(BPF_JMP_JEQ_K, spec.audit_arch, 1, 0),  # the expected ABI skips the kill below
+        op(BPF_RET_K, SECCOMP_RET_KILL_PROCESS),  # CRAWLER-CHILD-4: a foreign system-call ABI
+        op(BPF_LD_W_ABS, SECCOMP_DATA_NR),
+        op(BPF_JMP_JGE_K, X32_SYSCALL_BIT, 0, 1),
+        op(BPF_RET_K, SECCOMP_RET_KILL_PROCESS),  # CRAWLER-CHILD-4: x32 is a foreign ABI too
+    ]
+    program += [op(BPF_JMP_JEQ_K, nr, n + m - i, 0) for i, nr in enumerate(denied)]  # to ERRNO(EPERM)
+    program += [op(BPF_JMP_JEQ_K, nr, m - j + 1, 0) for j, nr in enumerate(enosys)]  # to ERRNO(ENOSYS)
+    program += [
+        op(BPF_RET_K, SECCOMP_RET_ALLOW),
+        op(BPF_RET_K, SECCOMP_RET_ERRNO | errno.EPERM),  # CRAWLER-CHILD-4: sockets, processes, ptrace, io_uring
+        op(BPF_RET_K, SECCOMP_RET_ERRNO | errno.ENOSYS),  # CRAWLER-CHILD-4: clone3 answers ENOSYS
+    ]
+    return b"".join(program)
+
+
+class Sandbox(object):
+    """Everything the child's preexec_fn needs, built before the fork.
+
+    Between fork and exec the child may only make system calls: no
+    allocation-heavy Python, no locks another thread could hold.  So the
+    filter is assembled here, and enter() only calls prctl and setrlimit.
+    """
+
+    def __init__(self, libc, spec):
+        self.prctl = libc.prctl
+        self.spec = spec
+        blob = seccomp_program(spec)
+        self._filter = ctypes.create_string_buffer(blob, len(blob))  # kept alive as long as the Sandbox
+        self._program = SockFprog(len(blob) // 8, ctypes.addressof(self._filter))
+        self._address = ctypes.addressof(self._program)
+
+    def clean_room(self):
+        """The clean-room claim: what enter() installs, restated (CRAWLER-RESULT-8)."""
+        return {"host_platform": self.spec.host_platform, "no_new_privs": True,
+                "parser_network_syscalls": "denied", "parser_process_creation": "denied"}
+
+    def enter(self, parent_pid):
+        """In the child, after fork, before exec (CRAWLER-CHILD-3, -4).  Any failure stops the exec."""
+        if self.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:  # CRAWLER-CHILD-3: dies with the node
+            raise OSError("PR_SET_PDEATHSIG")
+        if os.getppid() != parent_pid:  # the node died before the line above took effect
+            raise OSError("orphaned")
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # CRAWLER-CHILD-4: no core file
+        if self.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:  # CRAWLER-CHILD-4
+            raise OSError("PR_SET_NO_NEW_PRIVS")
+        if self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self._address, 0, 0) != 0:  # CRAWLER-CHILD-4
+            raise OSError("PR_SET_SECCOMP")
+
+
+def prepare_sandbox():
+    """A Sandbox for this machine, or CRAWLER_SANDBOX_UNAVAILABLE (CRAWLER-CHILD-4, D16).
+
+    Checked before the fetch: Linux, a 64-bit process on an architecture in
+    SECCOMP_ARCHES, prctl reachable, and a kernel that knows seccomp and
+    no_new_privs (each PR_GET_* fails with EINVAL otherwise).
+    """
+    spec = SECCOMP_ARCHES.get(os.uname().machine) if sys.platform.startswith("linux") else None
+    libc = load_libc()
+    if spec is None or libc is None or struct.calcsize("P") != 8:
+        raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "no seccomp filter for this platform")
+    if libc.prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 or libc.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) < 0:
+        raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "the kernel has no seccomp or no_new_privs")
+    return Sandbox(libc, spec)
+
+
+# -- the child ---------------------------------------------------------------------------------
+
+ChildOutput = collections.namedtuple("ChildOutput", "returncode stdout_size stderr overflow")
+
+
+def child_argv(pin, node_file):
+    """The normaliser's argv (CRAWLER-CHILD-1, D8), or CRAWLER_EXECUTABLE_UNAVAILABLE."""
+    if pin is not None:
+        if not os.path.isabs(pin) or not os.path.isfile(pin) or not os.access(pin, os.X_OK):  # CRAWLER-CHILD-1
+            raise CrawlerError(CRAWLER_EXECUTABLE_UNAVAILABLE, "the pinned normaliser")
+        return [pin] + CHILD_ARGS
+    executable = sys.executable
+    if not executable or not os.path.isabs(executable) or not os.access(executable, os.X_OK) or (
+            node_file is None or not os.path.isfile(node_file)):
+        raise CrawlerError(CRAWLER_EXECUTABLE_UNAVAILABLE, "this file or its interpreter")
+    return [executable, "-I", "-S", node_file] + CHILD_ARGS  # CRAWLER-CHILD-1 (D8): -I -S, no PATH lookup
+
+
+def child_environment(attestation):
+    """Exactly six variables, nothing inherited (CRAWLER-CHILD-2)."""
+    environment = dict(CHILD_THREAD_PINS)
+    environment[CHILD_ATTESTATION_ENV] = attestation
+    return environment
+
+
+def join_helper_threads(bound_s):
+    """True once this is the only thread: fork with a preexec_fn is safe only then.
+
+    The transport's lookup threads and the watchdogs' timers end on their own
+    once their call returned; this waits (briefly) for them to be gone.
+    """
+    until = time.monotonic() + bound_s
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread():
+            thread.join(max(0.0, until - time.monotonic()))
+    return threading.active_count() == 1
+
+
+def spawn_child(argv, environment, sandbox):
+    """Start the normaliser in its sandbox (CRAWLER-CHILD-3, -4)."""
+    parent = os.getpid()
+    try:
+        return subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=environment,  # CRAWLER-CHILD-2
+            close_fds=True,  # CRAWLER-CHILD-3: descriptors 0, 1 and 2 only
+            start_new_session=True,  # CRAWLER-CHILD-3: its own session and process group, for killpg
+            cwd="/",  # CRAWLER-CHILD-3
+            preexec_fn=lambda: sandbox.enter(parent))  # CRAWLER-CHILD-4: before its program starts
+    except subprocess.SubprocessError:  # the preexec_fn failed: the program never ran
+        raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "the sandbox could not be installed") from None
+    except OSError:
+        raise CrawlerError(CRAWLER_EXECUTABLE_UNAVAILABLE, "exec failed") from None
+
+
+def kill_group(proc):
+    """SIGKILL the child's whole process group, before it is reaped (a zombie keeps the group id)."""
+    if proc is not None and proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def child_exited(pid):
+    """True when the child has exited; it is not reaped, so its group can still be killed."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def end_child(proc):
+    """Kill the group, reap, close the pipes: on every path (CRAWLER-CHILD-10)."""
+    kill_group(proc)
+    try:
+        proc.wait(timeout=CHILD_REAP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        pass
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        try:
+            if pipe is not None:
+                pipe.close()
+        except OSError:
+            pass
+
+
+def drive_child(proc, header, source_fd, source_size, result_fd, deadline):
+    """Feed, drain and watch the child in one thread, until it exits or must be killed.
+
+    One selectors loop writes the header and the spooled source to stdin in
+    IO_CHUNK_BYTES blocks, spools stdout, keeps stderr in memory, and watches
+    the stop wakeup fd and the deadline (CRAWLER-CHILD-5..7, CRAWLER-STOP-1).
+    Returns (stdout size, stderr bytes, overflow); raises Cancelled or
+    CHILD_TIMEOUT.  The caller kills and reaps in every case.
+    """
+    stdin_fd, stdout_fd, stderr_fd = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
+    for fd in (stdin_fd, stdout_fd, stderr_fd):
+        os.set_blocking(fd, False)
+    pending, offset = memoryview(header), 0
+    stdout_size, stderr, overflow, open_outputs = 0, bytearray(), None, 2
+    selector = selectors.DefaultSelector()
+    try:
+        selector.register(stdin_fd, selectors.EVENT_WRITE, "stdin")
+        selector.register(stdout_fd, selectors.EVENT_READ, "stdout")
+        selector.register(stderr_fd, selectors.EVENT_READ, "stderr")
+        wake = STOP.wait_fd()
+        if wake is not None:
+            selector.register(wake, selectors.EVENT_READ, "stop")
+
+        def close_stdin():
+            selector.unregister(stdin_fd)
+            try:
+                proc.stdin.close()  # the end of the input, or a child that stopped reading
+            except OSError:
+                pass
+
+        while overflow is None:
+            if STOP.should_abandon():
+                raise Cancelled("stopped while the child ran")  # CRAWLER-STOP-1: killed at once by the caller
+            wait = deadline.remaining()
+            if wait <= 0:
+                raise CrawlerError(CRAWLER_CHILD_TIMEOUT, "the child's deadline")  # CRAWLER-CHILD-7 (D10)
+            if open_outputs == 0:  # it closed both outputs: wait for its exit, still watching stop and deadline
+                if child_exited(proc.pid):
+                    break
+                wait = min(wait, CHILD_EXIT_POLL_S)
+            for key, _mask in selector.select(wait):
+                if key.data == "stdin":
+                    if not pending:
+                        chunk = os.pread(source_fd, min(IO_CHUNK_BYTES, source_size - offset), offset) if (
+                            offset < source_size) else b""
+                        if not chunk:
+                            close_stdin()  # CRAWLER-CHILD-5: exactly raw_size_bytes after the header
+                            continue
+                        offset += len(chunk)
+                        pending = memoryview(chunk)  # CRAWLER-STREAM-1: fed from the spool in blocks
+                    try:
+                        pending = pending[os.write(stdin_fd, pending):]
+                    except BlockingIOError:
+                        pass
+                    except OSError:  # EPIPE: the child stopped reading; its exit status will say why
+                        pending = memoryview(b"")
+                        offset = source_size
+                        close_stdin()
+                elif key.data == "stdout":
+                    data = os.read(stdout_fd, min(IO_CHUNK_BYTES, MAX_CRAWLER_RESULT_BYTES + 1 - stdout_size))
+                    if not data:
+                        selector.unregister(stdout_fd)
+                        open_outputs -= 1
+                        continue
+                    write_all_checked(result_fd, memoryview(data))  # CRAWLER-STREAM-2: spooled as it arrives
+                    stdout_size += len(data)
+                    if stdout_size > MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-6: killed at once
+                        overflow = "stdout"
+                elif key.data == "stderr":
+                    data = os.read(stderr_fd, MAX_CHILD_STDERR_BYTES + 1 - len(stderr))
+                    if not data:
+                        selector.unregister(stderr_fd)
+                        open_outputs -= 1
+                        continue
+                    stderr += data
+                    if len(stderr) > MAX_CHILD_STDERR_BYTES:  # CRAWLER-CHILD-6: 513 bytes is already inadmissible
+                        overflow = "stderr"
+        return stdout_size, bytes(stderr), overflow
+    finally:
+        selector.close()
+
+
+def admitted_code(stderr, overflowed):
+    """The code a failing child names, if its stderr is admissible; else CHILD_FAILED (CRAWLER-CHILD-8)."""
+    if overflowed or not 1 <= len(stderr) <= MAX_CHILD_STDERR_BYTES:
+        return CRAWLER_CHILD_FAILED
+    line = stderr[:-1] if stderr.endswith(b"\n") else stderr  # CRAWLER-CHILD-8 (D14): one \n, nothing else
+    try:
+        document = parse_canonical(line)
+    except JsonError:
+        return CRAWLER_CHILD_FAILED
+    if (isinstance(document, dict) and set(document) == {"code", "status"}
+            and same(document["status"], STATUS_FAILED) and isinstance(document["code"], str)
+            and document["code"] in CHILD_CODES):  # CRAWLER-CHILD-8: a closed set
+        return document["code"]
+    return CRAWLER_CHILD_FAILED
+
+
+def judge_child(output):
+    """Raise the code a finished child stands for; return when its stdout may be a result."""
+    if output.overflow == "stdout":  # CRAWLER-CHILD-6
+        raise CrawlerError(CRAWLER_CHILD_INVALID, "stdout over MAX_CRAWLER_RESULT_BYTES")
+    if output.returncode != 0:  # CRAWLER-CHILD-8: non-zero, or killed by a signal (negative)
+        raise CrawlerError(admitted_code(output.stderr, output.overflow == "stderr"), "the child failed")
+    if output.stderr or output.overflow == "stderr":  # CRAWLER-CHILD-9: silent on stderr
+        raise CrawlerError(CRAWLER_CHILD_INVALID, "exit 0 with stderr")
+    if not 1 <= output.stdout_size <= MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-9
+        raise CrawlerError(CRAWLER_CHILD_INVALID, "no result")
+
+
+# -- result binding -----------------------------------------------------------------------------
+
+
+def optional_digest(text):
+    """SHA-256 of a header value as UTF-8, or None when the header was absent (CRAWLER-RESULT-4)."""
+    return None if text is None else sha256_hex(text.encode("utf-8"))
+
+
+def is_row_value(value):
+    """A value a row line may hold: a string, an integer, a boolean or null (CRAWLER-RESULT-10)."""
+    return value is None or isinstance(value, (str, int))  # bool is an int
+
+
+def content_summary(content, data_format):
+    """[row_count, column_names, row_digest, parsed_schema_digest] as the content itself gives them,
+    or None when it is not the JSON lines of CRAWLER-RESULT-10."""
+    header_end = content.find(b"\n")
+    if header_end < 0 or not content.endswith(b"\n"):
+        return None
+    try:
+        columns = parse_canonical(content[:header_end])
+        width = len(columns) if isinstance(columns, list) else -1
+        rows, start, row_hash = 0, header_end + 1, hashlib.sha256()
+        while start < len(content):  # one line at a time: a list of every line would double the memory
+            end = content.index(b"\n", start)
+            values = parse_canonical(content[start:end])  # CRAWLER-RESULT-10: each row line canonical on its own
+            if not (isinstance(values, list) and len(values) == width and all(map(is_row_value, values))):
+                return None
+            row_hash.update(content[start:end + 1])
+            rows, start = rows + 1, end + 1
+    except JsonError:
+        return None
+    return [rows, columns, row_hash.hexdigest(),
+            digest_of({"column_names": columns, "data_format": data_format})]
+
+
+def check_result(data, request, request_digest, retrieval, clean_room):
+    """The child's stdout, bound to what this process fetched (CRAWLER-RESULT-1..10).
+
+    Every fault is CRAWLER_CHILD_INVALID: the child computes only the content,
+    and its summary (rows, columns, digests) is read off it again here and
+    must fit the request's limits.
+    """
+    def require(ok):
+        if not ok:
+            raise CrawlerError(CRAWLER_CHILD_INVALID, "the result does not restate what was fetched")
+
+    try:
+        result = parse_canonical(data)  # CRAWLER-RESULT-1 (D11): any non-canonical byte is the same fault
+    except JsonError:
+        raise CrawlerError(CRAWLER_CHILD_INVALID, "not canonical JSON") from None
+    require(isinstance(result, dict) and set(result) == RESULT_KEYS)  # CRAWLER-RESULT-2
+    receipt, observation = result["acquisition_receipt"], result["observation"]
+    require(isinstance(receipt, dict) and set(receipt) == RECEIPT_KEYS)  # CRAWLER-RESULT-2
+    require(isinstance(observation, dict) and set(observation) == OBSERVATION_KEYS)  # CRAWLER-RESULT-2
+    require(same(result["schema_version"], RESULT_SCHEMA) and same(receipt["schema_version"], RECEIPT_SCHEMA)
+            and same(observation["schema_version"], OBSERVATION_SCHEMA))  # CRAWLER-RESULT-2
+
+    query, limits = request["query"], request["query"]["limits"]
+    for document in (result, receipt):  # CRAWLER-RESULT-3
+        require(same(document["request_digest"], request_digest) and same(document["source_id"], request["source_id"])
+                and same(document["adapter_id"], request["adapter_id"])
+                and same(document["adapter_version"], request["adapter_version"]))
+    require(same(observation["source_id"], request["source_id"])
+            and same(observation["request_digest"], request_digest))  # CRAWLER-RESULT-3
+
+    require(same(receipt["source_url"], query["url"]) and same(receipt["final_url"], retrieval.final_url)
+            and same(receipt["fetched_media_type"], retrieval.media_type))  # CRAWLER-RESULT-4
+    require(same(receipt["raw_size_bytes"], retrieval.raw_size)
+            and same(receipt["transport_evidence_digest"], retrieval.evidence_digest)
+            and same(receipt["egress_policy_attestation"], request["egress_policy_attestation"]))  # CRAWLER-RESULT-4
+    for document in (receipt, observation):  # CRAWLER-RESULT-4: both documents
+        require(same(document["raw_content_sha256"], retrieval.raw_sha256)
+                and same(document["http_status_code"], retrieval.status)
+                and same(document["etag_digest"], optional_digest(retrieval.etag))
+                and same(document["last_modified_digest"], optional_digest(retrieval.last_modified)))
+
+    encoded = result["normalized_content"]
+    require(isinstance(encoded, str))
+    try:
+        content = base64.b64decode(encoded, validate=True)
+    except ValueError:  # binascii.Error
+        content = None
+    require(content is not None and base64.b64encode(content).decode("ascii") == encoded)  # CRAWLER-RESULT-5
+    require(len(content) <= limits["max_normalized_bytes"])  # CRAWLER-RESULT-5
+    content_sha256 = sha256_hex(content)  # CRAWLER-RESULT-5: the node's own hash, never the child's
+    require(same(receipt["normalized_content_sha256"], content_sha256)
+            and same(observation["normalized_content_sha256"], content_sha256)
+            and same(receipt["normalized_size_bytes"], len(content)))  # CRAWLER-RESULT-5
+    require(same(receipt["normalized_media_type"], NORMALIZED_MEDIA_TYPE)
+            and same(receipt["normalized_data_format"], query["data_format"])
+            and same(receipt["normalized_filename"], query["filename"]))  # CRAWLER-RESULT-5
+
+    require(same(receipt["acquired_at"], request["requested_at"])
+            and same(observation["observed_at"], request["requested_at"]))  # CRAWLER-RESULT-6
+
+    rows, columns = receipt["row_count"], receipt["column_names"]
+    require(is_int(rows) and 0 <= rows <= limits["max_rows"])  # CRAWLER-RESULT-7: an integer, not true
+    require(same(observation["row_count"], rows))  # CRAWLER-RESULT-7
+    require(isinstance(columns, list) and 1 <= len(columns) <= limits["max_columns"]
+            and all(isinstance(name, str) and name for name in columns))  # CRAWLER-RESULT-7
+    for digest in (receipt["parsed_schema_digest"], receipt["row_digest"]):
+        require(isinstance(digest, str) and bool(_DIGEST_RE.fullmatch(digest)))  # CRAWLER-RESULT-7
+    require(same(observation["row_digest"], receipt["row_digest"]))  # CRAWLER-RESULT-7
+    # CRAWLER-RESULT-10 (D17): the summary is recomputed from the content, else a normaliser's word is stored
+    require(same(content_summary(content, query["data_format"]),
+                 [rows, columns, receipt["row_digest"], receipt["parsed_schema_digest"]]))
+
+    require(same(receipt["clean_room"], clean_room))  # CRAWLER-RESULT-8
+    require(all(receipt[field] is None for field in READER_FIELDS))  # CRAWLER-RESULT-9
+    require(same(receipt["decode_flags"], []))  # CRAWLER-RESULT-9
+    require(result["next_watermark"] is None)  # CRAWLER-RESULT-9
+
+
+# -- upload -------------------------------------------------------------------------------------
+
+
+def body_pieces(body, size):
+    """The PUT body in pieces: `body` itself when it is bytes, else `size` bytes of a spool fd."""
+    if isinstance(body, (bytes, bytearray)):
+        yield body
+        return
+    offset = 0
+    while offset < size:
+        chunk = os.pread(body, min(IO_CHUNK_BYTES, size - offset), offset)
+        if not chunk:
+            raise OSError(errno.EIO, "the spool is shorter than its Content-Length")
+        yield chunk
+        offset += len(chunk)
+
+
+def send_body(sock, body, size, before_last_byte):
+    """Send the PUT body, in pieces a stop can cut between (CRAWLER-STOP-4).
+
+    Every byte but the last goes out while a stop may still cut the
+    connection: the store commits nothing shorter than the Content-Length.
+    `before_last_byte()` runs just before the last byte is sent; it may raise
+    to keep that byte back. From then on the store may hold the whole body,
+    so a stop must wait for the answer. Were that moment taken after the last
+    send instead, a stop landing in between would abort a PUT the store then
+    commits, and the node would report a cancellation over a stored result.
+    """
+    sent = 0
+    for piece in body_pieces(body, size):
+        if STOP.should_abandon():  # CRAWLER-STOP-4: a body still going out is aborted
+            raise StopRequested("stop requested during the PUT body")
+        view = memoryview(piece)
+        if sent + len(view) == size:
+            sock.sendall(view[:-1])
+            before_last_byte()  # CRAWLER-STOP-4: from here the body counts as sent
+            sock.sendall(view[-1:])  # CRAWLER-UPLOAD-2: the child's bytes, never re-encoded
+        else:
+            sock.sendall(view)  # CRAWLER-UPLOAD-2
+        sent += len(view)
+    if size == 0:
+        before_last_byte()  # an empty body went out with the headers (no result or bundle is empty)
+
+
+def put_object(config, capability, body, size, on_body_sent=None):
+    """One PUT through the capability (CRAWLER-UPLOAD-1..3, -6): return when stored, else PutFailed."""
+    request_target = capability.path + "?" + capability.query  # CRAWLER-UPLOAD-1: byte for byte as received
+    budget = Deadline(config.timeouts.upload)  # CRAWLER-UPLOAD-6: connect to the end of the answer
+    body_sent = False
+    try:
+        with http_exchange(config.storage_origin + request_target, budget) as session:  # CRAWLER-UPLOAD-1: the origin
+            conn = session.conn
+            conn.putrequest("PUT", request_target, skip_accept_encoding=True)  # CRAWLER-UPLOAD-1: Host first
+            conn.putheader("Content-Length", str(size))  # CRAWLER-UPLOAD-1: exact, never chunked, no Expect
+            for name, value in capability.headers:  # CRAWLER-UPLOAD-1: the seven, in capability order
+                conn.putheader(name, value)
+            conn.endheaders()
+
+            def whole_body_going_out():
+                nonlocal body_sent
+                if on_body_sent is not None:
+                    on_body_sent()  # may raise to keep the last byte back
+                body_sent = True  # CRAWLER-STOP-4: from here a failure leaves the result's fate unknown
+            send_body(session.sock, body, size, whole_body_going_out)
+            response = conn.getresponse()
+            if response.status not in (200, 201):  # CRAWLER-UPLOAD-3: a 3xx is never followed
+                raise PutFailed(True, "store status")
+            declared = announced_length(response)
+            if declared is not None and declared > MAX_UPLOAD_RESPONSE_BYTES:  # CRAWLER-UPLOAD-3
+                raise PutFailed(True, "answer too large")
+            answer, count = read_body(response, MAX_UPLOAD_RESPONSE_BYTES, budget)  # CRAWLER-UPLOAD-3
+            wipe(answer)  # not a secret, but registered like every answer buffer
+            if count > MAX_UPLOAD_RESPONSE_BYTES:
+                raise PutFailed(True, "answer too large")
+    except PutFailed:
+        raise
+    except Exception:  # transport error, TLS failure, the deadline, a stop
+        raise PutFailed(body_sent) from None
+
+
+def failure_bundle(request, request_digest, code):
+    """The failure bundle's canonical bytes: the code and the request's identity, nothing else."""
+    return canonical_bytes({"schema_version": FAILURE_SCHEMA, "request_digest": request_digest,
+                            "source_id": request["source_id"], "adapter_id": request["adapter_id"],
+                            "adapter_version": request["adapter_version"], "failure_code": code})
+
+
+def make_spool(directory):
+    """An unlinked, 0600 scratch file under TMPDIR (CRAWLER-STREAM-1, -3).
+
+    TemporaryFile gives a file that never has a name where O_TMPFILE works,
+    and one unlinked at once where it does not: nothing to clean up, even
+    after SIGKILL.
+    """
+    return tempfile.TemporaryFile(mode="w+b", buffering=0, prefix="crawler-", dir=directory)
+
+
+def read_spool(fd, size):
+    """The whole spool, at most MAX_CRAWLER_RESULT_BYTES (CRAWLER-STREAM-2 allows this one copy)."""
+    parts, offset = [], 0
+    while offset < size:
+        chunk = os.pread(fd, size - offset, offset)
+        if not chunk:
+            break
+        parts.append(chunk)
+        offset += len(chunk)
+    return b"".join(parts)
+
+# 8 Lifecycle ==================================================================
+
+
+def node_file():
+    """This file's absolute path, for the child's argv (CRAWLER-CHILD-1); None when there is no file."""
+    try:
+        return os.path.abspath(__file__)
+    except NameError:
+        return None
+
+
+class Run(object):
+    """One crawler session, from the start-up checks to the status line.
+
+    Where a failure goes depends on how far the run got (CRAWLER-REPORT-1):
+        start-up checks, identity, :redeem, the capability   end_before_capability
+            (stderr-only, or :fail for the three bootstrap codes)
+        checks before the fetch, fetch, child, result        end_with_bundle
+            (a failure bundle through the capability)
+        the result PUT                                        upload_result
+            (stderr-only; after a stop, a cancelled bundle or nothing)
+    Every path ends in settle(), which writes the one status line.
+    """
+
+    def __init__(self, session_arg):
+        self.session_arg = session_arg
+        self.config = None
+        self.request = None
+        self.request_digest = None
+        self.capability = None  # set once CRAWLER-CAP-1..9 passed: from then on failures go in a bundle
+        self.source_spool = None
+        self.result_spool = None
+
+    def execute(self):
+        """Run every phase; return the exit code.  Never raises for anything a peer or child does."""
+        try:
+            try:
+                self.config = load_config(os.environ, self.session_arg)  # CRAWLER-CONFIG-7: before any request
+                self.check_stop()
+                self.bootstrap()
+            except CrawlerError as exc:
+                return self.end_before_capability(exc.code)
+            except Exception:  # CRAWLER-REPORT-5 (D15): unforeseen, still one status line
+                return self.end_before_capability(CRAWLER_JOB_FAILED)
+            try:
+                result_size = self.crawl()
+            except CrawlerError as exc:
+                return self.end_with_bundle(exc.code)
+            except Exception:  # CRAWLER-REPORT-5 (D15): unforeseen, reported like its phase's failures
+                return self.end_with_bundle(CRAWLER_JOB_FAILED)
+            return self.upload_result(result_size)
+        finally:
+            self.clean_up()
+
+    def check_stop(self):
+        if STOP.requested:
+            raise Cancelled()
+
+    def window_left(self):
+        """Seconds left of the upload window (CRAWLER-CAP-8): wall clock, as the store judges it."""
+        return self.capability.window_end - time.time()
+
+    def work_budget(self, limit_s):
+        """A phase's time: its timeout, shortened to keep UPLOAD_RESERVE_S of the window free."""
+        budget = min(limit_s, self.window_left() - UPLOAD_RESERVE_S)  # CRAWLER-FETCH-7, CRAWLER-CHILD-7
+        if budget <= 0:  # CRAWLER-CHILD-7: reported now, while the capability still works
+            raise CrawlerError(CRAWLER_UPLOAD_WINDOW_INSUFFICIENT, "no time left before the upload reserve")
+        return budget
+
+    # -- bootstrap --
+
+    def bootstrap(self):
+        """Identity token, one :redeem, the strict parse (CRAWLER-IDENTITY-*, CRAWLER-BOOT-*, CRAWLER-CAP-*)."""
+        config = self.config
+        token = answer = None
+        try:
+            audience = "%s/%s:redeem" % (config.audience_base, config.session_id)  # CRAWLER-IDENTITY-1
+            token, length = mint_identity_token(config, audience)  # CRAWLER-IDENTITY-2: minted just before the call
+            answer, count = redeem(config, token, length)
+            wipe(token)  # CRAWLER-SECRET-3: as soon as it is used
+            try:
+                self.request, self.request_digest, self.capability = parse_bootstrap(answer, count, config)
+            except CrawlerError:
+                raise
+            except Exception:  # CRAWLER-REPORT-5: whatever the answer holds
+                raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_INVALID, "unforeseen shape") from None
+        finally:
+            wipe(token)  # CRAWLER-SECRET-3: on every path
+            wipe(answer)
+
+    def end_before_capability(self, code):
+        """Status line (and :fail for its three codes) for a run that never got a capability."""
+        if STOP.requested:  # CRAWLER-STOP-2: no :fail, no retry, whatever else went wrong
+            return settle(CRAWLER_CANCELLED, STATUS_FAILED, EXIT_CANCELLED)
+        if REPORT_PLACE.get(code) == FAIL_ROUTE:
+            report_failure(self.config, code)  # CRAWLER-FAIL-2: best effort; the outcome is the same either way
+            if STOP.requested:  # CRAWLER-STOP-2: a stop cut the report short
+                return settle(CRAWLER_CANCELLED, STATUS_FAILED, EXIT_CANCELLED)
+        return settle(code, STATUS_FAILED, EXIT_FAILED)  # CRAWLER-REPORT-1: JOB_FAILED is stderr-only here
+
+    # -- the crawl --
+
+    def crawl(self):
+        """Checks before the fetch, the fetch, the child, the result binding: the result's size."""
+        config, request = self.config, self.request
+        self.check_stop()  # CRAWLER-STOP-3
+        argv = child_argv(config.child_pin, node_file())  # CRAWLER-CHILD-1: found before the fetch
+        sandbox = prepare_sandbox()  # CRAWLER-CHILD-4 (D16): a child never runs without it, so no fetch either
+        if config.policy.attestation != request["egress_policy_attestation"]:  # CRAWLER-FETCH-1: before any source
+            raise CrawlerError(CRAWLER_EGRESS_POLICY_MISMATCH, "the request names another egress policy")
+        fetch_deadline = Deadline(self.work_budget(config.timeouts.fetch))  # CRAWLER-FETCH-7
+        self.source_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-1
+        retrieval = self.fetch(fetch_deadline)
+        self.check_stop()
+        child_deadline = Deadline(self.work_budget(config.timeouts.child))  # CRAWLER-CHILD-7
+        self.result_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-2
+        output = self.run_child(argv, sandbox, retrieval, child_deadline)
+        judge_child(output)
+        data = read_spool(self.result_spool.fileno(), output.stdout_size)
+        try:
+            check_result(data, request, self.request_digest, retrieval, sandbox.clean_room())
+        except CrawlerError:
+            raise
+        except Exception:  # CRAWLER-REPORT-5: whatever the child wrote
+            raise CrawlerError(CRAWLER_CHILD_INVALID, "unforeseen shape") from None
+        return output.stdout_size
+
+    def fetch(self, deadline):
+        """fetch_source() under one elapsed deadline, every failure mapped to a fetch code."""
+        try:
+            with Watchdog(deadline, STOP.abandon_all):  # CRAWLER-FETCH-7 (D9): a drip is cut like a stall
+                return fetch_source(self.request, self.config.policy, deadline, self.source_spool.fileno())
+        except CrawlerError:
+            raise
+        except Exception as exc:
+            if STOP.should_abandon() or isinstance(exc, StopRequested):
+                raise Cancelled("stopped during the fetch") from None  # CRAWLER-STOP-3
+            if deadline.expired() or isinstance(exc, (TimeoutError, socket.timeout)):
+                raise CrawlerError(CRAWLER_SOURCE_TIMEOUT, "the fetch deadline") from None  # CRAWLER-FETCH-7
+            raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "transport error") from None  # CRAWLER-FETCH-7
+
+    def run_child(self, argv, sandbox, retrieval, deadline):
+        """Start the child, feed and drain it, always kill and reap it: its ChildOutput."""
+        request = self.request
+        header = canonical_bytes({  # CRAWLER-CHILD-5: the normalisation input; no token, capability or URL
+            "schema_version": INPUT_SCHEMA,
+            "request": request,
+            "request_digest": self.request_digest,
+            "retrieval": {
+                "source_url": retrieval.source_url, "final_url": retrieval.final_url,
+                "media_type": retrieval.media_type, "raw_content_sha256": retrieval.raw_sha256,
+                "raw_size_bytes": retrieval.raw_size, "transport_evidence_digest": retrieval.evidence_digest,
+                "http_status_code": retrieval.status, "etag": retrieval.etag,
+                "last_modified": retrieval.last_modified},
+            "clean_room": sandbox.clean_room(),
+        }) + b"\n"
+        if not join_helper_threads(HELPER_THREAD_JOIN_S):  # a preexec_fn after fork is safe only single-threaded
+            raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "a helper thread is still alive")
+        self.check_stop()
+        proc = spawn_child(argv, child_environment(request["egress_policy_attestation"]), sandbox)
+        PROCESS.child = proc
+        try:
+            stdout_size, stderr, overflow = drive_child(
+                proc, header, self.source_spool.fileno(), retrieval.raw_size, self.result_spool.fileno(), deadline)
+        finally:
+            end_child(proc)  # CRAWLER-CHILD-10: killed and reaped on every path, a stop and a timeout included
+            PROCESS.child = None
+        return ChildOutput(proc.returncode, stdout_size, stderr, overflow)
+
+    # -- endings after the capability --
+
+    def end_with_bundle(self, code):
+        """Report a failure by PUTting the failure bundle through the capability (CRAWLER-REPORT-2)."""
+        if code == CRAWLER_JOB_FAILED and STOP.requested:
+            code = CRAWLER_CANCELLED  # an unforeseen error during a stop is the stop's doing
+        stopped = STOP.requested
+        # CRAWLER-UPLOAD-5: never present an expired URL; the bundle is then simply not
+        # delivered, and the line keeps its own code (CRAWLER-REPORT-2). (Every code that
+        # reaches this point is a bundle code; the first test only keeps it so.)
+        if REPORT_PLACE.get(code) != BUNDLE or self.window_left() < UPLOAD_MIN_WINDOW_S:
+            return settle(code, STATUS_FAILED, EXIT_CANCELLED if stopped else EXIT_FAILED)  # (a stop: 143, D13)
+        STOP.abandonable = False  # CRAWLER-STOP-3: the bundle is what a stop asks for; only STOP-5 cuts it
+        body = failure_bundle(self.request, self.request_digest, code)  # CRAWLER-REPORT-6: the code, nothing else
+        try:
+            put_object(self.config, self.capability, body, len(body))  # CRAWLER-REPORT-2: the same seven headers
+            delivered = True
+        except Exception:
+            delivered = False
+        return settle(code, STATUS_REPORTED if delivered else STATUS_FAILED,
+                      BUNDLE_EXIT[(delivered, STOP.requested)])  # CRAWLER-REPORT-2, CRAWLER-STOP-3 (D13)
+
+    def upload_result(self, size):
+        """The result PUT, attempted once (CRAWLER-UPLOAD-*); exit 0, silent, when stored."""
+        if STOP.requested:  # CRAWLER-STOP-3: a stop before the result PUT began
+            return self.end_with_bundle(CRAWLER_CANCELLED)
+        if self.window_left() < UPLOAD_MIN_WINDOW_S:  # CRAWLER-UPLOAD-5
+            return settle(CRAWLER_UPLOAD_CAPABILITY_EXPIRED, STATUS_FAILED, EXIT_FAILED)
+
+        def body_sent():
+            STOP.abandonable = False  # CRAWLER-STOP-4: the body's last piece is going out: wait for the answer
+            if STOP.requested:  # a stop that came first, its handler perhaps cutting the connection already
+                raise StopRequested("stop requested before the last byte of the body")
+
+        try:
+            put_object(self.config, self.capability, self.result_spool.fileno(), size,
+                       on_body_sent=body_sent)  # CRAWLER-UPLOAD-2: from the spool, exact Content-Length
+        except Exception as exc:
+            action = AFTER_FAILED_RESULT_PUT[(getattr(exc, "body_sent", True), STOP.requested)]
+            if action == "cancelled-bundle":  # CRAWLER-STOP-4: an aborted body is followed by a cancelled bundle
+                return self.end_with_bundle(CRAWLER_CANCELLED)
+            if action == "cancelled-unknown":  # CRAWLER-STOP-4: fate unknown, no bundle
+                return settle(CRAWLER_CANCELLED, STATUS_FAILED, EXIT_CANCELLED)
+            return settle(CRAWLER_UPLOAD_FAILED, STATUS_FAILED, EXIT_FAILED)  # CRAWLER-UPLOAD-4 (D12)
+        return settle(None, None, EXIT_OK)  # CRAWLER-REPORT-3: success is silent, even after a stop (STOP-4)
+
+    def clean_up(self):
+        """No child, no scratch file, no secret left, whatever happened (CRAWLER-CHILD-10, CRAWLER-STREAM-3)."""
+        if PROCESS.child is not None:
+            end_child(PROCESS.child)
+            PROCESS.child = None
+        for spool in (self.source_spool, self.result_spool):
+            if spool is not None:
+                try:
+                    spool.close()  # already unlinked: closing frees the space
+                except OSError:
+                    pass
+        for buffer in list(PROCESS.secrets):
+            wipe(buffer)  # CRAWLER-SECRET-3
+
+
+# -- child mode: the framing around normalize() (CRAWLER-CHILD-11) -----------------------------
+
+
+class FramedSource(io.RawIOBase):
+    """The raw_size_bytes that follow the input header on stdin, hashed as they pass."""
+
+    def __init__(self, stream, size):
+        super().__init__()
+        self.stream = stream
+        self.left = size
+        self.digest = hashlib.sha256()
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if self.left <= 0:
+            return 0
+        data = self.stream.read(min(len(buffer), self.left))
+        if not data:
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "the input ended early")
+        buffer[:len(data)] = data
+        self.left -= len(data)
+        self.digest.update(data)
+        return len(data)
+
+
+Normalized = collections.namedtuple("Normalized", "column_names content row_count row_digest")
+
+
+def normalized_content(records, limits):
+    """The JSON lines of what normalize() yields, within the request's limits: a Normalized.
+
+    Raises CrawlerError with a child code (CRAWLER-CHILD-11) when the records
+    go past a limit or are not one flat value per column.
+    """
+    columns = next(records, None)
+    if not (isinstance(columns, list) and columns and all(isinstance(name, str) and name for name in columns)):
+        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no column names")  # CRAWLER-RESULT-7: 1+ non-empty names
+    if len(columns) > limits["max_columns"]:
+        raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more columns than max_columns")  # CRAWLER-CHILD-11
+    content = bytearray(canonical_bytes(columns) + b"\n")  # CRAWLER-RESULT-10: the header line
+    row_hash = hashlib.sha256()
+    row_count = 0
+    while True:
+        if len(content) > limits["max_normalized_bytes"]:
+            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "content over max_normalized_bytes")  # CRAWLER-CHILD-11
+        values = next(records, None)
+        if values is None:
+            break
+        row_count += 1
+        if row_count > limits["max_rows"]:
+            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more rows than max_rows")  # CRAWLER-CHILD-11
+        if not (isinstance(values, list) and len(values) == len(columns) and all(map(is_row_value, values))):
+            # CRAWLER-RESULT-10: else the node refuses the result as CHILD_INVALID, naming no cause
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "a row that is not one flat value per column")
+        line = canonical_bytes(values) + b"\n"  # CRAWLER-RESULT-10: values in column order
+        row_hash.update(line)  # CRAWLER-RESULT-10: row_digest covers the row lines only
+        content += line
+    return Normalized(columns, content, row_count, row_hash.hexdigest())
+
+
+def normalizer_result(stdin):
+    """The canonical result for the normalisation input read from `stdin` (CRAWLER-CHILD-11)."""
+    line = stdin.readline(MAX_INPUT_HEADER_BYTES + 1)
+    if not line.endswith(b"\n"):
+        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no input header")
+    header = parse_canonical(line[:-1])
+    request, retrieval, clean_room = header["request"], header["retrieval"], header["clean_room"]
+    query = request["query"]
+    framed = FramedSource(stdin, retrieval["raw_size_bytes"])
+    records = normalize(query["data_format"], io.BufferedReader(framed, IO_CHUNK_BYTES))
+    normalized = normalized_content(records, query["limits"])
+    if framed.left or stdin.read(1) or framed.digest.hexdigest() != retrieval["raw_content_sha256"]:
+        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "the input is not what its header describes")
+    content = bytes(normalized.content)
+    content_sha256 = sha256_hex(content)
+    evidence = {  # restated from the input: the node checks every one of these (CRAWLER-RESULT-4)
+        "raw_content_sha256": retrieval["raw_content_sha256"],
+        "normalized_content_sha256": content_sha256,
+        "row_count": normalized.row_count,
+        "row_digest": normalized.row_digest,
+        "http_status_code": retrieval["http_status_code"],
+        "etag_digest": optional_digest(retrieval["etag"]),
+        "last_modified_digest": optional_digest(retrieval["last_modified"]),
+    }
+    receipt = dict(evidence)
+    receipt.update({
+        "schema_version": RECEIPT_SCHEMA,
+        "source_id": request["source_id"], "adapter_id": request["adapter_id"],
+        "adapter_version": request["adapter_version"], "request_digest": header["request_digest"],
+        "source_url": retrieval["source_url"], "final_url": retrieval["final_url"],
+        "fetched_media_type": retrieval["media_type"],
+        "normalized_media_type": NORMALIZED_MEDIA_TYPE,
+        "normalized_data_format": query["data_format"], "normalized_filename": query["filename"],
+        "acquired_at": request["requested_at"],  # CRAWLER-RESULT-6: time comes from the request
+        "raw_size_bytes": retrieval["raw_size_bytes"],
+        "normalized_size_bytes": len(content),
+        "column_names": normalized.column_names,
+        "parsed_schema_digest": digest_of({"column_names": normalized.column_names,
+                                           "data_format": query["data_format"]}),  # CRAWLER-RESULT-10
+        "family_id": None, "family_version": None, "decode_options_digest": None, "decode_flags": [],
+        "resource_caps": None, "reader_budgets": None,  # CRAWLER-RESULT-9: no Reader
+        "transport_evidence_digest": retrieval["transport_evidence_digest"],
+        "egress_policy_attestation": request["egress_policy_attestation"],
+        "clean_room": clean_room,  # CRAWLER-RESULT-8: what the node installed, restated
+    })
+    observation = dict(evidence)
+    observation.update({
+        "schema_version": OBSERVATION_SCHEMA, "source_id": request["source_id"],
+        "request_digest": header["request_digest"], "observed_at": request["requested_at"],
+    })
+    data = canonical_bytes({
+        "schema_version": RESULT_SCHEMA,
+        "request_digest": header["request_digest"], "source_id": request["source_id"],
+        "adapter_id": request["adapter_id"], "adapter_version": request["adapter_version"],
+        "acquisition_receipt": receipt, "observation": observation,
+        "normalized_content": base64.b64encode(content).decode("ascii"),
+        "next_watermark": None,
+    })
+    if len(data) > MAX_CRAWLER_RESULT_BYTES:  # base64 grows the content by a third: say so rather than be killed
+        raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "the result would exceed MAX_CRAWLER_RESULT_BYTES")
+    return data
+
+
+def normalizer_main():
+    """Child mode: the result on fd 1 and exit 0, or one failure line on fd 2 and exit 1 (CRAWLER-CHILD-11)."""
+    try:
+        stdin = io.open(0, "rb", buffering=IO_CHUNK_BYTES, closefd=False)
+        write_all_checked(1, memoryview(normalizer_result(stdin)))  # CRAWLER-CHILD-11: nothing on stderr
+        return EXIT_OK
+    except BaseException as exc:  # CRAWLER-CHILD-11: never a traceback, whatever the input
+        code = exc.code if isinstance(exc, CrawlerError) and exc.code in CHILD_CODES else CRAWLER_NORMALIZATION_FAILED
+        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\n")  # CRAWLER-CHILD-8
+        return EXIT_FAILED
+
+
+# 9 main() =====================================================================
+
+USAGE = """usage: %(prog)s --crawler-session-id UUID
+       %(prog)s --help
+
+The reference crawler job.  With the platform's workload identity it redeems
+the session's single-use bootstrap, fetches the session's public source under
+the egress policy, normalises it in a networkless child and stores the result
+with one create-only signed PUT.  Silent on success; otherwise one line
+{"code":"...","status":"failed"|"reported"} on stderr.
+
+Environment:
+  MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET           the bucket results go to
+  MOSTLYRIGHT_CRAWLER_BOOTSTRAP_AUDIENCE_BASE  identity audience base (https URL)
+  MOSTLYRIGHT_CRAWLER_BOOTSTRAP_URL_BASE       broker route base (https URL)
+  CLOUD_RUN_EXECUTION                          the execution name (Cloud Run sets it)
+  MOSTLYRIGHT_CRAWLER_EGRESS_POLICY            the egress policy, canonical JSON
+  MOSTLYRIGHT_CRAWLER_CHILD                    optional: absolute path of another normaliser
+  MOSTLYRIGHT_CRAWLER_BOOTSTRAP_TIMEOUT_S, _FETCH_TIMEOUT_S, _CHILD_TIMEOUT_S,
+  _UPLOAD_TIMEOUT_S                            optional: lower a timeout (seconds)
+  GCE_METADATA_HOST, STORAGE_EMULATOR_HOST     optional: metadata server, storage origin
+  SSL_CERT_FILE, TMPDIR                        CA bundle; scratch directory
+
+Exit status: 0 stored (the result, or a failure bundle), 1 failed, 2 usage
+error, 143 stopped (SIGTERM or SIGINT).  Contract: contract/crawler.md.
+""" % {"prog": PROGRAM}
+
+HELP, RUN, USAGE_ERROR = "help", "run", "usage-error"
+
+
+def parse_argv(tokens):
+    """(action, session id): the one option, exactly, once (CRAWLER-ARGV-1, D1).
+
+    No abbreviation, no repeat, and a missing value is a missing value even
+    when the next token exists but looks like an option.
+    """
+    if tokens in (["-h"], ["--help"]):  # CRAWLER-ARGV-1: alone
+        return HELP, None
+    if len(tokens) == 2 and tokens[0] == OPTION and not tokens[1].startswith("-"):
+        return RUN, tokens[1]
+    if len(tokens) == 1 and tokens[0].startswith(OPTION + "="):
+        return RUN, tokens[0][len(OPTION) + 1:]
+    return USAGE_ERROR, None
+
+
+def hard_exit():
+    """End the process now (CRAWLER-STOP-5): child group killed, buffers wiped, the status line once."""
+    kill_group(PROCESS.child)  # CRAWLER-CHILD-10 (its parent-death signal would follow anyway)
+    for buffer in list(PROCESS.secrets):
+        wipe(buffer)  # CRAWLER-SECRET-3
+    if PROCESS.exit_code is not None:  # the outcome was already settled (and its line written)
+        os._exit(PROCESS.exit_code)
+    if not PROCESS.status_written:
+        write_all(2, canonical_bytes({"code": CRAWLER_CANCELLED, "status": STATUS_FAILED}) + b"\n")
+    os._exit(EXIT_CANCELLED)
+
+
+def exit_now():
+    """CRAWLER-STOP-5 from a signal handler: at once, or right after the status line being written."""
+    if PROCESS.settling:
+        PROCESS.exit_pending = True  # settle() exits as soon as its line and code are fixed
+        return
+    hard_exit()
+
+
+def on_stop(signum, frame):
+    """SIGTERM and SIGINT: the first stops the work, the second ends the process (CRAWLER-STOP-1, -5)."""
+    if STOP.requested:  # CRAWLER-STOP-5: a second stop ends it now
+        exit_now()
+        return
+    STOP.handle(signum, frame)  # flag; shutdown() of every in-flight socket; wake every select
+    signal.setitimer(signal.ITIMER_REAL, CANCEL_GRACE_S)  # CRAWLER-STOP-5: so does the grace running out
+
+
+def on_grace_expired(signum, frame):
+    exit_now()  # CRAWLER-STOP-5: CANCEL_GRACE_S after the first stop
+
+
+def main(argv=None):
+    """Run the job (or, in child mode, the normaliser); return the exit code.  Never raises."""
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    if tokens == CHILD_ARGS:  # CRAWLER-CHILD-1 (D8): this file, started as its own normaliser
+        return normalizer_main()
+    action, session_id = parse_argv(tokens)
+    if action == HELP:
+        write_all(1, USAGE.encode("ascii"))  # CRAWLER-NODE-2: no environment, no file, no request
+        return EXIT_OK
+    if action == USAGE_ERROR:
+        write_all(2, USAGE.encode("ascii"))  # CRAWLER-ARGV-1 (D1): a fixed text, no token of the command line
+        return EXIT_USAGE
+    if argv is None:
+        sys.argv[1:] = [ARGV_REDACTED] * len(tokens)  # CRAWLER-ARGV-3 (/proc/<pid>/cmdline keeps it: not a secret)
+    try:
+        STOP.open()  # inside the guard: even a process out of descriptors ends in one status line
+        signal.signal(signal.SIGTERM, on_stop)  # CRAWLER-STOP-1: before the first request; honoured as PID 1
+        signal.signal(signal.SIGINT, on_stop)  # CRAWLER-STOP-1: Ctrl-C is a stop, never a traceback
+        signal.signal(signal.SIGALRM, on_grace_expired)
+        return Run(session_id).execute()
+    except BaseException:  # CRAWLER-REPORT-5 (D15): a defect in this file still ends in one status line
+        if PROCESS.exit_code is not None:
+            return PROCESS.exit_code
+        if STOP.requested:
+            return settle(CRAWLER_CANCELLED, STATUS_FAILED, EXIT_CANCELLED)
+        return settle(CRAWLER_JOB_FAILED, STATUS_FAILED, EXIT_FAILED)
+
+
+if __name__ == "__main__":  # CRAWLER-NODE-3: importing the file runs nothing
+    sys.exit(main())
