@@ -11,7 +11,7 @@ help: ## list the targets
 	@$(PY) -m conformance.suite help Makefile
 
 .PHONY: test
-test: ## everything: static checks, block sync, traceability, unit tests, conformance, mutants; ends with "N passed, N failed"
+test: ## everything: static checks, block sync, traceability, unit tests, conformance, derivatives, mutants; ends with "N passed, N failed"
 	@$(PY) -m conformance.suite test
 
 .PHONY: check-fast
@@ -24,7 +24,7 @@ check: ## block sync plus the two traceability tables per contract (MUST clause 
 	@$(PY) -m conformance.trace step crawler
 
 .PHONY: conformance
-conformance: ## run each contract's checks against its reference node (CONTRACT=crawler NODE=path to judge another node)
+conformance: ## judge the reference nodes (example work too, --reference) and the derivatives in examples/ (CONTRACT=crawler NODE=path judges another node)
 	@$(PY) -m conformance.suite conformance $(CONTRACT) $(NODE)
 
 .PHONY: mutants
@@ -44,7 +44,7 @@ demo: ## run the hello node against the embedded fake platform on a small real j
 	@$(PY) examples/demo.py
 
 .PHONY: sync
-sync: ## rewrite the shared blocks embedded in nodes/*.py from nodes/blocks/
+sync: ## rewrite the shared blocks embedded in nodes/*.py, and the machinery of the derivatives in examples/, from their sources
 	@$(PY) -m conformance.sync
 
 .PHONY: clean

@@ -136,7 +136,10 @@ def do_work(run, item):
     counts it.  A step that transforms its input writes a new file under
     run.scratch and publishes that instead (publish_file hashes it when no
     sha256 is given); a step that builds one output from all inputs adds to
-    it here and publishes it in finish_work.
+    it here and publishes it in finish_work.  What it may call on `run` is
+    listed at the top of this section: run.scratch, run.state, run.metrics,
+    run.output_relpath, run.publish_file, run.publish_bytes, run.claim and
+    run.check_stop.
     """
     relpath = run.output_relpath(item.port, item.name)  # STEP-WORK-2: outputs/<name>, unique in the run
     # STEP-WORK-1: the copy is the input's verified bytes
