@@ -8,12 +8,27 @@ runner as the nodes and measures it the same way (CPU of the whole process
 tree, peak RSS, wall), so a node's CPU per GiB can be read as a ratio to it.
 
 Floor (default): for each input of the envelope, GET it into a temporary
-file under TMPDIR while hashing it (sha256, one reused 1 MiB buffer), check
-the hash against the pin, then POST the file to `outputs/<relpath>` through
-the presigned POST, the file part sent with `socket.sendfile` on a plain
-connection (a read/sendall loop on TLS, where the bytes must pass through
-user space). Nothing else: no manifest, no line count, no fsync or page-cache
-advice, no result.json, no marker, no retries, no stop handling.
+file under TMPDIR while hashing it (sha256) and counting its newlines, both
+in the same pass over one reused 1 MiB buffer; check the hash against the
+pin, then POST the file to `outputs/<relpath>` through the presigned POST,
+the file part sent with `socket.sendfile` on a plain connection (a
+read/sendall loop on TLS, where the bytes must pass through user space).
+Every 8 MiB written (and at the end) it syncs the file and asks the kernel
+to drop its pages, as the node does. Nothing else: no manifest, no
+result.json, no marker, no retries, no stop handling.
+
+Why it counts newlines: the step node's work is to copy each input and count
+its lines (result.json's metrics.lines), and the reference node counts with
+`bytearray.count(b"\n", 0, n)` on every chunk, in the pass that hashes and
+writes it: one more pass over every byte, a large share of a copy's CPU. The
+node's CPU budget is a ratio to this program, so the floor does the same
+work the same way; a floor that skipped the count would charge the node for
+its work, and the ratio would no longer measure the node's own overhead
+(manifest, checks, receipts, stop handling). The page-cache release is part
+of that work too (the container's memory limit counts page cache, so a node
+must release it): without it, the floor's CPU per GiB depended on what ran
+before it on this machine (1.4 s/GiB right after the naive node freed 2 GiB,
+2.2 to 2.5 right after the reference node), while the node's did not.
 
 --store-only: the trivial client the bench uses to measure the fake store
 alone. It GETs each input into the one buffer and drops it, then POSTs the
@@ -36,6 +51,7 @@ import urllib.parse
 
 BLOCK_BYTES = 1 << 20  # the unit of every read, as in the reference node
 SENDFILE_BYTES = 8 << 20  # bytes per sendfile call
+CACHE_DROP_BYTES = 8 << 20  # page cache the copy lets build up before dropping it, as in the reference node
 
 
 class FloorError(Exception):
@@ -55,7 +71,8 @@ def connect(url):
 
 
 def download(url, sink):
-    """GET url, handing each block (a memoryview) to sink; returns the byte count."""
+    """GET url, calling sink(buffer, count) for each block read into the first
+    count bytes of the one reused bytearray; returns the byte count."""
     conn, target = connect(url)
     try:
         conn.request("GET", target, headers={"Connection": "close"})
@@ -69,7 +86,7 @@ def download(url, sink):
             count = response.readinto(view)
             if not count:
                 break
-            sink(view[:count])
+            sink(buffer, count)
             size += count
         return size
     finally:
@@ -133,20 +150,39 @@ def send_file(path, size):
     return send
 
 
+def release_page_cache(fd):
+    """Sync the file and drop its cached pages, as the node does every 8 MiB."""
+    os.fsync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+
+
 def copy_one(entry, post):
-    """The floor's copy of one input: GET to a temp file while hashing, then POST it."""
+    """The floor's copy of one input: GET to a temp file while hashing and
+    counting newlines, then POST it. Returns the newline count."""
     fd, path = tempfile.mkstemp(prefix="floor-", dir=os.environ.get("TMPDIR") or None)
     try:
         digest = hashlib.sha256()
+        lines = 0
 
-        def sink(block):
+        pending = 0
+
+        def sink(buffer, count):
+            nonlocal lines, pending
+            block = memoryview(buffer)[:count]
             digest.update(block)
+            lines += buffer.count(b"\n", 0, count)  # the node's count for metrics.lines, in the same pass
             while block:
                 block = block[os.write(fd, block):]
+            pending += count
+            if pending >= CACHE_DROP_BYTES:
+                release_page_cache(fd)
+                pending = 0
         size = download(entry["get_url"], sink)
+        release_page_cache(fd)
         if digest.hexdigest() != entry.get("sha256"):
             raise FloorError("input %r: sha256 does not match its pin" % entry.get("relpath"))
         upload(post, post["key_prefix"] + "outputs/" + entry["relpath"], size, send_file(path, size))
+        return lines
     finally:
         os.close(fd)
         os.unlink(path)
@@ -154,7 +190,7 @@ def copy_one(entry, post):
 
 def store_only_one(entry, post):
     """The store-alone client: GET dropped, then as many bytes POSTed from one buffer."""
-    size = download(entry["get_url"], lambda block: None)
+    size = download(entry["get_url"], lambda buffer, count: None)
     filler = memoryview(bytearray(BLOCK_BYTES))
 
     def send(sock):

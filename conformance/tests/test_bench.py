@@ -4,6 +4,8 @@ The quick run (`python3 -m conformance.bench --quick`, well under 60 s) is
 judged on its structure only: every table and its column headings, every
 stop phase, the JSON document's keys, no credential anywhere, no scratch
 left behind. Performance numbers belong to the bench itself, never to a test.
+How a budget is judged from numbers is tested here with made-up medians
+(CpuBudgets), so a NOT MET verdict is exercised without a slow node.
 """
 
 import json
@@ -105,6 +107,16 @@ class QuickRun(unittest.TestCase):
         for trial in doc["stop_trials"]:
             self.assertTrue(trial["verdict"])
 
+    def test_quick_cpu_budget_rows_say_what_they_measured(self):
+        rows = {row["figure"]: row for row in self.doc["budgets"]}
+        for transport, size, budget_size in (("plain HTTP", max(bench.QUICK_SIZES), bench.BUDGET_CPU_SIZE),
+                                             ("HTTPS", bench.QUICK_TLS_SIZE, bench.BUDGET_TLS_SIZE)):
+            figure = "CPU per GiB, node/floor, %s at %s (--quick; budget at %s)" % (
+                transport, bench.size_label(size), bench.size_label(budget_size))
+            self.assertIn(figure, rows)
+            self.assertRegex(rows[figure]["this_run"], r"^\d+\.\d\dx \(\d+\.\d\d / \d+\.\d\d s\)$")
+            self.assertIsNone(rows[figure]["met"], "a quick run judges no CPU budget")
+
     def test_no_credential_anywhere(self):
         with open(self.json_path, encoding="utf-8") as handle:
             raw = handle.read()
@@ -124,6 +136,88 @@ class QuickRun(unittest.TestCase):
         pasted = [_normalise(line) for line in section.splitlines()]
         for header in header_rows(self.out):
             self.assertIn(header, pasted, "a table heading of the bench is not in README's Performance section")
+
+
+class CpuBudgets(unittest.TestCase):
+    """The CPU budgets: the node's median CPU per GiB over the floor's, from one run."""
+
+    def test_ratio_is_rounded_as_printed(self):
+        self.assertEqual(bench.cpu_ratio(2.64, 2.42), 1.09)
+        self.assertEqual(bench.cpu_ratio(2.3008, 2.0), 1.15)
+        self.assertIsNone(bench.cpu_ratio(None, 2.42))
+        self.assertIsNone(bench.cpu_ratio(2.64, None))
+        self.assertIsNone(bench.cpu_ratio(2.64, 0.0))
+
+    def test_met(self):
+        self.assertEqual(bench.cpu_ratio_budget("plain HTTP", bench.GiB, bench.GiB, 2.64, 2.42, 1.15),
+                         ("CPU per GiB, node/floor, plain HTTP at 1 GiB", "<= 1.15x", "1.09x (2.64 / 2.42 s)", True))
+
+    def test_met_at_the_limit_as_printed(self):
+        figure, budget, got, met = bench.cpu_ratio_budget("plain HTTP", bench.GiB, bench.GiB, 2.3008, 2.0, 1.15)
+        self.assertEqual((budget, got, met), ("<= 1.15x", "1.15x (2.30 / 2.00 s)", True))
+
+    def test_not_met(self):
+        self.assertEqual(bench.cpu_ratio_budget("HTTPS", 256 * bench.MiB, 256 * bench.MiB, 5.19, 3.68, 1.25),
+                         ("CPU per GiB, node/floor, HTTPS at 256 MiB", "<= 1.25x", "1.41x (5.19 / 3.68 s)", False))
+        self.assertFalse(bench.cpu_ratio_budget("plain HTTP", bench.GiB, bench.GiB, 2.32, 2.0, 1.15)[3])
+
+    def test_unmeasured_is_not_judged(self):
+        for node_cpu, floor_cpu in ((None, 2.42), (2.64, None), (None, None)):
+            row = bench.cpu_ratio_budget("plain HTTP", bench.GiB, bench.GiB, node_cpu, floor_cpu, 1.15)
+            self.assertEqual(row[2:], ("not measured", None))
+
+    def test_another_size_is_shown_but_not_judged(self):
+        figure, _, got, met = bench.cpu_ratio_budget("plain HTTP", 64 * bench.MiB, bench.GiB, 9.0, 3.0, 1.15)
+        self.assertEqual(figure, "CPU per GiB, node/floor, plain HTTP at 64 MiB (--quick; budget at 1 GiB)")
+        self.assertEqual((got, met), ("3.00x (9.00 / 3.00 s)", None))
+
+    def _bench(self, sizes, tls_size):
+        node, vs = bench.Program("node", [], "node"), bench.Program("vs", [], "node")
+        made = bench.Bench(node, vs, sizes, 1, tls_size, 1, 1.0, 1, ())
+        self.addCleanup(made.ctx.close)
+        return made
+
+    @staticmethod
+    def _figures(sizes, tls_size, plain, tls):
+        """Figures with these medians: plain = {size: (node, floor)}, tls = (node, floor)."""
+        stat = lambda median: {"cpu_s_per_gib": None if median is None else
+                               {"median": median, "min": median, "max": median, "n": 1}}
+        copies = {bench.size_label(size): {"node": stat(plain.get(size, (None, None))[0]),
+                                           "floor": stat(plain.get(size, (None, None))[1])} for size in sizes}
+        return {"copies": copies, "tls": {"size": bench.size_label(tls_size),
+                                          "programs": {"node": {"tls": stat(tls[0])},
+                                                       "floor": {"tls": stat(tls[1])}}}}
+
+    def test_a_full_run_is_judged_at_the_budget_sizes(self):
+        made = self._bench(bench.SIZES, bench.TLS_SIZE)
+        figures = self._figures(bench.SIZES, bench.TLS_SIZE,
+                                {64 * bench.MiB: (9.0, 1.0), bench.GiB: (2.64, 2.42)}, (5.19, 3.68))
+        self.assertEqual(made.cpu_budgets(figures), [
+            ("CPU per GiB, node/floor, plain HTTP at 1 GiB", "<= 1.15x", "1.09x (2.64 / 2.42 s)", True),
+            ("CPU per GiB, node/floor, HTTPS at 256 MiB", "<= 1.25x", "1.41x (5.19 / 3.68 s)", False)])
+
+    def test_a_failed_node_is_not_measured(self):
+        made = self._bench(bench.SIZES, bench.TLS_SIZE)
+        figures = self._figures(bench.SIZES, bench.TLS_SIZE, {bench.GiB: (None, 2.42)}, (None, 3.68))
+        self.assertEqual([row[2:] for row in made.cpu_budgets(figures)], [("not measured", None)] * 2)
+
+    def test_a_quick_run_shows_its_own_sizes_unjudged(self):
+        made = self._bench(bench.QUICK_SIZES, bench.QUICK_TLS_SIZE)
+        figures = self._figures(bench.QUICK_SIZES, bench.QUICK_TLS_SIZE, {64 * bench.MiB: (4.0, 3.2)}, (6.0, 4.0))
+        self.assertEqual(made.cpu_budgets(figures), [
+            ("CPU per GiB, node/floor, plain HTTP at 64 MiB (--quick; budget at 1 GiB)", "<= 1.15x",
+             "1.25x (4.00 / 3.20 s)", None),
+            ("CPU per GiB, node/floor, HTTPS at 16 MiB (--quick; budget at 256 MiB)", "<= 1.25x",
+             "1.50x (6.00 / 4.00 s)", None)])
+
+    def test_readme_shows_both_cpu_budget_rows_of_a_full_run(self):
+        section = readme_performance()
+        self.assertIsNotNone(section, "README.md has no '## Performance' section")
+        for transport, size, limit in (("plain HTTP", bench.BUDGET_CPU_SIZE, bench.BUDGET_CPU_OVER_FLOOR),
+                                       ("HTTPS", bench.BUDGET_TLS_SIZE, bench.BUDGET_TLS_CPU_OVER_FLOOR)):
+            figure, budget, _, _ = bench.cpu_ratio_budget(transport, size, size, 1.0, 1.0, limit)
+            row = r"(?m)^%s +%s +\d+\.\d\dx \(" % (re.escape(figure), re.escape(budget))
+            self.assertTrue(re.search(row, section), "README's budget table has no row %r: paste a new run" % figure)
 
 
 class MakeTarget(unittest.TestCase):
