@@ -24,16 +24,20 @@ def _faulted_key(plane):
     return hit[0].key if hit else None
 
 
+def clashing_inputs():
+    """Inputs whose names clash: data.csv from ports a, b, b; file from my.port three times."""
+    return [Input("data.csv", b"a\n", port="a"), Input("data.csv", b"b\n", port="b"),
+            Input("data.csv", b"b2\n", port="b"), Input("file", b"f1\n", port="my.port"),
+            Input("file", b"f2\n", port="my.port"), Input("file", b"f3\n", port="my.port")]
+
+
 @check("output.unique-relpaths", clauses=["STEP-OUTPUT-1"], level="MUST",
        title="inputs with one name from several ports never make two objects share a relpath",
        fakes="data.csv from ports a, b and b again; file from port my.port three times",
        expected="exit 0; no key uploaded twice; every relpath once in the marker; result.json and the "
                 "marker written once each")
 def _(ctx):
-    items = [Input("data.csv", b"a\n", port="a"), Input("data.csv", b"b\n", port="b"),
-             Input("data.csv", b"b2\n", port="b"), Input("file", b"f1\n", port="my.port"),
-             Input("file", b"f2\n", port="my.port"), Input("file", b"f3\n", port="my.port")]
-    plane = ctx.step_plane(inputs=items)
+    plane = ctx.step_plane(inputs=clashing_inputs())
     plane.run()
     expect_exit(ctx, plane, 0, "clashing names are told apart, not refused")
     keys = [ex.key for ex in plane.posts()]

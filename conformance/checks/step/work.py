@@ -9,6 +9,7 @@ obligations alone (every other module), which never look at what the work wrote.
 from conformance.checks import check
 from conformance.checks.step._common import (
     KEY_PREFIX, RESULT_NAME, Input, csv_inputs, expect_exit, expect_marker)
+from conformance.checks.step.output import clashing_inputs
 from conformance.checks.step.result import (
     FACT_HEAVY_INPUTS, FACT_RULE_INPUTS, MAX_RESULT_BYTES, expect_report, fact_heavy_plane)
 
@@ -48,9 +49,7 @@ def _(ctx):
        expected="outputs/data.csv, outputs/b/data.csv, outputs/b/data-2.csv, outputs/file, "
                 "outputs/my.port/file, outputs/my.port/file-2")
 def _(ctx):
-    items = [Input("data.csv", b"a\n", port="a"), Input("data.csv", b"b\n", port="b"),
-             Input("data.csv", b"b2\n", port="b"), Input("file", b"f1\n", port="my.port"),
-             Input("file", b"f2\n", port="my.port"), Input("file", b"f3\n", port="my.port")]
+    items = clashing_inputs()
     plane = ctx.step_plane(inputs=items)
     plane.run()
     expect_exit(ctx, plane, 0, "clashing names are told apart, not refused")
