@@ -171,6 +171,10 @@ def read_jsonl(source):
 # ---- Below this line: contract machinery [KEEP] ----
 
 # 4 Limits =====================================================================
+# Every number and wire name the contract fixes, with its unit and its reason.
+# The bounds keep a hostile broker, source, store or child from making the
+# node read, buffer or wait without end; a `# CONTRACT:` line under one says
+# which clause breaks when it is changed.
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -178,7 +182,8 @@ MiB = 1024 * KiB
 MAX_METADATA_IDENTITY_TOKEN_BYTES = 16 * KiB  # the metadata server's answer (CRAWLER-IDENTITY-4)
 MAX_CRAWLER_REQUEST_BYTES = 64 * KiB  # the crawl request's canonical encoding (CRAWLER-BOOT-5)
 MAX_UPLOAD_CAPABILITY_BYTES = 32 * KiB  # only a term of the next bound
-MAX_BOOTSTRAP_RESPONSE_BYTES = MAX_CRAWLER_REQUEST_BYTES + MAX_UPLOAD_CAPABILITY_BYTES + 16 * KiB  # CRAWLER-BOOT-3
+# CRAWLER-BOOT-3: the largest valid answer fits; a bigger one is refused, not buffered
+MAX_BOOTSTRAP_RESPONSE_BYTES = MAX_CRAWLER_REQUEST_BYTES + MAX_UPLOAD_CAPABILITY_BYTES + 16 * KiB
 MAX_CRAWLER_RESULT_BYTES = 8 * MiB  # the child's stdout and the stored object
 # CONTRACT: fixed per release: it is signed into x-goog-content-length-range (CRAWLER-CAP-7).
 MAX_CHILD_STDERR_BYTES = 512  # an admissible child failure line (CRAWLER-CHILD-8)
@@ -210,7 +215,7 @@ EXIT_CANCELLED = 143  # a stop ended the run before the result was stored (128 +
 
 OPTION = "--crawler-session-id"
 CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]  # CRAWLER-CHILD-1: the child protocol's argv tail
-ARGV_REDACTED = "[redacted]"  # CRAWLER-ARGV-3
+ARGV_REDACTED = "[redacted]"  # CRAWLER-ARGV-3: sys.argv is overwritten with this, so nothing later prints the argument
 
 RESULTS_BUCKET_ENV = "MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET"
 AUDIENCE_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_AUDIENCE_BASE"
@@ -240,7 +245,7 @@ METADATA_IDENTITY_PATH = "/computeMetadata/v1/instance/service-accounts/default/
 DEFAULT_STORAGE_ORIGIN = "https://storage.googleapis.com"
 RESULT_OBJECT_PREFIX = "crawler-quarantine/v2/"
 USER_AGENT = "mostlyright-crawler/1"  # CRAWLER-FETCH-4: the only identification a source sees
-REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))  # CRAWLER-FETCH-5
+REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))  # CRAWLER-FETCH-5: any other 3xx is final, never followed
 
 BOOTSTRAP_SCHEMA = "mostlyright-crawler-bootstrap.v1"
 REQUEST_SCHEMA = "mostlyright-crawler-request.v3"
@@ -320,7 +325,7 @@ ArchSpec = collections.namedtuple("ArchSpec", "audit_arch host_platform denied e
 SECCOMP_ARCHES = {
     "x86_64": ArchSpec(
         audit_arch=0xC000003E,  # AUDIT_ARCH_X86_64; i386 (int 0x80) has another and is killed
-        host_platform="linux-amd64",  # CRAWLER-RESULT-8
+        host_platform="linux-amd64",  # CRAWLER-RESULT-8: restated in the clean-room claim: the ABI this table filters
         denied=(41, 42, 43, 44, 45,  # socket connect accept sendto recvfrom
                 46, 47, 48, 49, 50,  # sendmsg recvmsg shutdown bind listen
                 51, 52, 53, 54, 55,  # getsockname getpeername socketpair setsockopt getsockopt
@@ -338,7 +343,7 @@ SECCOMP_ARCHES = {
     # kernel's list; not run on an arm64 machine by the harness yet.
     "aarch64": ArchSpec(
         audit_arch=0xC00000B7,  # AUDIT_ARCH_AARCH64; the 32-bit arm ABI has another and is killed
-        host_platform="linux-arm64",  # CRAWLER-RESULT-8
+        host_platform="linux-arm64",  # CRAWLER-RESULT-8: restated in the clean-room claim: the ABI this table filters
         denied=(198, 199, 200, 201, 202,  # socket socketpair bind listen accept
                 203, 204, 205, 206, 207,  # connect getsockname getpeername sendto recvfrom
                 208, 209, 210, 211, 212,  # setsockopt getsockopt shutdown sendmsg recvmsg
@@ -353,6 +358,10 @@ SECCOMP_ARCHES = {
 }
 
 # 5 Errors =====================================================================
+# The contract's codes and where each one goes (CRAWLER-REPORT-1): a code sent
+# to the wrong place reaches nobody, or tells the broker of a failure it cannot
+# act on.  An error's text is its code alone, so no URL, token or child output
+# can leak into a status line, a bundle or a :fail body (CRAWLER-REPORT-6).
 
 CRAWLER_RESULTS_BUCKET_REQUIRED = "CRAWLER_RESULTS_BUCKET_REQUIRED"
 CRAWLER_PROCESS_HARDENING_UNAVAILABLE = "CRAWLER_PROCESS_HARDENING_UNAVAILABLE"
@@ -954,6 +963,10 @@ PROCESS = ProcessState()  # CRAWLER-NODE-3: these two objects open nothing; main
 _STATUS_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGALRM)
 
 # -- output and secrets -------------------------------------------------------------------
+# The status line is written once and whole, even when a second stop or the
+# grace timer lands while it is being written: two lines, or half of one, is a
+# run the orchestrator cannot read (CRAWLER-REPORT-3, CRAWLER-STOP-5).  Secret
+# buffers are registered so that every exit path can wipe them.
 
 
 def write_all(fd, data):
@@ -980,7 +993,8 @@ def settle(code, status, exit_code):
     PROCESS.settling = True
     try:
         if code is not None and not PROCESS.status_written:
-            write_all(2, canonical_bytes({"code": code, "status": status}) + b"\n")  # CRAWLER-REPORT-3
+            # CRAWLER-REPORT-3: the one line the orchestrator reads: canonical, the code and the status only
+            write_all(2, canonical_bytes({"code": code, "status": status}) + b"\n")
             PROCESS.status_written = True
         PROCESS.exit_code = exit_code
     finally:
@@ -1011,6 +1025,10 @@ def wipe(buffer):
 
 
 # -- canonical JSON ------------------------------------------------------------------------
+# One encoding per document, so the node, the child and the platform compute
+# the same digests; parsers that refuse duplicate keys, floats and deep nesting
+# in time linear in the input, so a hostile answer is refused, neither misread
+# nor waited on (contract: Canonical JSON; CRAWLER-REPORT-5).
 
 # A string is skipped whole (brackets inside do not count); one that never
 # closes runs to the end of the text in one match, so the scan stays linear:
@@ -1116,6 +1134,10 @@ def is_int(value):
 
 
 # -- forms ----------------------------------------------------------------------------------
+# One spelling for every value that ends up in a URL, a header or a route: a
+# second spelling slips past an exact comparison, a space or CR splits a request
+# line, and a numeric host name reaches an address no policy listed
+# (CRAWLER-CONFIG-2, -4, CRAWLER-CAP-3, -5, CRAWLER-FETCH-2).
 
 _BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]")
 _EXECUTION_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
@@ -1225,7 +1247,8 @@ def check_base(value):
     path = parts[2]
     if not path.startswith("/") or path.endswith("/"):  # CRAWLER-CONFIG-2: at least one segment
         return None
-    if any(bad in path for bad in _FORBIDDEN_IN_PATH) or path.endswith(("/.", "/..")):  # CRAWLER-CONFIG-2 (D2)
+    # CRAWLER-CONFIG-2 (D2): a base ending in /.. would send :redeem to a path the base does not name
+    if any(bad in path for bad in _FORBIDDEN_IN_PATH) or path.endswith(("/.", "/..")):
         return None
     return value
 
@@ -1255,6 +1278,10 @@ def check_metadata_host(value):
 
 
 # -- configuration --------------------------------------------------------------------------
+# Read once, at start-up, in the contract's order: a bad variable fails before
+# any request, with the code of the first check it breaks and never its value
+# (CRAWLER-CONFIG-7).  Proxy and credential variables are never read: the
+# node's only authority is the identity token and the capability (CONFIG-8).
 
 Policy = collections.namedtuple("Policy", "hosts ports addresses max_redirects attestation")
 Timeouts = collections.namedtuple("Timeouts", "bootstrap fetch child upload")
@@ -1352,7 +1379,7 @@ def load_config(environ, session_id):
     if bucket is None or not _BUCKET_RE.fullmatch(bucket):  # CRAWLER-CONFIG-1: first, whatever else is wrong
         raise CrawlerError(CRAWLER_RESULTS_BUCKET_REQUIRED, "the results bucket is missing or malformed")
     disable_dumpability()  # CRAWLER-SECRET-1: right after the bucket, before any secret exists
-    if not is_canonical_uuid(session_id):  # CRAWLER-ARGV-2
+    if not is_canonical_uuid(session_id):  # CRAWLER-ARGV-2: pasted into every route: only the one UUID spelling
         raise CrawlerError(CRAWLER_JOB_ARGUMENT_INVALID, "the session id is not a canonical UUID")
     audience_base = check_base(environ.get(AUDIENCE_BASE_ENV))  # CRAWLER-CONFIG-2: the audience base first
     if audience_base is None:
@@ -1361,19 +1388,19 @@ def load_config(environ, session_id):
     if url_base is None:
         raise invalid("the URL base")
     execution = environ.get(EXECUTION_ENV)
-    if execution is None or not _EXECUTION_RE.fullmatch(execution):  # CRAWLER-CONFIG-3
+    if execution is None or not _EXECUTION_RE.fullmatch(execution):  # CRAWLER-CONFIG-3: sent as a header: no CR or LF
         raise invalid("the execution coordinate")
     metadata_host = environ.get(METADATA_HOST_ENV)
     if metadata_host is None:
-        metadata_host = DEFAULT_METADATA_HOST  # CRAWLER-CONFIG-4
+        metadata_host = DEFAULT_METADATA_HOST  # CRAWLER-CONFIG-4: unset is the platform's server, not an error
     elif check_metadata_host(metadata_host) is None:  # CRAWLER-CONFIG-4: set means set, an empty value included
         raise invalid("the metadata host")
     storage_origin = environ.get(STORAGE_ORIGIN_ENV)
     if storage_origin is None:
-        storage_origin = DEFAULT_STORAGE_ORIGIN  # CRAWLER-CONFIG-4
-    elif check_storage_origin(storage_origin) is None:  # CRAWLER-CONFIG-4
+        storage_origin = DEFAULT_STORAGE_ORIGIN  # CRAWLER-CONFIG-4: unset is the real store, not an error
+    elif check_storage_origin(storage_origin) is None:  # CRAWLER-CONFIG-4: CAP-5 matches upload URLs against it exactly
         raise invalid("the storage origin")
-    policy = check_policy(environ.get(EGRESS_POLICY_ENV))  # CRAWLER-CONFIG-5
+    policy = check_policy(environ.get(EGRESS_POLICY_ENV))  # CRAWLER-CONFIG-5: a loose policy lets the fetch go anywhere
     if policy is None:
         raise invalid("the egress policy")
     timeouts = check_timeouts(environ)  # CRAWLER-CONFIG-6: last
@@ -1382,10 +1409,14 @@ def load_config(environ, session_id):
     return Config(bucket, session_id, audience_base, url_base, execution, metadata_host, storage_origin,
                   policy, timeouts,
                   environ.get(CHILD_PIN_ENV),  # CRAWLER-CHILD-1: judged before the fetch, where its code is reported
-                  environ.get("TMPDIR") or None)  # CRAWLER-STREAM-3
+                  environ.get("TMPDIR") or None)  # CRAWLER-STREAM-3: an empty TMPDIR would put scratch in the cwd
 
 
 # -- HTTP -----------------------------------------------------------------------------------
+# Each exchange runs under one elapsed deadline whose watchdog shuts the socket:
+# with per-read timeouts a peer that drips a byte a second holds the node for
+# ever (D9).  An answer is read into one bounded buffer that can be wiped, and
+# one cut short is never taken for whole (CRAWLER-SECRET-3).
 
 
 def tls_context():
@@ -1464,6 +1495,10 @@ def exchange_failure(code, budget):
 
 
 # -- identity, redemption, :fail -------------------------------------------------------------------
+# A fresh token for each broker call, one :redeem that is never retried (the
+# bootstrap is single-use: the first attempt may have spent it), and :fail kept
+# to its three codes: anything else misleads the control plane about what
+# happened (CRAWLER-IDENTITY-2, CRAWLER-BOOT-2, CRAWLER-FAIL-1, -2).
 
 
 def mint_identity_token(config, audience):
@@ -1473,7 +1508,8 @@ def mint_identity_token(config, audience):
     followed), is CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE: stderr-only, since
     without a token there is nobody to tell.
     """
-    query = urllib.parse.urlencode((("audience", audience), ("format", "full")))  # CRAWLER-IDENTITY-1
+    # CRAWLER-IDENTITY-1: the exact audience the broker compares, escaped as urlencode does
+    query = urllib.parse.urlencode((("audience", audience), ("format", "full")))
     url = "http://%s%s?%s" % (config.metadata_host, METADATA_IDENTITY_PATH, query)  # CRAWLER-IDENTITY-1: plain HTTP
     budget = Deadline(config.timeouts.bootstrap)
     buffer = None
@@ -1490,9 +1526,10 @@ def mint_identity_token(config, audience):
             declared = announced_length(response)
             if declared is not None and declared > MAX_METADATA_IDENTITY_TOKEN_BYTES:  # CRAWLER-IDENTITY-4: unread
                 raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "metadata answer too large")  # D4
-            buffer, count = read_body(response, MAX_METADATA_IDENTITY_TOKEN_BYTES, budget)  # CRAWLER-IDENTITY-4
+            # CRAWLER-IDENTITY-4: at most the bound + 1 bytes: a flooding server cannot fill memory
+            buffer, count = read_body(response, MAX_METADATA_IDENTITY_TOKEN_BYTES, budget)
             with memoryview(buffer) as view:
-                whole = count <= MAX_METADATA_IDENTITY_TOKEN_BYTES  # CRAWLER-IDENTITY-4
+                whole = count <= MAX_METADATA_IDENTITY_TOKEN_BYTES  # CRAWLER-IDENTITY-4: a byte past it: too large
                 if not whole or not _JWS_RE.fullmatch(view[:count]):  # CRAWLER-IDENTITY-3: no padding, no newline
                     raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "not a compact JWS")
             return buffer, count
@@ -1522,9 +1559,10 @@ def redeem(config, token, length):
         with http_exchange(url, budget) as session:
             conn = session.conn
             conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
-            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1
+            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1: asks for the JSON the parser expects
             conn.putheader("Authorization", authorization)  # CRAWLER-SECRET-2: the only place the token goes
-            conn.putheader("X-Mostlyright-Cloud-Run-Execution", config.execution)  # CRAWLER-BOOT-1
+            # CRAWLER-BOOT-1: without it the broker cannot tell which execution spent the bootstrap
+            conn.putheader("X-Mostlyright-Cloud-Run-Execution", config.execution)
             conn.putheader("Content-Length", "0")  # CRAWLER-BOOT-1: no body
             conn.putheader("Connection", "close")
             conn.endheaders()  # CRAWLER-BOOT-2: sent once, never retried
@@ -1534,8 +1572,9 @@ def redeem(config, token, length):
             declared = announced_length(response)
             if declared is not None and declared > MAX_BOOTSTRAP_RESPONSE_BYTES:  # CRAWLER-BOOT-3: refused unread
                 raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE, "announced too large")
-            buffer, count = read_body(response, MAX_BOOTSTRAP_RESPONSE_BYTES, budget)  # CRAWLER-BOOT-3
-            if count > MAX_BOOTSTRAP_RESPONSE_BYTES:  # CRAWLER-BOOT-3
+            # CRAWLER-BOOT-3: at most the bound + 1 bytes: a broker's answer cannot fill memory
+            buffer, count = read_body(response, MAX_BOOTSTRAP_RESPONSE_BYTES, budget)
+            if count > MAX_BOOTSTRAP_RESPONSE_BYTES:  # CRAWLER-BOOT-3: else the cut answer is parsed: the wrong code
                 raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE, "too large")
             if count == 0:  # CRAWLER-BOOT-2: an empty body
                 raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "empty answer")
@@ -1571,8 +1610,8 @@ def report_failure(config, code):
         with http_exchange("%s/%s:fail" % (config.url_base, config.session_id), budget) as session:
             conn = session.conn
             conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
-            conn.putheader("Accept", "application/json")  # CRAWLER-FAIL-1
-            conn.putheader("Authorization", authorization)  # CRAWLER-FAIL-1
+            conn.putheader("Accept", "application/json")  # CRAWLER-FAIL-1: one exact shape, headers included
+            conn.putheader("Authorization", authorization)  # CRAWLER-FAIL-1: :redeem's token has another audience
             conn.putheader("Content-Type", "application/json")  # CRAWLER-FAIL-1: and no execution header
             conn.putheader("Content-Length", str(len(body)))
             conn.putheader("Connection", "close")
@@ -1586,6 +1625,10 @@ def report_failure(config, code):
 
 
 # -- the bootstrap response and its documents ---------------------------------------------------
+# The :redeem answer is parsed strictly and the capability checked rule by rule
+# before any fetch: a fault found only at the PUT wastes the crawl, and a
+# capability read loosely could send the result, or the signed URL, elsewhere
+# (CRAWLER-BOOT-4, -5, CRAWLER-CAP-1..9).
 
 Capability = collections.namedtuple("Capability", "session_id path query headers window_end")
 
@@ -1654,7 +1697,8 @@ def check_capability(capability, request, request_digest, config, now):
     def invalid(what):
         return CrawlerError(CRAWLER_UPLOAD_CAPABILITY_INVALID, what)
 
-    if not isinstance(capability, dict) or set(capability) != CAPABILITY_KEYS:  # CRAWLER-CAP-1
+    # CRAWLER-CAP-1: an extra key could be a rule this node would silently ignore
+    if not isinstance(capability, dict) or set(capability) != CAPABILITY_KEYS:
         raise invalid("keys")
     if not (same(capability["schema_version"], CAPABILITY_SCHEMA) and same(capability["method"], "PUT")
             and same(capability["redirect_policy"], "deny")):  # CRAWLER-CAP-1: case-sensitive
@@ -1664,19 +1708,21 @@ def check_capability(capability, request, request_digest, config, now):
     if capability["single_use"] is not True:  # CRAWLER-CAP-1: not 1, not "true"
         raise invalid("single_use")
     bound = capability["request_digest"]
-    if not isinstance(bound, str) or not _DIGEST_RE.fullmatch(bound) or bound != request_digest:  # CRAWLER-CAP-2
+    # CRAWLER-CAP-2: a capability for another request would file this result under the wrong one
+    if not isinstance(bound, str) or not _DIGEST_RE.fullmatch(bound) or bound != request_digest:
         raise invalid("request_digest")
     session_id = capability["crawler_session_id"]
-    if not is_canonical_uuid(session_id):  # CRAWLER-CAP-3
+    if not is_canonical_uuid(session_id):  # CRAWLER-CAP-3: CAP-9 then compares strings: one spelling per session
         raise invalid("crawler_session_id")
     expires_at = parse_timestamp(capability["expires_at"])
-    if expires_at is None:  # CRAWLER-CAP-3
+    if expires_at is None:  # CRAWLER-CAP-3: an expiry that is not a real instant cannot bound the window
         raise invalid("expires_at")
     if now >= expires_at:  # CRAWLER-CAP-4: after CAP-1..3, before CAP-5..9
         raise CrawlerError(CRAWLER_UPLOAD_CAPABILITY_EXPIRED, "expires_at has passed")
 
     url = capability["upload_url"]
-    if not isinstance(url, str) or not 1 <= len(url) <= 16384 or not _PRINTABLE_RE.fullmatch(url):  # CRAWLER-CAP-5
+    # CRAWLER-CAP-5: sent on the request line: a space would split it, a CR or LF add headers
+    if not isinstance(url, str) or not 1 <= len(url) <= 16384 or not _PRINTABLE_RE.fullmatch(url):
         raise invalid("upload_url")  # (printable ASCII: the query is sent on the request line as received)
     if not url.startswith(config.storage_origin + "/") or "#" in url:  # CRAWLER-CAP-5: scheme, host, port exactly
         raise invalid("upload_url origin")
@@ -1688,14 +1734,14 @@ def check_capability(capability, request, request_digest, config, now):
         raise invalid("upload_url path")
 
     try:
-        pairs = strict_query_pairs(query)  # CRAWLER-CAP-6
+        pairs = strict_query_pairs(query)  # CRAWLER-CAP-6: read as the store reads it: & only, no blank field
     except ValueError:
         raise invalid("query") from None
     fields = dict(pairs)
     if len(pairs) != len(SIGNED_QUERY_FIELDS) or set(fields) != SIGNED_QUERY_FIELDS or not all(fields.values()):
         raise invalid("query fields")  # CRAWLER-CAP-6: exactly six, none repeated, none empty
     if fields["X-Goog-Algorithm"] != SIGNING_ALGORITHM or fields["X-Goog-SignedHeaders"] != SIGNED_HEADERS:
-        raise invalid("query values")  # CRAWLER-CAP-6
+        raise invalid("query values")  # CRAWLER-CAP-6: other signed headers leave the seven outside the signature
     expires = fields["X-Goog-Expires"]
     if not _DIGITS_RE.fullmatch(expires) or len(expires.lstrip("0")) > 4 or not (
             1 <= int(expires) <= MAX_URL_EXPIRES_S):  # CRAWLER-CAP-6 (D6): ASCII digits, 1..2100
@@ -1703,15 +1749,17 @@ def check_capability(capability, request, request_digest, config, now):
     signed_at = parse_goog_date(fields["X-Goog-Date"])
     if signed_at is None:  # CRAWLER-CAP-6: a real time
         raise invalid("X-Goog-Date")
-    if not _SIGNATURE_RE.fullmatch(fields["X-Goog-Signature"]):  # CRAWLER-CAP-6
+    # CRAWLER-CAP-6: not an RSA signature in hex: refused now, not at the PUT after the crawl
+    if not _SIGNATURE_RE.fullmatch(fields["X-Goog-Signature"]):
         raise invalid("X-Goog-Signature")
 
     headers = capability["required_headers"]
-    if not isinstance(headers, list) or len(headers) != 7:  # CRAWLER-CAP-7
+    if not isinstance(headers, list) or len(headers) != 7:  # CRAWLER-CAP-7: the PUT sends these verbatim: nothing extra
         raise invalid("required_headers")
     header_pairs = []
     for entry in headers:
-        if not isinstance(entry, dict) or set(entry) != {"name", "value"}:  # CRAWLER-CAP-7
+        # CRAWLER-CAP-7: an entry with more keys carries something this node would ignore
+        if not isinstance(entry, dict) or set(entry) != {"name", "value"}:
             raise invalid("required_headers entry")
         name, value = entry["name"], entry["value"]
         if not isinstance(name, str) or not isinstance(value, str) or any(
@@ -1724,11 +1772,12 @@ def check_capability(capability, request, request_digest, config, now):
     # session always reaches CAP-9's code (and :fail), however it was built.
     attestation = request["egress_policy_attestation"]
     if all(header_pairs != required_headers(sid, request_digest, attestation)
-           for sid in (session_id, config.session_id)):  # CRAWLER-CAP-7
+           for sid in (session_id, config.session_id)):  # CRAWLER-CAP-7: e.g. generation-match 0 keeps it create-only
         raise invalid("required_headers values")
 
     url_expires_at = signed_at + int(expires)
-    if signed_at > now + CLOCK_SKEW_S or expires_at > url_expires_at:  # CRAWLER-CAP-8 (D7)
+    # CRAWLER-CAP-8 (D7): else the run would count on time the signed URL does not give
+    if signed_at > now + CLOCK_SKEW_S or expires_at > url_expires_at:
         raise invalid("inconsistent window")
     if session_id != config.session_id:  # CRAWLER-CAP-9: after CAP-1..8, and reported on :fail
         raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_INVALID, "a capability for another session")
@@ -1748,7 +1797,7 @@ def parse_bootstrap(buffer, count, config):
         raise invalid("not acceptable JSON") from None
     if not isinstance(document, dict) or set(document) != BOOTSTRAP_KEYS:  # CRAWLER-BOOT-4: exact keys
         raise invalid("keys")
-    if not same(document["schema_version"], BOOTSTRAP_SCHEMA):  # CRAWLER-BOOT-4
+    if not same(document["schema_version"], BOOTSTRAP_SCHEMA):  # CRAWLER-BOOT-4: another version may mean other rules
         raise invalid("schema_version")
     if not same(document["crawler_session_id"], config.session_id):  # CRAWLER-BOOT-4: as a string, case included
         raise invalid("crawler_session_id")
@@ -1756,7 +1805,7 @@ def parse_bootstrap(buffer, count, config):
     if not check_request(request):  # CRAWLER-BOOT-5 (D5): before any fetch
         raise invalid("request")
     request_bytes = canonical_bytes(request)
-    if not 1 <= len(request_bytes) <= MAX_CRAWLER_REQUEST_BYTES:  # CRAWLER-BOOT-5
+    if not 1 <= len(request_bytes) <= MAX_CRAWLER_REQUEST_BYTES:  # CRAWLER-BOOT-5: the child's header bound assumes it
         raise invalid("request size")
     request_digest = sha256_hex(request_bytes)  # the request's digest: of its canonical bytes
     try:
@@ -1769,6 +1818,10 @@ def parse_bootstrap(buffer, count, config):
 
 
 # -- fetch ------------------------------------------------------------------------------------
+# The egress policy, enforced here hop by hop: each URL checked before it is
+# contacted, each address before it is connected to, and the connection made
+# to the checked address (a second lookup would let DNS rebinding answer);
+# redirects followed by hand, evidence recorded (CRAWLER-FETCH-2, -3, -5, -8).
 
 SourceUrl = collections.namedtuple("SourceUrl", "url host port request_target")
 Retrieval = collections.namedtuple(
@@ -1790,7 +1843,7 @@ def check_source_url(url, policy):
     if not is_dns_name(host) or host not in policy.hosts:  # CRAWLER-FETCH-2: a listed DNS name, never an IP literal
         return None
     port = 443 if port is None else port
-    if port not in policy.ports:  # CRAWLER-FETCH-2
+    if port not in policy.ports:  # CRAWLER-FETCH-2: a listed host on an unlisted port is another service
         return None
     return SourceUrl(url, host, port, (parts.path or "/") + ("?" + parts.query if parts.query else ""))
 
@@ -1931,24 +1984,25 @@ def fetch_source(request, policy, deadline, spool_fd):
             conn.sock = sock
             conn.auto_open = 0  # never let http.client open a connection behind our back
             conn.putrequest("GET", source.request_target, skip_accept_encoding=True)  # CRAWLER-FETCH-4: Host first
-            conn.putheader("User-Agent", USER_AGENT)  # CRAWLER-FETCH-4
-            conn.putheader("Accept-Encoding", "identity")  # CRAWLER-FETCH-4
+            conn.putheader("User-Agent", USER_AGENT)  # CRAWLER-FETCH-4: fixed, so a source learns nothing of the run
+            conn.putheader("Accept-Encoding", "identity")  # CRAWLER-FETCH-4: else a gzip answer, refused by FETCH-6
             conn.putheader("Connection", "close")  # CRAWLER-FETCH-4: and nothing else, no credential ever
             conn.endheaders()
             response = conn.getresponse()
             hop = hop_evidence(source.url, response, peer, sock)
-            hops.append(hop)  # CRAWLER-FETCH-8
+            hops.append(hop)  # CRAWLER-FETCH-8: every hop, redirects too: the evidence the result restates
             location = hop["location"]
             if 300 <= response.status < 400 and not location:  # CRAWLER-FETCH-5: a 3xx without Location
                 raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "a redirect without Location")
             if response.status in REDIRECT_STATUSES:  # CRAWLER-FETCH-5: followed by hand, as a new GET
                 if len(hops) > policy.max_redirects:  # CRAWLER-FETCH-5: one more than allowed
                     raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "too many redirects")
-                source = check_source_url(urllib.parse.urljoin(source.url, location), policy)  # CRAWLER-FETCH-2
+                # CRAWLER-FETCH-2: a redirect may point anywhere: its target meets the policy like the first URL
+                source = check_source_url(urllib.parse.urljoin(source.url, location), policy)
                 if source is None:
                     raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "a redirect the policy refuses")
                 continue
-            if response.status != 200:  # CRAWLER-FETCH-6
+            if response.status != 200:  # CRAWLER-FETCH-6: an error page is not the source
                 raise CrawlerError(CRAWLER_SOURCE_HTTP_STATUS, "final status")
             encoding = response.headers.get("Content-Encoding")
             if encoding is not None and encoding.strip().lower() != "identity":  # CRAWLER-FETCH-6: nothing decoded
@@ -1961,7 +2015,7 @@ def fetch_source(request, policy, deadline, spool_fd):
         finally:
             close_hop(conn, sock)
     evidence = {"schema_version": EVIDENCE_SCHEMA, "hops": hops,
-                "raw_content_sha256": raw_sha256, "raw_size_bytes": raw_size}  # CRAWLER-FETCH-8
+                "raw_content_sha256": raw_sha256, "raw_size_bytes": raw_size}  # CRAWLER-FETCH-8: never the child's word
     last = hops[-1]
     media_type = last["content_type"]
     if media_type is not None:
@@ -1971,6 +2025,9 @@ def fetch_source(request, policy, deadline, spool_fd):
 
 
 # -- the sandbox -------------------------------------------------------------------------------
+# The child parses untrusted bytes: without the filter it could open a socket
+# or start a process and use the node's network.  Where the filter cannot be
+# installed no child runs, and so nothing is fetched (CRAWLER-CHILD-4, D16).
 
 
 class SockFprog(ctypes.Structure):
@@ -2038,9 +2095,10 @@ class Sandbox(object):
         if os.getppid() != parent_pid:  # the node died before the line above took effect
             raise OSError("orphaned")
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # CRAWLER-CHILD-4: no core file
-        if self.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:  # CRAWLER-CHILD-4
+        if self.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:  # CRAWLER-CHILD-4: unprivileged seccomp requires it
             raise OSError("PR_SET_NO_NEW_PRIVS")
-        if self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self._address, 0, 0) != 0:  # CRAWLER-CHILD-4
+        # CRAWLER-CHILD-4: no filter, no exec: the parser never runs with the network
+        if self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self._address, 0, 0) != 0:
             raise OSError("PR_SET_SECCOMP")
 
 
@@ -2061,6 +2119,10 @@ def prepare_sandbox():
 
 
 # -- the child ---------------------------------------------------------------------------------
+# The child gets only what it needs and can neither outlive nor flood the
+# node: an environment built from nothing, descriptors 0-2, bounded stdout and
+# stderr, a deadline, and its group killed and reaped on every path
+# (CRAWLER-CHILD-2, -3, -6, -7, -10).
 
 ChildOutput = collections.namedtuple("ChildOutput", "returncode stdout_size stderr overflow")
 
@@ -2068,7 +2130,8 @@ ChildOutput = collections.namedtuple("ChildOutput", "returncode stdout_size stde
 def child_argv(pin, node_file):
     """The normaliser's argv (CRAWLER-CHILD-1, D8), or CRAWLER_EXECUTABLE_UNAVAILABLE."""
     if pin is not None:
-        if not os.path.isabs(pin) or not os.path.isfile(pin) or not os.access(pin, os.X_OK):  # CRAWLER-CHILD-1
+        # CRAWLER-CHILD-1: a relative pin would depend on the cwd; a bad one is found before the fetch
+        if not os.path.isabs(pin) or not os.path.isfile(pin) or not os.access(pin, os.X_OK):
             raise CrawlerError(CRAWLER_EXECUTABLE_UNAVAILABLE, "the pinned normaliser")
         return [pin] + CHILD_ARGS
     executable = sys.executable
@@ -2104,10 +2167,10 @@ def spawn_child(argv, environment, sandbox):
     try:
         return subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=environment,  # CRAWLER-CHILD-2
+            env=environment,  # CRAWLER-CHILD-2: nothing inherited: no variable of the node's reaches the parser
             close_fds=True,  # CRAWLER-CHILD-3: descriptors 0, 1 and 2 only
             start_new_session=True,  # CRAWLER-CHILD-3: its own session and process group, for killpg
-            cwd="/",  # CRAWLER-CHILD-3
+            cwd="/",  # CRAWLER-CHILD-3: not the node's directory: relative paths reach nothing of the node's
             preexec_fn=lambda: sandbox.enter(parent))  # CRAWLER-CHILD-4: before its program starts
     except subprocess.SubprocessError:  # the preexec_fn failed: the program never ran
         raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "the sandbox could not be installed") from None
@@ -2182,7 +2245,8 @@ def drive_child(proc, header, source_fd, source_size, result_fd, deadline):
                 raise Cancelled("stopped while the child ran")  # CRAWLER-STOP-1: killed at once by the caller
             wait = deadline.remaining()
             if wait <= 0:
-                raise CrawlerError(CRAWLER_CHILD_TIMEOUT, "the child's deadline")  # CRAWLER-CHILD-7 (D10)
+                # CRAWLER-CHILD-7 (D10): past this the upload window would run out before the PUT
+                raise CrawlerError(CRAWLER_CHILD_TIMEOUT, "the child's deadline")
             if open_outputs == 0:  # it closed both outputs: wait for its exit, still watching stop and deadline
                 if child_exited(proc.pid):
                     break
@@ -2247,17 +2311,21 @@ def admitted_code(stderr, overflowed):
 
 def judge_child(output):
     """Raise the code a finished child stands for; return when its stdout may be a result."""
-    if output.overflow == "stdout":  # CRAWLER-CHILD-6
+    if output.overflow == "stdout":  # CRAWLER-CHILD-6: checked first: the kill that cut it made the exit code non-zero
         raise CrawlerError(CRAWLER_CHILD_INVALID, "stdout over MAX_CRAWLER_RESULT_BYTES")
     if output.returncode != 0:  # CRAWLER-CHILD-8: non-zero, or killed by a signal (negative)
         raise CrawlerError(admitted_code(output.stderr, output.overflow == "stderr"), "the child failed")
     if output.stderr or output.overflow == "stderr":  # CRAWLER-CHILD-9: silent on stderr
         raise CrawlerError(CRAWLER_CHILD_INVALID, "exit 0 with stderr")
-    if not 1 <= output.stdout_size <= MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-9
+    if not 1 <= output.stdout_size <= MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-9: exit 0 with no output is no result
         raise CrawlerError(CRAWLER_CHILD_INVALID, "no result")
 
 
 # -- result binding -----------------------------------------------------------------------------
+# The child's word is never stored unchecked: everything it restates must equal
+# what this process fetched or the request says, and its summary what its
+# content gives; otherwise the stored receipt could describe bytes nobody
+# fetched (CRAWLER-RESULT-1..10, D17).
 
 
 def optional_digest(text):
@@ -2308,26 +2376,28 @@ def check_result(data, request, request_digest, retrieval, clean_room):
         result = parse_canonical(data)  # CRAWLER-RESULT-1 (D11): any non-canonical byte is the same fault
     except JsonError:
         raise CrawlerError(CRAWLER_CHILD_INVALID, "not canonical JSON") from None
-    require(isinstance(result, dict) and set(result) == RESULT_KEYS)  # CRAWLER-RESULT-2
+    require(isinstance(result, dict) and set(result) == RESULT_KEYS)  # CRAWLER-RESULT-2: no key is stored unchecked
     receipt, observation = result["acquisition_receipt"], result["observation"]
-    require(isinstance(receipt, dict) and set(receipt) == RECEIPT_KEYS)  # CRAWLER-RESULT-2
-    require(isinstance(observation, dict) and set(observation) == OBSERVATION_KEYS)  # CRAWLER-RESULT-2
+    # CRAWLER-RESULT-2: exact keys at every level: no field is stored unchecked
+    require(isinstance(receipt, dict) and set(receipt) == RECEIPT_KEYS)
+    require(isinstance(observation, dict) and set(observation) == OBSERVATION_KEYS)
     require(same(result["schema_version"], RESULT_SCHEMA) and same(receipt["schema_version"], RECEIPT_SCHEMA)
-            and same(observation["schema_version"], OBSERVATION_SCHEMA))  # CRAWLER-RESULT-2
+            and same(observation["schema_version"], OBSERVATION_SCHEMA))  # CRAWLER-RESULT-2: the rules here are v3's
 
     query, limits = request["query"], request["query"]["limits"]
-    for document in (result, receipt):  # CRAWLER-RESULT-3
+    for document in (result, receipt):  # CRAWLER-RESULT-3: else a result could be filed under another request or source
         require(same(document["request_digest"], request_digest) and same(document["source_id"], request["source_id"])
                 and same(document["adapter_id"], request["adapter_id"])
                 and same(document["adapter_version"], request["adapter_version"]))
     require(same(observation["source_id"], request["source_id"])
-            and same(observation["request_digest"], request_digest))  # CRAWLER-RESULT-3
+            and same(observation["request_digest"], request_digest))  # CRAWLER-RESULT-3: it must name the same request
 
     require(same(receipt["source_url"], query["url"]) and same(receipt["final_url"], retrieval.final_url)
-            and same(receipt["fetched_media_type"], retrieval.media_type))  # CRAWLER-RESULT-4
+            and same(receipt["fetched_media_type"], retrieval.media_type))  # CRAWLER-RESULT-4: never the child's claim
+    # CRAWLER-RESULT-4: size and evidence as this process measured them, the attestation the request's
     require(same(receipt["raw_size_bytes"], retrieval.raw_size)
             and same(receipt["transport_evidence_digest"], retrieval.evidence_digest)
-            and same(receipt["egress_policy_attestation"], request["egress_policy_attestation"]))  # CRAWLER-RESULT-4
+            and same(receipt["egress_policy_attestation"], request["egress_policy_attestation"]))
     for document in (receipt, observation):  # CRAWLER-RESULT-4: both documents
         require(same(document["raw_content_sha256"], retrieval.raw_sha256)
                 and same(document["http_status_code"], retrieval.status)
@@ -2340,38 +2410,44 @@ def check_result(data, request, request_digest, retrieval, clean_room):
         content = base64.b64decode(encoded, validate=True)
     except ValueError:  # binascii.Error
         content = None
-    require(content is not None and base64.b64encode(content).decode("ascii") == encoded)  # CRAWLER-RESULT-5
-    require(len(content) <= limits["max_normalized_bytes"])  # CRAWLER-RESULT-5
+    # CRAWLER-RESULT-5: one base64 spelling per content (zero padding bits), as re-encoding gives
+    require(content is not None and base64.b64encode(content).decode("ascii") == encoded)
+    require(len(content) <= limits["max_normalized_bytes"])  # CRAWLER-RESULT-5: never more than the requester allowed
     content_sha256 = sha256_hex(content)  # CRAWLER-RESULT-5: the node's own hash, never the child's
     require(same(receipt["normalized_content_sha256"], content_sha256)
             and same(observation["normalized_content_sha256"], content_sha256)
-            and same(receipt["normalized_size_bytes"], len(content)))  # CRAWLER-RESULT-5
+            and same(receipt["normalized_size_bytes"], len(content)))  # CRAWLER-RESULT-5: the receipt must describe it
     require(same(receipt["normalized_media_type"], NORMALIZED_MEDIA_TYPE)
             and same(receipt["normalized_data_format"], query["data_format"])
-            and same(receipt["normalized_filename"], query["filename"]))  # CRAWLER-RESULT-5
+            and same(receipt["normalized_filename"], query["filename"]))  # CRAWLER-RESULT-5: as the request named them
 
     require(same(receipt["acquired_at"], request["requested_at"])
-            and same(observation["observed_at"], request["requested_at"]))  # CRAWLER-RESULT-6
+            and same(observation["observed_at"], request["requested_at"]))  # CRAWLER-RESULT-6: same input, same bytes
 
     rows, columns = receipt["row_count"], receipt["column_names"]
     require(is_int(rows) and 0 <= rows <= limits["max_rows"])  # CRAWLER-RESULT-7: an integer, not true
-    require(same(observation["row_count"], rows))  # CRAWLER-RESULT-7
+    require(same(observation["row_count"], rows))  # CRAWLER-RESULT-7: else the receipt and the observation disagree
     require(isinstance(columns, list) and 1 <= len(columns) <= limits["max_columns"]
-            and all(isinstance(name, str) and name for name in columns))  # CRAWLER-RESULT-7
+            and all(isinstance(name, str) and name for name in columns))  # CRAWLER-RESULT-7: capped, no blank name
     for digest in (receipt["parsed_schema_digest"], receipt["row_digest"]):
-        require(isinstance(digest, str) and bool(_DIGEST_RE.fullmatch(digest)))  # CRAWLER-RESULT-7
-    require(same(observation["row_digest"], receipt["row_digest"]))  # CRAWLER-RESULT-7
+        # CRAWLER-RESULT-7: lowercase hex only, so equal digests are equal strings
+        require(isinstance(digest, str) and bool(_DIGEST_RE.fullmatch(digest)))
+    require(same(observation["row_digest"], receipt["row_digest"]))  # CRAWLER-RESULT-7: else the two documents disagree
     # CRAWLER-RESULT-10 (D17): the summary is recomputed from the content, else a normaliser's word is stored
     require(same(content_summary(content, query["data_format"]),
                  [rows, columns, receipt["row_digest"], receipt["parsed_schema_digest"]]))
 
-    require(same(receipt["clean_room"], clean_room))  # CRAWLER-RESULT-8
-    require(all(receipt[field] is None for field in READER_FIELDS))  # CRAWLER-RESULT-9
-    require(same(receipt["decode_flags"], []))  # CRAWLER-RESULT-9
-    require(result["next_watermark"] is None)  # CRAWLER-RESULT-9
+    require(same(receipt["clean_room"], clean_room))  # CRAWLER-RESULT-8: only what this node installed may be claimed
+    require(all(receipt[field] is None for field in READER_FIELDS))  # CRAWLER-RESULT-9: no Reader ran, none claimed
+    require(same(receipt["decode_flags"], []))  # CRAWLER-RESULT-9: no Reader, so no decode flags to claim
+    require(result["next_watermark"] is None)  # CRAWLER-RESULT-9: one-shot: no watermark for a next run to trust
 
 
 # -- upload -------------------------------------------------------------------------------------
+# One create-only PUT of the spooled bytes, never retried and never with an
+# expired URL: a second PUT only adds an ambiguous record (D12).  Once its last
+# byte is going out the store may commit it, so a stop waits for the answer
+# instead of reporting a cancellation over a stored result (CRAWLER-STOP-4).
 
 
 def body_pieces(body, size):
@@ -2409,7 +2485,7 @@ def send_body(sock, body, size, before_last_byte):
             before_last_byte()  # CRAWLER-STOP-4: from here the body counts as sent
             sock.sendall(view[-1:])  # CRAWLER-UPLOAD-2: the child's bytes, never re-encoded
         else:
-            sock.sendall(view)  # CRAWLER-UPLOAD-2
+            sock.sendall(view)  # CRAWLER-UPLOAD-2: the spool's bytes unchanged: what was checked is what is stored
         sent += len(view)
     if size == 0:
         before_last_byte()  # an empty body went out with the headers (no result or bundle is empty)
@@ -2439,9 +2515,11 @@ def put_object(config, capability, body, size, on_body_sent=None):
             if response.status not in (200, 201):  # CRAWLER-UPLOAD-3: a 3xx is never followed
                 raise PutFailed(True, "store status")
             declared = announced_length(response)
-            if declared is not None and declared > MAX_UPLOAD_RESPONSE_BYTES:  # CRAWLER-UPLOAD-3
+            # CRAWLER-UPLOAD-3: an answer announced too large is refused before a byte is read
+            if declared is not None and declared > MAX_UPLOAD_RESPONSE_BYTES:
                 raise PutFailed(True, "answer too large")
-            answer, count = read_body(response, MAX_UPLOAD_RESPONSE_BYTES, budget)  # CRAWLER-UPLOAD-3
+            # CRAWLER-UPLOAD-3: at most the bound + 1 bytes, whatever the store sends
+            answer, count = read_body(response, MAX_UPLOAD_RESPONSE_BYTES, budget)
             wipe(answer)  # not a secret, but registered like every answer buffer
             if count > MAX_UPLOAD_RESPONSE_BYTES:
                 raise PutFailed(True, "answer too large")
@@ -2480,6 +2558,10 @@ def read_spool(fd, size):
     return b"".join(parts)
 
 # 8 Lifecycle ==================================================================
+# One Run, start-up checks to status line.  Where a failure goes depends on how
+# far the run got, and every path ends in settle(): a failure reported in the
+# wrong place reaches nobody, and one reported twice contradicts itself
+# (CRAWLER-REPORT-1..4).
 
 
 def node_file():
@@ -2543,7 +2625,8 @@ class Run(object):
 
     def work_budget(self, limit_s):
         """A phase's time: its timeout, shortened to keep UPLOAD_RESERVE_S of the window free."""
-        budget = min(limit_s, self.window_left() - UPLOAD_RESERVE_S)  # CRAWLER-FETCH-7, CRAWLER-CHILD-7
+        # CRAWLER-FETCH-7, CRAWLER-CHILD-7: else a slow phase leaves the result PUT no window
+        budget = min(limit_s, self.window_left() - UPLOAD_RESERVE_S)
         if budget <= 0:  # CRAWLER-CHILD-7: reported now, while the capability still works
             raise CrawlerError(CRAWLER_UPLOAD_WINDOW_INSUFFICIENT, "no time left before the upload reserve")
         return budget
@@ -2555,7 +2638,8 @@ class Run(object):
         config = self.config
         token = answer = None
         try:
-            audience = "%s/%s:redeem" % (config.audience_base, config.session_id)  # CRAWLER-IDENTITY-1
+            # CRAWLER-IDENTITY-1: the token names the one route it may be used on
+            audience = "%s/%s:redeem" % (config.audience_base, config.session_id)
             token, length = mint_identity_token(config, audience)  # CRAWLER-IDENTITY-2: minted just before the call
             answer, count = redeem(config, token, length)
             wipe(token)  # CRAWLER-SECRET-3: as soon as it is used
@@ -2584,17 +2668,17 @@ class Run(object):
     def crawl(self):
         """Checks before the fetch, the fetch, the child, the result binding: the result's size."""
         config, request = self.config, self.request
-        self.check_stop()  # CRAWLER-STOP-3
+        self.check_stop()  # CRAWLER-STOP-3: a stop since the capability validated ends here, in a cancelled bundle
         argv = child_argv(config.child_pin, node_file())  # CRAWLER-CHILD-1: found before the fetch
         sandbox = prepare_sandbox()  # CRAWLER-CHILD-4 (D16): a child never runs without it, so no fetch either
         if config.policy.attestation != request["egress_policy_attestation"]:  # CRAWLER-FETCH-1: before any source
             raise CrawlerError(CRAWLER_EGRESS_POLICY_MISMATCH, "the request names another egress policy")
-        fetch_deadline = Deadline(self.work_budget(config.timeouts.fetch))  # CRAWLER-FETCH-7
-        self.source_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-1
+        fetch_deadline = Deadline(self.work_budget(config.timeouts.fetch))  # CRAWLER-FETCH-7: keeps the PUT's reserve
+        self.source_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-1: a source in memory risks an OOM kill
         retrieval = self.fetch(fetch_deadline)
         self.check_stop()
-        child_deadline = Deadline(self.work_budget(config.timeouts.child))  # CRAWLER-CHILD-7
-        self.result_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-2
+        child_deadline = Deadline(self.work_budget(config.timeouts.child))  # CRAWLER-CHILD-7: keeps the PUT's reserve
+        self.result_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-2: stdout drained as it comes, sent from here
         output = self.run_child(argv, sandbox, retrieval, child_deadline)
         judge_child(output)
         data = read_spool(self.result_spool.fileno(), output.stdout_size)
@@ -2615,10 +2699,12 @@ class Run(object):
             raise
         except Exception as exc:
             if STOP.should_abandon() or isinstance(exc, StopRequested):
-                raise Cancelled("stopped during the fetch") from None  # CRAWLER-STOP-3
+                raise Cancelled("stopped during the fetch") from None  # CRAWLER-STOP-3: a stop's cut, not a bad source
             if deadline.expired() or isinstance(exc, (TimeoutError, socket.timeout)):
-                raise CrawlerError(CRAWLER_SOURCE_TIMEOUT, "the fetch deadline") from None  # CRAWLER-FETCH-7
-            raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "transport error") from None  # CRAWLER-FETCH-7
+                # CRAWLER-FETCH-7: the watchdog cut it: a slow source, not a broken one
+                raise CrawlerError(CRAWLER_SOURCE_TIMEOUT, "the fetch deadline") from None
+            # CRAWLER-FETCH-7: refused, reset, TLS or a malformed answer: the source is unavailable
+            raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "transport error") from None
 
     def run_child(self, argv, sandbox, retrieval, deadline):
         """Start the child, feed and drain it, always kill and reap it: its ChildOutput."""
@@ -2667,14 +2753,15 @@ class Run(object):
             delivered = True
         except Exception:
             delivered = False
+        # CRAWLER-REPORT-2, CRAWLER-STOP-3 (D13): a stop exits 143, bundle stored or not: 0 would read as done
         return settle(code, STATUS_REPORTED if delivered else STATUS_FAILED,
-                      BUNDLE_EXIT[(delivered, STOP.requested)])  # CRAWLER-REPORT-2, CRAWLER-STOP-3 (D13)
+                      BUNDLE_EXIT[(delivered, STOP.requested)])
 
     def upload_result(self, size):
         """The result PUT, attempted once (CRAWLER-UPLOAD-*); exit 0, silent, when stored."""
         if STOP.requested:  # CRAWLER-STOP-3: a stop before the result PUT began
             return self.end_with_bundle(CRAWLER_CANCELLED)
-        if self.window_left() < UPLOAD_MIN_WINDOW_S:  # CRAWLER-UPLOAD-5
+        if self.window_left() < UPLOAD_MIN_WINDOW_S:  # CRAWLER-UPLOAD-5: the store would refuse an expired URL
             return settle(CRAWLER_UPLOAD_CAPABILITY_EXPIRED, STATUS_FAILED, EXIT_FAILED)
 
         def body_sent():
@@ -2691,7 +2778,8 @@ class Run(object):
                 return self.end_with_bundle(CRAWLER_CANCELLED)
             if action == "cancelled-unknown":  # CRAWLER-STOP-4: fate unknown, no bundle
                 return settle(CRAWLER_CANCELLED, STATUS_FAILED, EXIT_CANCELLED)
-            return settle(CRAWLER_UPLOAD_FAILED, STATUS_FAILED, EXIT_FAILED)  # CRAWLER-UPLOAD-4 (D12)
+            # CRAWLER-UPLOAD-4 (D12): no retry, no bundle: create-only refuses a second PUT if the first was stored
+            return settle(CRAWLER_UPLOAD_FAILED, STATUS_FAILED, EXIT_FAILED)
         return settle(None, None, EXIT_OK)  # CRAWLER-REPORT-3: success is silent, even after a stop (STOP-4)
 
     def clean_up(self):
@@ -2706,10 +2794,14 @@ class Run(object):
                 except OSError:
                     pass
         for buffer in list(PROCESS.secrets):
-            wipe(buffer)  # CRAWLER-SECRET-3
+            wipe(buffer)  # CRAWLER-SECRET-3: a buffer an error path skipped is wiped here
 
 
 # -- child mode: the framing around normalize() (CRAWLER-CHILD-11) -----------------------------
+# Whatever normalize() yields, the framing keeps the protocol: a limit gives
+# its own code rather than a result the node would refuse, the input must match
+# its header, and the summary is computed from the content it describes
+# (CRAWLER-CHILD-11, CRAWLER-RESULT-10).
 
 
 class FramedSource(io.RawIOBase):
@@ -2749,19 +2841,22 @@ def normalized_content(records, limits):
     if not (isinstance(columns, list) and columns and all(isinstance(name, str) and name for name in columns)):
         raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no column names")  # CRAWLER-RESULT-7: 1+ non-empty names
     if len(columns) > limits["max_columns"]:
-        raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more columns than max_columns")  # CRAWLER-CHILD-11
+        # CRAWLER-CHILD-11: its own code; the node would refuse the result as CHILD_INVALID, cause unnamed
+        raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more columns than max_columns")
     content = bytearray(canonical_bytes(columns) + b"\n")  # CRAWLER-RESULT-10: the header line
     row_hash = hashlib.sha256()
     row_count = 0
     while True:
         if len(content) > limits["max_normalized_bytes"]:
-            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "content over max_normalized_bytes")  # CRAWLER-CHILD-11
+            # CRAWLER-CHILD-11: stop at the cap, before the content grows without bound
+            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "content over max_normalized_bytes")
         values = next(records, None)
         if values is None:
             break
         row_count += 1
         if row_count > limits["max_rows"]:
-            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more rows than max_rows")  # CRAWLER-CHILD-11
+            # CRAWLER-CHILD-11: a LIMIT_EXCEEDED now, not a result the node refuses later
+            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more rows than max_rows")
         if not (isinstance(values, list) and len(values) == len(columns) and all(map(is_row_value, values))):
             # CRAWLER-RESULT-10: else the node refuses the result as CHILD_INVALID, naming no cause
             raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "a row that is not one flat value per column")
@@ -2809,7 +2904,7 @@ def normalizer_result(stdin):
         "normalized_size_bytes": len(content),
         "column_names": normalized.column_names,
         "parsed_schema_digest": digest_of({"column_names": normalized.column_names,
-                                           "data_format": query["data_format"]}),  # CRAWLER-RESULT-10
+                                           "data_format": query["data_format"]}),  # CRAWLER-RESULT-10: the parent recomputes it
         "family_id": None, "family_version": None, "decode_options_digest": None, "decode_flags": [],
         "resource_caps": None, "reader_budgets": None,  # CRAWLER-RESULT-9: no Reader
         "transport_evidence_digest": retrieval["transport_evidence_digest"],
@@ -2842,11 +2937,16 @@ def normalizer_main():
         return EXIT_OK
     except BaseException as exc:  # CRAWLER-CHILD-11: never a traceback, whatever the input
         code = exc.code if isinstance(exc, CrawlerError) and exc.code in CHILD_CODES else CRAWLER_NORMALIZATION_FAILED
-        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\n")  # CRAWLER-CHILD-8
+        # CRAWLER-CHILD-8: the one line the node admits; anything else becomes CHILD_FAILED
+        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\n")
         return EXIT_FAILED
 
 
 # 9 main() =====================================================================
+# The argv is parsed exactly and echoed nowhere, the stop handlers go in before
+# the first request (as PID 1 a SIGTERM with no handler is ignored), and a
+# defect in this file still ends in one status line, never a traceback
+# (CRAWLER-ARGV-1, CRAWLER-STOP-1, CRAWLER-REPORT-5).
 
 USAGE = """usage: %(prog)s --crawler-session-id UUID
        %(prog)s --help
@@ -2893,9 +2993,9 @@ def parse_argv(tokens):
 
 def hard_exit():
     """End the process now (CRAWLER-STOP-5): child group killed, buffers wiped, the status line once."""
-    kill_group(PROCESS.child)  # CRAWLER-CHILD-10 (its parent-death signal would follow anyway)
+    kill_group(PROCESS.child)  # CRAWLER-CHILD-10: now, with its group; the parent-death signal is only the backstop
     for buffer in list(PROCESS.secrets):
-        wipe(buffer)  # CRAWLER-SECRET-3
+        wipe(buffer)  # CRAWLER-SECRET-3: the hard exit too: no path leaves a token unwiped
     if PROCESS.exit_code is not None:  # the outcome was already settled (and its line written)
         os._exit(PROCESS.exit_code)
     if not PROCESS.status_written:
@@ -2937,7 +3037,7 @@ def main(argv=None):
         write_all(2, USAGE.encode("ascii"))  # CRAWLER-ARGV-1 (D1): a fixed text, no token of the command line
         return EXIT_USAGE
     if argv is None:
-        sys.argv[1:] = [ARGV_REDACTED] * len(tokens)  # CRAWLER-ARGV-3 (/proc/<pid>/cmdline keeps it: not a secret)
+        sys.argv[1:] = [ARGV_REDACTED] * len(tokens)  # CRAWLER-ARGV-3: no later log prints it (cmdline still does)
     try:
         STOP.open()  # inside the guard: even a process out of descriptors ends in one status line
         signal.signal(signal.SIGTERM, on_stop)  # CRAWLER-STOP-1: before the first request; honoured as PID 1

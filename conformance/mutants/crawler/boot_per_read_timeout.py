@@ -4,11 +4,11 @@ REPLACE = [(
     '        with http_exchange(url, budget) as session:\n'
     '            conn = session.conn\n'
     '            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)\n'
-    '            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1\n',
+    '            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1: asks for the JSON the parser expects\n',
     '        with HttpExchange(url, STOP, timeout_s=budget.seconds, connect_deadline_s=budget.seconds,\n'
     '                          ssl_context_factory=tls_context) as session:\n'
     '            conn = session.conn\n'
     '            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)\n'
-    '            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1\n',
+    '            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1: asks for the JSON the parser expects\n',
 )]
 KILLS = ["boot.deadline"]

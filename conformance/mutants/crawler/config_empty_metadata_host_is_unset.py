@@ -2,7 +2,7 @@
 NODE = "nodes/crawler_job.py"
 REPLACE = [(
     '    if metadata_host is None:\n'
-    '        metadata_host = DEFAULT_METADATA_HOST  # CRAWLER-CONFIG-4\n',
+    "        metadata_host = DEFAULT_METADATA_HOST  # CRAWLER-CONFIG-4: unset is the platform's server, not an error\n",
     '    if not metadata_host:\n'
     '        metadata_host = DEFAULT_METADATA_HOST  # unset or empty: the platform default\n',
 )]

@@ -1,7 +1,11 @@
 """In child mode a refused source exits 2 (the usage-error habit) instead of 1."""
 NODE = "nodes/crawler_job.py"
 REPLACE = [(
-    '        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\\n")  # CRAWLER-CHILD-8\n        return EXIT_FAILED\n',
-    '        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\\n")  # CRAWLER-CHILD-8\n        return EXIT_USAGE\n',
+    '        # CRAWLER-CHILD-8: the one line the node admits; anything else becomes CHILD_FAILED\n'
+    '        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\\n")\n'
+    '        return EXIT_FAILED\n',
+    '        # CRAWLER-CHILD-8: the one line the node admits; anything else becomes CHILD_FAILED\n'
+    '        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\\n")\n'
+    '        return EXIT_USAGE\n',
 )]
 KILLS = ["norm.child-protocol", "child.own-mode"]

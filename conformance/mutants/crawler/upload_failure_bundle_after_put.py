@@ -1,7 +1,8 @@
 """A failed result PUT is also reported in a failure bundle through the same capability, so the broker hears why (D12 forbids it: create-only)."""
 NODE = "nodes/crawler_job.py"
 REPLACE = [(
-    '            return settle(CRAWLER_UPLOAD_FAILED, STATUS_FAILED, EXIT_FAILED)  # CRAWLER-UPLOAD-4 (D12)\n',
+    '            # CRAWLER-UPLOAD-4 (D12): no retry, no bundle: create-only refuses a second PUT if the first was stored\n'
+    '            return settle(CRAWLER_UPLOAD_FAILED, STATUS_FAILED, EXIT_FAILED)\n',
     '            body = failure_bundle(self.request, self.request_digest, CRAWLER_UPLOAD_FAILED)\n'
     '            try:\n'
     '                put_object(self.config, self.capability, body, len(body))  # tell the broker why\n'
