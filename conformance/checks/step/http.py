@@ -20,6 +20,8 @@ def _refusal(label, where, fault_kwargs, code, clauses=("STEP-HTTP-1",), why="")
         match = Match(method="GET", key="inputs/*") if where == "get" else data_upload()
         plane.store.add_fault(faults.status(**fault_kwargs), match)
         plane.run()
+        if where == "post":
+            plane.skip_unless_own_uploads()
         expect_exit(ctx, plane, code, why or "classification table")
         expect_marker(ctx, plane, "failed", code)
 
@@ -54,6 +56,7 @@ def _(ctx):
         # From now on: every earlier upload has ended, so this is the next one.
         plane.store.add_fault(faults.status(401, body=b""), data_upload(first=1))
     plane.wait()
+    plane.skip_unless_own_uploads()
     expect_exit(ctx, plane, 0, "the retry succeeds")
     refused = [ex for ex in plane.data_posts() if ex.status == 401]
     ctx.expect(len(refused) == 1, expected="one upload refused 401", actual="%d" % len(refused))
@@ -199,7 +202,7 @@ def _phase_check(phase, label):
             # the token meanwhile: the node's envelope went stale under it.
             plane.store.add_fault(faults.delay(0.4), _phase_match(phase, key, first=1, phase="request"))
             plane.start()
-            if plane.store.wait_for(_phase_event(phase, "key" if method == "POST" else "request", key), 30):
+            if plane.wait_event(_phase_event(phase, "key" if method == "POST" else "request", key), 30):
                 if params["rotate"]:
                     plane.rotate(expire_old=True)
                 else:
@@ -208,6 +211,8 @@ def _phase_check(phase, label):
         else:
             plane.store.add_fault(getattr(faults, kind)(**params), _phase_match(phase, key, first=1))
             plane.run()
+        if phase == "output":
+            plane.skip_unless_own_uploads()
         expect_exit(ctx, plane, code, "%s during the %s" % (label, phase))
         if phase != "marker" and code and label != "expired":  # dead credentials write no marker
             expect_marker(ctx, plane, "failed", code)

@@ -104,6 +104,6 @@ def _(ctx):
                          "the report, and the report on a data port is read as data")
     on_ports = [r for port, listed in ports.items() if port != "report" for r in (listed or [])]
     unplaced = [r for r in plane.data_relpaths() if r not in on_ports]
-    ctx.expect(plane.data_relpaths() and not unplaced,
+    ctx.expect(not unplaced,
                expected="each of the node's own objects on one of its output ports",
                actual="not on any port: %s; produced_ports %s" % (unplaced[:3], ports))

@@ -32,9 +32,9 @@ def _requests_after(plane, t):
     return [ex for ex in plane.store.transcript if ex.t_start > t]
 
 
-def _stop_in(plane, predicate, what, signum=signal.SIGTERM, settle_s=SETTLE_S):
+def _stop_in(plane, predicate, what, signum=signal.SIGTERM, settle_s=SETTLE_S, own_upload=False):
     plane.start()
-    return plane.stop_when(predicate, signum=signum, what=what, settle_s=settle_s)
+    return plane.stop_when(predicate, signum=signum, what=what, settle_s=settle_s, own_upload=own_upload)
 
 
 @check("stop.first-byte", clauses=["STEP-STOP-2", "STEP-STOP-1"], level="MUST",
@@ -100,7 +100,7 @@ def _(ctx):
     items = [Input("big.bin", generated=48 << 20)]
     plane = ctx.step_plane(inputs=items)
     plane.store.add_fault(faults.stall(after_bytes=256 << 10), data_upload())
-    _stop_in(plane, on_data_event("fault"), "the upload body", settle_s=0.5)
+    _stop_in(plane, on_data_event("fault"), "the upload body", settle_s=0.5, own_upload=True)
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     expect_prompt_stop(ctx, plane)
 
@@ -113,7 +113,7 @@ def _(ctx):
     items = csv_inputs(2)
     plane = ctx.step_plane(inputs=items)
     plane.store.add_fault(faults.accept_then_hang(), data_upload(first=1))
-    _stop_in(plane, on_data_event("commit"), "the upload's answer")
+    _stop_in(plane, on_data_event("commit"), "the upload's answer", own_upload=True)
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     expect_prompt_stop(ctx, plane)
     held = plane.data_posts()[:1]

@@ -91,6 +91,7 @@ def _failure(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.store.add_fault(faults.reset(after_bytes=1 << 20), data_upload())
     plane.run()
+    plane.skip_unless_own_uploads()
     return plane
 
 
@@ -99,9 +100,10 @@ def _used_scratch(ctx):
     (a hard-coded /tmp) would pass the emptiness checks vacuously."""
     items = [Input("big.bin", generated=32 << 20)]
     plane = ctx.step_plane(inputs=items)
-    plane.store.add_fault(faults.stall(after_bytes=16 << 20), data_upload())
+    # Every step downloads its inputs into scratch: a stalled download shows it there.
+    plane.store.add_fault(faults.stall(after_bytes=16 << 20), Match(method="GET", key="inputs/*"))
     plane.start()
-    plane.store.wait_for(lambda ev: ev.kind == "fault", 30)
+    plane.wait_event(lambda ev: ev.kind == "fault", 30)
     used = _scratch_files(plane)
     plane.proc.signal(15)
     plane.wait()
