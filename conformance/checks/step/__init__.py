@@ -1,4 +1,4 @@
 """Checks of the step contract (contract/step.md), one module per contract area."""
 
 from conformance.checks.step import (  # noqa: F401  (registers the checks)
-    creds, exit, http, input, manifest, marker, output, progress, redact, result, stop, stream)
+    creds, exit, http, input, manifest, marker, output, progress, redact, result, stop, stream, work)
