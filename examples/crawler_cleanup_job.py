@@ -95,9 +95,11 @@ def normalize(data_format, source):
             if any(value is not None for value in values):
                 yield values
     except UnicodeDecodeError:
-        raise CrawlerError(CRAWLER_SOURCE_ENCODING_UNSUPPORTED, "not UTF-8") from None  # CRAWLER-NORM-1
+        # invalid UTF-8 is the source's encoding, not a parse failure: its own code
+        raise CrawlerError(CRAWLER_SOURCE_ENCODING_UNSUPPORTED, "not UTF-8") from None
     except csv.Error:
-        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "not CSV the csv module reads") from None  # CRAWLER-NORM-1
+        # what csv will not read (a field over its size limit, say) is a parse failure
+        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "not CSV the csv module reads") from None
 
 
 def clean(value):
@@ -125,7 +127,8 @@ def read_csv(source):
     reader = csv.reader(lines())  # newline="" lets csv see quoted line breaks as they are
     header = next(reader, None)
     if not header or any(name == "" for name in header) or len(set(header)) != len(header):
-        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no usable header record")  # CRAWLER-NORM-1
+        # no header, or a blank or repeated name: a column no consumer could address
+        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no usable header record")
     yield header
     for record in reader:
         if len(record) != len(header):  # CRAWLER-NORM-1: every record has exactly that many fields
@@ -141,7 +144,7 @@ def read_jsonl(source):
         line = source.readline()  # bytes: only b"\n" ends a line, a lone \r stays in it
         if not line:
             break
-        if first and line.startswith(_UTF8_BOM):  # CRAWLER-NORM-1
+        if first and line.startswith(_UTF8_BOM):  # else the JSON parser calls a BOM a parse failure
             raise CrawlerError(CRAWLER_SOURCE_ENCODING_UNSUPPORTED, "a byte-order mark")
         first = False
         if line.endswith(b"\n"):
@@ -157,14 +160,16 @@ def read_jsonl(source):
             raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "a line that is not a JSON object") from None
         if not isinstance(record, dict) or not all(
                 value is None or isinstance(value, (str, int)) for value in record.values()):
-            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "a line that is not a flat object")  # CRAWLER-NORM-1
+            # a nested value has no place in a row of one value per column
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "a line that is not a flat object")
         if columns is None:
             columns = sorted(record)  # CRAWLER-NORM-1: the first object's keys, sorted
             if not columns or "" in columns:  # a result needs 1+ non-empty names (CRAWLER-RESULT-7)
                 raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no usable column names")
             yield columns
         elif len(record) != len(columns) or any(name not in record for name in columns):
-            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "an object with other keys")  # CRAWLER-NORM-1
+            # other keys would shift values into the wrong columns
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "an object with other keys")
         yield [record[name] for name in columns]
 
 
