@@ -64,6 +64,10 @@ def build_parser():
     parser.add_argument("--reference", action="store_true",
                         help="also judge the reference node's example work (what its [EDIT] sections do); "
                              "for the reference nodes, not for your own")
+    parser.add_argument("--deploy", metavar="NAME=VALUE", action="append", default=[],
+                        help="judge the node with another value of one of the contract's deployment constants "
+                             "(values the upstream never defines; crawler: MAX_CRAWLER_RESULT_BYTES, "
+                             "RESULT_MEDIA_TYPE, CHILD_ATTESTATION_ENV, CHILD_CODES)")
     parser.add_argument("--jobs", metavar="N", type=_positive, default=1, help="run N checks in parallel")
     parser.add_argument("--repeat", metavar="N", type=_positive, default=1,
                         help="run each check N times and label it stable or flaky")
@@ -113,6 +117,14 @@ def parse(argv):
     elif not options.list:
         raise UsageError("missing NODE (a Python file, or `-- COMMAND ...`)")
     options.only = [p.strip() for item in options.only for p in item.split(",") if p.strip()]
+    if options.deploy:
+        deployment = _checks.deployment(options.contract)
+        if deployment is None:
+            raise UsageError("contract %s has no deployment constants: --deploy does not apply" % options.contract)
+        try:
+            deployment.set(options.deploy)
+        except ValueError as problem:
+            raise UsageError(str(problem))
     return options, node
 
 
@@ -226,6 +238,9 @@ def main(argv=None, out=None):
              "memory cgroup: %s" % (caps.cgroup.value or "no, %s" % caps.cgroup.reason)]
     if options.jobs > 1 or options.repeat > 1:
         notes.append("jobs %d, repeat %d" % (options.jobs, options.repeat))
+    deployment = _checks.deployment(options.contract)
+    if deployment is not None and deployment.overrides():
+        notes.append("deployment: %s" % ", ".join(deployment.overrides()))
     if options.reference:
         notes.append("example work: judged (--reference)")
     elif left_out:
@@ -240,6 +255,8 @@ def main(argv=None, out=None):
         _runner.reap_all()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        if deployment is not None:
+            deployment.reset()  # an in-process caller's next run starts from the contract's values
     run = _report.RunReport(options.contract, node.display, options.seed, results, strict=options.strict,
                             repeat=options.repeat, wall_s=time.monotonic() - started, notes=notes)
     out.write(_report.render_text(run, verbose=options.verbose))

@@ -55,6 +55,20 @@ import uuid
 PROGRAM = "crawler_cleanup_job.py"  # the name the usage text shows
 IO_CHUNK_BYTES = 64 * 1024  # unit of every streaming read and write: source, child pipes, PUT body
 
+# Deployment constants (contract/crawler.md, D21).  The upstream job imports
+# these from its platform's package without defining them, and the broker's
+# capability is compared with them by exact equality: if one differs from your
+# platform's value, every real capability (or every child failure) is refused.
+# These are the contract's values.  Change them here to your platform's, and
+# judge the node with the same values:
+#   python3 -m conformance crawler crawler_cleanup_job.py --deploy RESULT_MEDIA_TYPE=...
+MAX_CRAWLER_RESULT_BYTES = 8 * 1024 * 1024  # the child's stdout and the stored object
+# CONTRACT: fixed per release: it is signed into x-goog-content-length-range (CRAWLER-CAP-7).
+RESULT_MEDIA_TYPE = "application/vnd.mostlyright.crawler-result+json"  # Content-Type of every PUT (CAP-7)
+CHILD_ATTESTATION_ENV = "MOSTLYRIGHT_CRAWLER_EGRESS_POLICY_ATTESTATION"  # the child's one variable (CHILD-2)
+CHILD_CODES = frozenset((  # CRAWLER-CHILD-8: the only codes a child may name; each a bundle code (section 5)
+    "CRAWLER_NORMALIZATION_FAILED", "CRAWLER_SOURCE_ENCODING_UNSUPPORTED", "CRAWLER_LIMIT_EXCEEDED"))
+
 # 3 Your work [EDIT] ===========================================================
 # The normaliser: what the child makes of the fetched bytes (CRAWLER-NORM-*).
 # normalize() is all of it: it yields the column names, then each row's values,
@@ -189,8 +203,7 @@ MAX_CRAWLER_REQUEST_BYTES = 64 * KiB  # the crawl request's canonical encoding (
 MAX_UPLOAD_CAPABILITY_BYTES = 32 * KiB  # only a term of the next bound
 # CRAWLER-BOOT-3: the largest valid answer fits; a bigger one is refused, not buffered
 MAX_BOOTSTRAP_RESPONSE_BYTES = MAX_CRAWLER_REQUEST_BYTES + MAX_UPLOAD_CAPABILITY_BYTES + 16 * KiB
-MAX_CRAWLER_RESULT_BYTES = 8 * MiB  # the child's stdout and the stored object
-# CONTRACT: fixed per release: it is signed into x-goog-content-length-range (CRAWLER-CAP-7).
+# MAX_CRAWLER_RESULT_BYTES is a deployment constant: section 2.
 MAX_CHILD_STDERR_BYTES = 512  # an admissible child failure line (CRAWLER-CHILD-8)
 MAX_UPLOAD_RESPONSE_BYTES = 64 * KiB  # the store's answer to a PUT (CRAWLER-UPLOAD-3)
 MAX_JSON_DEPTH = 32  # nesting of any JSON the node or the child parses
@@ -236,7 +249,7 @@ TIMEOUT_ENVS = (  # (field, variable, the constant it may only lower)
     ("child", "MOSTLYRIGHT_CRAWLER_CHILD_TIMEOUT_S", CHILD_TIMEOUT_S),
     ("upload", "MOSTLYRIGHT_CRAWLER_UPLOAD_TIMEOUT_S", UPLOAD_TIMEOUT_S),
 )
-CHILD_ATTESTATION_ENV = "MOSTLYRIGHT_CRAWLER_EGRESS_POLICY_ATTESTATION"
+# CHILD_ATTESTATION_ENV is a deployment constant: section 2.
 CHILD_THREAD_PINS = (  # the seccomp filter denies clone: native libraries must not start threads
     ("JE_ARROW_MALLOC_CONF", "background_thread:false"),
     ("MKL_NUM_THREADS", "1"),
@@ -264,7 +277,7 @@ OBSERVATION_SCHEMA = "hosted-public-https-source-observation.v3"
 FAILURE_SCHEMA = "mostlyright-crawler-failure.v1"
 ADAPTER_ID = "public.https"
 ADAPTER_VERSION = "1.0.0"
-RESULT_MEDIA_TYPE = "application/vnd.mostlyright.crawler-result+json"
+# RESULT_MEDIA_TYPE is a deployment constant: section 2.
 NORMALIZED_MEDIA_TYPE = "application/x-ndjson"
 DATA_FORMATS = ("csv", "jsonl")
 
@@ -423,8 +436,7 @@ REPORT_PLACE = dict(
         CRAWLER_CHILD_INVALID, CRAWLER_CHILD_TIMEOUT, CRAWLER_NORMALIZATION_FAILED, CRAWLER_LIMIT_EXCEEDED,
         CRAWLER_UPLOAD_WINDOW_INSUFFICIENT, CRAWLER_CANCELLED, CRAWLER_JOB_FAILED)]
 )
-CHILD_CODES = frozenset((  # CRAWLER-CHILD-8: the only codes a child may name
-    CRAWLER_NORMALIZATION_FAILED, CRAWLER_SOURCE_ENCODING_UNSUPPORTED, CRAWLER_LIMIT_EXCEEDED))
+# CHILD_CODES, the codes a child may name (CRAWLER-CHILD-8), is a deployment constant: section 2.
 
 STATUS_FAILED = "failed"  # nothing was delivered (or the code went only to :fail)
 STATUS_REPORTED = "reported"  # a failure bundle is in the store
@@ -700,6 +712,12 @@ class Stop(object):
 # wakeup fd; once connected the socket sits on the stop ledger, so a stop (or
 # a watchdog) ends a blocked read or write with shutdown().  http.client only
 # formats requests and parses responses: it never opens a connection itself.
+#
+# Proxies are opt-in, per exchange: a node that must never use one passes none
+# and the rest behaves as if this part did not exist.  With a proxy, TCP goes
+# to the proxy; an https target is reached through a CONNECT tunnel, inside
+# the same deadline, every wait stoppable; an http target's request goes to
+# the proxy in absolute form.  Proxy credentials never appear in a message.
 
 Target = collections.namedtuple("Target", "scheme host port request_target")
 
@@ -810,22 +828,273 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
+# -- proxies ---------------------------------------------------------------
+# The variables are read as urllib reads them (the upstream's ProxyHandler):
+# a lowercase name wins over its uppercase form, an empty lowercase one turns
+# the proxy off, and HTTP_PROXY is ignored when REQUEST_METHOD is set (a CGI
+# script gets a client's "Proxy:" header as HTTP_PROXY, CVE-2016-1000110).
+# NO_PROXY is matched as curl matches it: by whole domain labels, never by
+# substring, and an address only by itself.
+
+_PROXY_REPLY_MAX_BYTES = 65536  # a CONNECT reply's status line and headers; more is not a proxy talking
+
+
+class Proxy(collections.namedtuple("Proxy", "host port authorization credentials")):
+    """A proxy: where it is, the Proxy-Authorization value to send (None
+    without credentials) and the credential strings a log must never show.
+    Its repr() shows neither."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "Proxy(host=%r, port=%r%s)" % (self.host, self.port,
+                                              ", with credentials" if self.authorization else "")
+
+
+class ProxyConfigError(ValueError):
+    """A proxy variable that cannot be used; the message names it, never its value."""
+
+
+def parse_proxy_url(url):
+    """The Proxy of `http://[user:password@]host[:port]` (port 80 by default).
+
+    ValueError for anything else; the message never quotes the URL, which
+    may carry a password.  User and password are percent-decoded, as urllib
+    does, before they go into the Basic credentials.
+    """
+    if not isinstance(url, str) or not url:
+        raise ValueError("not a non-empty string")
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() != "http":
+        raise ValueError("only http:// proxies are supported")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError("a proxy URL has no path, query or fragment")
+    if _FORBIDDEN_IN_TARGET.intersection(parts.netloc):
+        raise ValueError("whitespace or control characters in the proxy URL")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise ValueError("port is not a number from 0 to 65535") from None
+    if not host:
+        raise ValueError("no host")
+    authorization, credentials = None, ()
+    if parts.username is not None:
+        user = urllib.parse.unquote(parts.username)
+        password = urllib.parse.unquote(parts.password or "")
+        token = base64.b64encode(("%s:%s" % (user, password)).encode("utf-8")).decode("ascii")
+        authorization = "Basic " + token
+        credentials = tuple(v for v in (parts.username, parts.password, user, password, token, authorization) if v)
+    return Proxy(host, 80 if port is None else port, authorization, credentials)
+
+
+def _proxy_variables(environ):
+    """{"http"|"https"|"no": (variable name, value)}, by urllib's precedence."""
+    found = {}
+    for name, value in environ.items():  # first pass: any case
+        if value and name.lower().endswith("_proxy"):
+            found[name.lower()[:-6]] = (name, value)
+    if "REQUEST_METHOD" in environ:  # a CGI script: HTTP_PROXY may come from a client
+        found.pop("http", None)
+    for name, value in environ.items():  # second pass: lowercase names win, empty ones unset
+        if name.endswith("_proxy"):
+            if value:
+                found[name.lower()[:-6]] = (name, value)
+            else:
+                found.pop(name.lower()[:-6], None)
+    return dict((k, v) for k, v in found.items() if k in ("http", "https", "no"))
+
+
+def _ip_literal(host):
+    """The packed address of an IPv4 or IPv6 literal, else None."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            return socket.inet_pton(family, host)
+        except (OSError, ValueError):
+            pass
+    return None
+
+
+def _no_proxy_entry(item):
+    """(name, port or None, packed address or None) of one NO_PROXY entry; None if unusable."""
+    port = None
+    if item.startswith("["):  # [v6] or [v6]:port
+        host, bracket, rest = item[1:].partition("]")
+        if not bracket or (rest and not (rest[:1] == ":" and rest[1:].isdigit())):
+            return None
+        port = int(rest[1:]) if rest else None
+    elif item.count(":") == 1:  # name:port or v4:port; more colons is a bare IPv6 address
+        host, _, text = item.partition(":")
+        if not text.isdigit():
+            return None
+        port = int(text)
+    else:
+        host = item
+    host = host.strip(".")  # ".example.com" is "example.com"; a trailing dot is the root
+    if not host or (port is not None and port > 65535):
+        return None
+    return host, port, _ip_literal(host)
+
+
+class Proxies(object):
+    """The proxies an environment names, and its NO_PROXY list.
+
+        proxies = Proxies.from_environ(os.environ)   # ProxyConfigError names a bad variable
+        proxy = proxies.pick(split_url(url))         # a Proxy, or None: connect directly
+
+    NO_PROXY: entries separated by commas or spaces, compared without regard
+    to case.  `*` alone means no proxy for any host.  A name matches itself
+    and every name under it (`example.com` and `.example.com` both match
+    `a.example.com`, neither matches `badexample.com`); an IP address matches
+    only that address (IPv6 bracketed or not); `:port` limits an entry to
+    that port.
+    """
+
+    def __init__(self, http=None, https=None, no_proxy=""):
+        self.by_scheme = {"http": http, "https": https}
+        text = (no_proxy or "").strip()
+        self.bypass_all = text == "*"
+        entries = (_no_proxy_entry(item) for item in text.lower().replace(",", " ").split())
+        self.no_proxy = tuple(entry for entry in entries if entry is not None)
+
+    @classmethod
+    def from_environ(cls, environ):
+        found = _proxy_variables(environ)
+        chosen = {}
+        for scheme in ("http", "https"):
+            if scheme in found:
+                name, value = found[scheme]
+                try:
+                    chosen[scheme] = parse_proxy_url(value)
+                except ValueError as exc:
+                    raise ProxyConfigError("%s is not a usable http://[user:password@]host[:port] proxy URL (%s)"
+                                           % (name, exc)) from None
+        return cls(chosen.get("http"), chosen.get("https"), found.get("no", ("", ""))[1])
+
+    def bypass(self, host, port):
+        """True when NO_PROXY says `host`:`port` is reached directly."""
+        if self.bypass_all:
+            return True
+        host = host.lower().rstrip(".")
+        address = _ip_literal(host)
+        for name, only_port, entry_address in self.no_proxy:
+            if only_port is not None and only_port != port:
+                continue
+            if address is not None or entry_address is not None:
+                if address == entry_address:  # addresses: only the same address
+                    return True
+            elif host == name or host.endswith("." + name):  # names: whole labels, never a substring
+                return True
+        return False
+
+    def pick(self, target):
+        """The Proxy for a Target, or None to connect directly."""
+        proxy = self.by_scheme.get(target.scheme)
+        if proxy is None or self.bypass(target.host, target.port):
+            return None
+        return proxy
+
+    def secrets(self):
+        """Every credential string of the proxies, for a node's redaction."""
+        return [value for proxy in self.by_scheme.values() if proxy is not None for value in proxy.credentials]
+
+
+def proxy_for(url, environ):
+    """The Proxy `environ` names for `url`, or None (connect directly)."""
+    return Proxies.from_environ(environ).pick(split_url(url))
+
+
+def _authority(host, port, default_port=None):
+    """host:port as a request target or Host header writes it: an IPv6
+    address in brackets, the port left out when it is `default_port`."""
+    shown = "[%s]" % host if ":" in host else host
+    return shown if port == default_port else "%s:%d" % (shown, port)
+
+
+def _tunnel(sock, target, proxy, stop, deadline):
+    """CONNECT `target` through the proxy on `sock`; return once it said 2xx.
+
+    Every send and receive waits in wait_ready, so the deadline and a stop
+    end it at once, like the rest of the connect.  Only the reply's head is
+    consumed (peeked first), never a byte of what the origin sends next.
+    A refusal raises ProxyRefused naming the status, never the credentials.
+    """
+    authority = _authority(target.host, target.port)
+    head = "CONNECT %s HTTP/1.1\r\nHost: %s\r\n" % (authority, authority)
+    if proxy.authorization is not None:
+        head += "Proxy-Authorization: %s\r\n" % proxy.authorization
+    pending = memoryview((head + "\r\n").encode("ascii"))  # a non-ASCII host fails here, as in http.client
+    while pending:
+        wait_ready(stop, [], [sock], deadline, "the proxy's CONNECT")
+        try:
+            pending = pending[sock.send(pending):]
+        except (BlockingIOError, InterruptedError):
+            pass
+    reply = bytearray()
+    while True:
+        wait_ready(stop, [sock], [], deadline, "the proxy's CONNECT")
+        try:
+            peeked = sock.recv(4096, socket.MSG_PEEK)
+        except (BlockingIOError, InterruptedError):
+            continue
+        if not peeked:
+            raise ConnectionError("the proxy closed the connection before answering CONNECT")
+        tail = bytes(reply[-3:])
+        end = (tail + peeked).find(b"\r\n\r\n")
+        wanted = len(peeked) if end < 0 else end + 4 - len(tail)
+        while wanted:  # the peeked bytes are there: this never waits
+            got = sock.recv(wanted)
+            if not got:
+                raise ConnectionError("the proxy closed the connection before answering CONNECT")
+            reply += got
+            wanted -= len(got)
+        if end >= 0:
+            break
+        if len(reply) > _PROXY_REPLY_MAX_BYTES:
+            raise ProxyRefused(None, "a reply head longer than %d bytes" % _PROXY_REPLY_MAX_BYTES, authority)
+    status_line = bytes(reply).split(b"\r\n", 1)[0].decode("latin-1")
+    version, _, rest = status_line.partition(" ")
+    code, _, reason = rest.partition(" ")
+    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+        raise ProxyRefused(None, "a reply that is not HTTP", authority)
+    if not 200 <= int(code) < 300:
+        raise ProxyRefused(int(code), reason, authority)
+
+
+class ProxyRefused(OSError):
+    """The proxy did not open the tunnel: `status` is its answer's code (None
+    when it did not speak HTTP).  An OSError, like every other way a
+    connection fails to be made."""
+
+    def __init__(self, status, reason, authority):
+        shown = "".join(c for c in str(reason) if " " <= c <= "~")[:64].strip()
+        what = "HTTP %d %s" % (status, shown) if status is not None else shown
+        OSError.__init__(self, "the proxy refused CONNECT %s: %s" % (authority, what.strip()))
+        self.status = status
+
+
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None):
     """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
 
     One deadline covers the lookup, every address in turn (each gets only what
-    is left, so N addresses cannot take N timeouts) and the handshake.  The
-    returned socket is non-blocking; the caller sets its timeout.  A stop
-    during any of it, or found once it is done, raises StopRequested and no
-    byte of a request goes out.
+    is left, so N addresses cannot take N timeouts), a proxy's CONNECT and the
+    handshake.  The returned socket is non-blocking; the caller sets its
+    timeout.  A stop during any of it, or found once it is done, raises
+    StopRequested and no byte of a request goes out.
 
     `addresses` (getaddrinfo() entries) replaces the lookup for a caller that
     has judged the addresses itself: only those are tried, while the TLS server
     name and the certificate's host stay `target.host`.
+
+    `proxy` (a Proxy) makes the TCP peer the proxy (`addresses` are then the
+    proxy's); with `ssl_context` the TLS session runs through a CONNECT tunnel
+    to `target`, still verified against `target.host`.  Without `ssl_context`
+    the caller sends its request to the proxy in absolute form (HttpExchange
+    does).
     """
     stop.check("opening a connection")
+    peer = target if proxy is None else proxy  # whom TCP connects to
     if addresses is None:
-        addresses = resolve(target.host, target.port, stop, deadline)
+        addresses = resolve(peer.host, peer.port, stop, deadline)
     sock, last_error = None, None
     for family, kind, proto, _name, address in addresses:
         if deadline.expired():
@@ -853,7 +1122,14 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
         if last_error is not None and not isinstance(last_error, TimeoutError):
             raise last_error
         raise TimeoutError("no address of %s:%d accepted a connection within %gs"
-                           % (target.host, target.port, deadline.seconds))
+                           % (peer.host, peer.port, deadline.seconds))
+    if proxy is not None and ssl_context is not None:
+        try:
+            _tunnel(sock, target, proxy, stop, deadline)
+        except BaseException:
+            stop.untrack(sock)
+            sock.close()
+            raise
     if ssl_context is not None:
         stop.untrack(sock)
         try:
@@ -880,6 +1156,19 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
     return sock
 
 
+class _ForwardingConnection(http.client.HTTPConnection):
+    """An http.client connection to a proxy that forwards plain-HTTP requests:
+    the request target is absolute-form (http.client then sends the origin's
+    Host), and every request carries the proxy's credentials, if any."""
+
+    proxy_authorization = None
+
+    def putrequest(self, method, url, skip_host=False, skip_accept_encoding=False):
+        http.client.HTTPConnection.putrequest(self, method, url, skip_host, skip_accept_encoding)
+        if self.proxy_authorization is not None:
+            self.putheader("Proxy-Authorization", self.proxy_authorization)
+
+
 class HttpExchange(object):
     """One request and its response, on a fresh connection a stop can end.
 
@@ -894,22 +1183,31 @@ class HttpExchange(object):
     ledger until close().  `budget`, an outer Deadline, tightens the connect
     deadline and caps the socket timeout; enforcing it while blocked is the
     caller's Watchdog's job.
+
+    `proxies` (a Proxies) opts this exchange into proxies: `proxy` is then the
+    one NO_PROXY leaves for this URL, or None.  Through a proxy, an http URL's
+    `target.request_target` is absolute-form, so callers send it unchanged.
     """
 
-    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None):
+    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
+                 proxies=None):
         self.target = split_url(url)
         self.stop = stop
         self.timeout_s = timeout_s
         self.connect_deadline_s = connect_deadline_s
         self.budget = budget
         self.ssl_context_factory = ssl_context_factory or ssl.create_default_context
+        self.proxy = proxies.pick(self.target) if proxies is not None else None
+        if self.proxy is not None and self.target.scheme == "http":
+            origin = _authority(self.target.host, self.target.port, default_port=80)
+            self.target = self.target._replace(request_target="http://" + origin + self.target.request_target)
         self.sock = None
         self.conn = None
 
     def open(self):
         deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
         context = self.ssl_context_factory() if self.target.scheme == "https" else None
-        self.sock = open_socket(self.target, self.stop, deadline, context)
+        self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
         timeout = self.timeout_s
         if self.budget is not None:
             timeout = max(0.05, min(timeout, self.budget.remaining()))
@@ -917,6 +1215,9 @@ class HttpExchange(object):
         if context is not None:
             self.conn = http.client.HTTPSConnection(self.target.host, self.target.port,
                                                     timeout=timeout, context=context)
+        elif self.proxy is not None:
+            self.conn = _ForwardingConnection(self.target.host, self.target.port, timeout=timeout)
+            self.conn.proxy_authorization = self.proxy.authorization
         else:
             self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
         self.conn.sock = self.sock
@@ -1214,13 +1515,13 @@ def is_dns_name(host):
             and not _NUMERIC_LABEL_RE.fullmatch(host.rsplit(".", 1)[-1]))
 
 
-def origin_text(host, port):
-    """https://host[:port], with an IPv6 host in brackets."""
+def origin_text(host, port, scheme="https"):
+    """scheme://host[:port], with an IPv6 host in brackets."""
     shown = "[%s]" % host if ":" in host else host
-    return "https://" + shown + ("" if port is None else ":%d" % port)
+    return scheme + "://" + shown + ("" if port is None else ":%d" % port)
 
 
-def split_https(value):
+def split_https(value, scheme="https"):
     """(host, port, path) of an https URL written in the one spelling CONFIG-2 allows, else None.
 
     The whole value must equal https:// + lowercase host + (:port) + path: so
@@ -1235,11 +1536,12 @@ def split_https(value):
     except ValueError:
         return None
     host = parts.hostname
-    if parts.scheme != "https" or not host or "@" in parts.netloc or parts.query or parts.fragment:
+    if parts.scheme != scheme or not host or "@" in parts.netloc or parts.query or parts.fragment:
         return None
-    if port is not None and (port == 443 or not 1 <= port <= 65535):  # CRAWLER-CONFIG-2 (D3): never :443
+    default_port = 443 if scheme == "https" else 80
+    if port is not None and (port == default_port or not 1 <= port <= 65535):  # CRAWLER-CONFIG-2 (D3): never :443
         return None
-    if value != origin_text(host, port) + parts.path:  # CRAWLER-CONFIG-2: one spelling per URL
+    if value != origin_text(host, port, scheme) + parts.path:  # CRAWLER-CONFIG-2: one spelling per URL
         return None
     return host, port, parts.path
 
@@ -1259,8 +1561,13 @@ def check_base(value):
 
 
 def check_storage_origin(value):
-    """The storage origin (CRAWLER-CONFIG-4): exactly https://host[:port], or None."""
-    parts = split_https(value)
+    """The storage origin (CRAWLER-CONFIG-4): exactly https://host[:port] or http://host[:port], or None.
+
+    Plain http is for a stock Cloud Storage emulator on a developer's machine
+    (D19): it is accepted here and nowhere else, and load_config() says so.
+    """
+    scheme = "http" if isinstance(value, str) and value.startswith("http://") else "https"
+    parts = split_https(value, scheme)
     if parts is None or parts[2] != "":  # CRAWLER-CONFIG-4: nothing after the authority
         return None
     return value
@@ -1289,6 +1596,15 @@ def check_metadata_host(value):
 # node's only authority is the identity token and the capability (CONFIG-8).
 
 Policy = collections.namedtuple("Policy", "hosts ports addresses max_redirects attestation")
+# D18: the policy of a deployment that sets no MOSTLYRIGHT_CRAWLER_EGRESS_POLICY,
+# as the upstream job's platform does: its egress rules live in the network the
+# job runs in.  What no network rule can do for the node stays: an https URL
+# naming a DNS name on the standard port, no non-public address (the metadata
+# server is link-local and always reachable, so a source resolving there would
+# be an SSRF to the identity endpoint) and a bounded redirect chain.  With no
+# deployed document there is no attestation to compare (CRAWLER-FETCH-1).
+NETWORK_POLICY = Policy(hosts=None, ports=frozenset((443,)), addresses=frozenset(), max_redirects=5,
+                        attestation=None)
 Timeouts = collections.namedtuple("Timeouts", "bootstrap fetch child upload")
 Config = collections.namedtuple(
     "Config", "bucket session_id audience_base url_base execution metadata_host storage_origin "
@@ -1405,9 +1721,17 @@ def load_config(environ, session_id):
         storage_origin = DEFAULT_STORAGE_ORIGIN  # CRAWLER-CONFIG-4: unset is the real store, not an error
     elif check_storage_origin(storage_origin) is None:  # CRAWLER-CONFIG-4: CAP-5 matches upload URLs against it exactly
         raise invalid("the storage origin")
-    policy = check_policy(environ.get(EGRESS_POLICY_ENV))  # CRAWLER-CONFIG-5: a loose policy lets the fetch go anywhere
-    if policy is None:
-        raise invalid("the egress policy")
+    elif storage_origin.startswith("http://"):
+        # CRAWLER-CONFIG-4 (D19): once, so a plain-HTTP store is never taken for a production setting
+        write_all(2, ("%s: development setting: %s names a plain-HTTP store; results travel unencrypted\n"
+                      % (PROGRAM, STORAGE_ORIGIN_ENV)).encode("ascii"))
+    policy_text = environ.get(EGRESS_POLICY_ENV)
+    if policy_text is None:
+        policy = NETWORK_POLICY  # CRAWLER-CONFIG-5 (D18): unset, as upstream: else the upstream's platform cannot start us
+    else:
+        policy = check_policy(policy_text)  # CRAWLER-CONFIG-5: set means set: a loose policy lets the fetch go anywhere
+        if policy is None:
+            raise invalid("the egress policy")
     timeouts = check_timeouts(environ)  # CRAWLER-CONFIG-6: last
     if timeouts is None:
         raise invalid("a timeout")
@@ -1572,8 +1896,8 @@ def redeem(config, token, length):
             conn.putheader("Connection", "close")
             conn.endheaders()  # CRAWLER-BOOT-2: sent once, never retried
             response = conn.getresponse()
-            if response.status != 200:  # CRAWLER-BOOT-2: a redirect included, never followed
-                raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "redeem status")
+            # CRAWLER-BOOT-3: the size first, whatever the status, as upstream: else an oversized
+            # error answer reaches the broker's :fail as another code than the upstream's
             declared = announced_length(response)
             if declared is not None and declared > MAX_BOOTSTRAP_RESPONSE_BYTES:  # CRAWLER-BOOT-3: refused unread
                 raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE, "announced too large")
@@ -1581,6 +1905,8 @@ def redeem(config, token, length):
             buffer, count = read_body(response, MAX_BOOTSTRAP_RESPONSE_BYTES, budget)
             if count > MAX_BOOTSTRAP_RESPONSE_BYTES:  # CRAWLER-BOOT-3: else the cut answer is parsed: the wrong code
                 raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE, "too large")
+            if response.status != 200:  # CRAWLER-BOOT-2: a redirect included, never followed
+                raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "redeem status")
             if count == 0:  # CRAWLER-BOOT-2: an empty body
                 raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "empty answer")
             return buffer, count
@@ -1781,8 +2107,9 @@ def check_capability(capability, request, request_digest, config, now):
         raise invalid("required_headers values")
 
     url_expires_at = signed_at + int(expires)
-    # CRAWLER-CAP-8 (D7): else the run would count on time the signed URL does not give
-    if signed_at > now + CLOCK_SKEW_S or expires_at > url_expires_at:
+    # CRAWLER-CAP-8 (D7): else the run would count on time the signed URL does not give; whole
+    # seconds, as X-Goog-Date is written: else a broker stamping both from one clock reading is refused
+    if signed_at > now + CLOCK_SKEW_S or int(expires_at) > url_expires_at:
         raise invalid("inconsistent window")
     if session_id != config.session_id:  # CRAWLER-CAP-9: after CAP-1..8, and reported on :fail
         raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_INVALID, "a capability for another session")
@@ -1845,7 +2172,8 @@ def check_source_url(url, policy):
     if parts.scheme != "https" or "@" in parts.netloc or "#" in url:  # CRAWLER-FETCH-2: no userinfo, no fragment
         return None
     host = parts.hostname
-    if not is_dns_name(host) or host not in policy.hosts:  # CRAWLER-FETCH-2: a listed DNS name, never an IP literal
+    if not is_dns_name(host) or (policy.hosts is not None and host not in policy.hosts):
+        # CRAWLER-FETCH-2: a DNS name (listed, when a policy is deployed), never an IP literal: else no host rule holds
         return None
     port = 443 if port is None else port
     if port not in policy.ports:  # CRAWLER-FETCH-2: a listed host on an unlisted port is another service
@@ -2676,7 +3004,9 @@ class Run(object):
         self.check_stop()  # CRAWLER-STOP-3: a stop since the capability validated ends here, in a cancelled bundle
         argv = child_argv(config.child_pin, node_file())  # CRAWLER-CHILD-1: found before the fetch
         sandbox = prepare_sandbox()  # CRAWLER-CHILD-4 (D16): a child never runs without it, so no fetch either
-        if config.policy.attestation != request["egress_policy_attestation"]:  # CRAWLER-FETCH-1: before any source
+        attestation = config.policy.attestation  # None under the network's policy (D18): nothing to compare
+        if attestation is not None and attestation != request["egress_policy_attestation"]:
+            # CRAWLER-FETCH-1: before any source: a request meant for another policy would fetch under ours
             raise CrawlerError(CRAWLER_EGRESS_POLICY_MISMATCH, "the request names another egress policy")
         fetch_deadline = Deadline(self.work_budget(config.timeouts.fetch))  # CRAWLER-FETCH-7: keeps the PUT's reserve
         self.source_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-1: a source in memory risks an OOM kill
@@ -2967,7 +3297,8 @@ Environment:
   MOSTLYRIGHT_CRAWLER_BOOTSTRAP_AUDIENCE_BASE  identity audience base (https URL)
   MOSTLYRIGHT_CRAWLER_BOOTSTRAP_URL_BASE       broker route base (https URL)
   CLOUD_RUN_EXECUTION                          the execution name (Cloud Run sets it)
-  MOSTLYRIGHT_CRAWLER_EGRESS_POLICY            the egress policy, canonical JSON
+  MOSTLYRIGHT_CRAWLER_EGRESS_POLICY            optional: the egress policy, canonical JSON
+                                               (unset: any host, port 443, public addresses)
   MOSTLYRIGHT_CRAWLER_CHILD                    optional: absolute path of another normaliser
   MOSTLYRIGHT_CRAWLER_BOOTSTRAP_TIMEOUT_S, _FETCH_TIMEOUT_S, _CHILD_TIMEOUT_S,
   _UPLOAD_TIMEOUT_S                            optional: lower a timeout (seconds)

@@ -19,6 +19,7 @@ Contract: contract/step.md, version 2.
 
 # 1 Imports ====================================================================
 
+import base64
 import collections
 import contextlib
 import datetime
@@ -152,7 +153,7 @@ MAX_RESULT_BYTES = 1 * MiB  # the result reader refuses more; writing more publi
 # CONTRACT: raised, this breaks STEP-RESULT-2.
 MAX_OBJECT_BYTES = 1 * GiB  # the largest object the upload policy admits
 
-CONNECT_DEADLINE_S = 10.0  # elapsed, over DNS + every address + TLS: a stall, not a slow network
+CONNECT_DEADLINE_S = 10.0  # elapsed, over DNS + every address + a proxy's CONNECT + TLS: a stall, not a slow network
 # CONTRACT: lowered, a slow but healthy connect kills the job; raised, it breaks STEP-STOP-3.
 READ_TIMEOUT_S = 25.0  # silence allowed on a GET before it counts as a dead store (not the stop latency)
 UPLOAD_TIMEOUT_S = 10.0  # silence allowed on an upload: once the body is out, waiting buys little
@@ -487,6 +488,12 @@ class Stop(object):
 # wakeup fd; once connected the socket sits on the stop ledger, so a stop (or
 # a watchdog) ends a blocked read or write with shutdown().  http.client only
 # formats requests and parses responses: it never opens a connection itself.
+#
+# Proxies are opt-in, per exchange: a node that must never use one passes none
+# and the rest behaves as if this part did not exist.  With a proxy, TCP goes
+# to the proxy; an https target is reached through a CONNECT tunnel, inside
+# the same deadline, every wait stoppable; an http target's request goes to
+# the proxy in absolute form.  Proxy credentials never appear in a message.
 
 Target = collections.namedtuple("Target", "scheme host port request_target")
 
@@ -597,22 +604,273 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
+# -- proxies ---------------------------------------------------------------
+# The variables are read as urllib reads them (the upstream's ProxyHandler):
+# a lowercase name wins over its uppercase form, an empty lowercase one turns
+# the proxy off, and HTTP_PROXY is ignored when REQUEST_METHOD is set (a CGI
+# script gets a client's "Proxy:" header as HTTP_PROXY, CVE-2016-1000110).
+# NO_PROXY is matched as curl matches it: by whole domain labels, never by
+# substring, and an address only by itself.
+
+_PROXY_REPLY_MAX_BYTES = 65536  # a CONNECT reply's status line and headers; more is not a proxy talking
+
+
+class Proxy(collections.namedtuple("Proxy", "host port authorization credentials")):
+    """A proxy: where it is, the Proxy-Authorization value to send (None
+    without credentials) and the credential strings a log must never show.
+    Its repr() shows neither."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "Proxy(host=%r, port=%r%s)" % (self.host, self.port,
+                                              ", with credentials" if self.authorization else "")
+
+
+class ProxyConfigError(ValueError):
+    """A proxy variable that cannot be used; the message names it, never its value."""
+
+
+def parse_proxy_url(url):
+    """The Proxy of `http://[user:password@]host[:port]` (port 80 by default).
+
+    ValueError for anything else; the message never quotes the URL, which
+    may carry a password.  User and password are percent-decoded, as urllib
+    does, before they go into the Basic credentials.
+    """
+    if not isinstance(url, str) or not url:
+        raise ValueError("not a non-empty string")
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() != "http":
+        raise ValueError("only http:// proxies are supported")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError("a proxy URL has no path, query or fragment")
+    if _FORBIDDEN_IN_TARGET.intersection(parts.netloc):
+        raise ValueError("whitespace or control characters in the proxy URL")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise ValueError("port is not a number from 0 to 65535") from None
+    if not host:
+        raise ValueError("no host")
+    authorization, credentials = None, ()
+    if parts.username is not None:
+        user = urllib.parse.unquote(parts.username)
+        password = urllib.parse.unquote(parts.password or "")
+        token = base64.b64encode(("%s:%s" % (user, password)).encode("utf-8")).decode("ascii")
+        authorization = "Basic " + token
+        credentials = tuple(v for v in (parts.username, parts.password, user, password, token, authorization) if v)
+    return Proxy(host, 80 if port is None else port, authorization, credentials)
+
+
+def _proxy_variables(environ):
+    """{"http"|"https"|"no": (variable name, value)}, by urllib's precedence."""
+    found = {}
+    for name, value in environ.items():  # first pass: any case
+        if value and name.lower().endswith("_proxy"):
+            found[name.lower()[:-6]] = (name, value)
+    if "REQUEST_METHOD" in environ:  # a CGI script: HTTP_PROXY may come from a client
+        found.pop("http", None)
+    for name, value in environ.items():  # second pass: lowercase names win, empty ones unset
+        if name.endswith("_proxy"):
+            if value:
+                found[name.lower()[:-6]] = (name, value)
+            else:
+                found.pop(name.lower()[:-6], None)
+    return dict((k, v) for k, v in found.items() if k in ("http", "https", "no"))
+
+
+def _ip_literal(host):
+    """The packed address of an IPv4 or IPv6 literal, else None."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            return socket.inet_pton(family, host)
+        except (OSError, ValueError):
+            pass
+    return None
+
+
+def _no_proxy_entry(item):
+    """(name, port or None, packed address or None) of one NO_PROXY entry; None if unusable."""
+    port = None
+    if item.startswith("["):  # [v6] or [v6]:port
+        host, bracket, rest = item[1:].partition("]")
+        if not bracket or (rest and not (rest[:1] == ":" and rest[1:].isdigit())):
+            return None
+        port = int(rest[1:]) if rest else None
+    elif item.count(":") == 1:  # name:port or v4:port; more colons is a bare IPv6 address
+        host, _, text = item.partition(":")
+        if not text.isdigit():
+            return None
+        port = int(text)
+    else:
+        host = item
+    host = host.strip(".")  # ".example.com" is "example.com"; a trailing dot is the root
+    if not host or (port is not None and port > 65535):
+        return None
+    return host, port, _ip_literal(host)
+
+
+class Proxies(object):
+    """The proxies an environment names, and its NO_PROXY list.
+
+        proxies = Proxies.from_environ(os.environ)   # ProxyConfigError names a bad variable
+        proxy = proxies.pick(split_url(url))         # a Proxy, or None: connect directly
+
+    NO_PROXY: entries separated by commas or spaces, compared without regard
+    to case.  `*` alone means no proxy for any host.  A name matches itself
+    and every name under it (`example.com` and `.example.com` both match
+    `a.example.com`, neither matches `badexample.com`); an IP address matches
+    only that address (IPv6 bracketed or not); `:port` limits an entry to
+    that port.
+    """
+
+    def __init__(self, http=None, https=None, no_proxy=""):
+        self.by_scheme = {"http": http, "https": https}
+        text = (no_proxy or "").strip()
+        self.bypass_all = text == "*"
+        entries = (_no_proxy_entry(item) for item in text.lower().replace(",", " ").split())
+        self.no_proxy = tuple(entry for entry in entries if entry is not None)
+
+    @classmethod
+    def from_environ(cls, environ):
+        found = _proxy_variables(environ)
+        chosen = {}
+        for scheme in ("http", "https"):
+            if scheme in found:
+                name, value = found[scheme]
+                try:
+                    chosen[scheme] = parse_proxy_url(value)
+                except ValueError as exc:
+                    raise ProxyConfigError("%s is not a usable http://[user:password@]host[:port] proxy URL (%s)"
+                                           % (name, exc)) from None
+        return cls(chosen.get("http"), chosen.get("https"), found.get("no", ("", ""))[1])
+
+    def bypass(self, host, port):
+        """True when NO_PROXY says `host`:`port` is reached directly."""
+        if self.bypass_all:
+            return True
+        host = host.lower().rstrip(".")
+        address = _ip_literal(host)
+        for name, only_port, entry_address in self.no_proxy:
+            if only_port is not None and only_port != port:
+                continue
+            if address is not None or entry_address is not None:
+                if address == entry_address:  # addresses: only the same address
+                    return True
+            elif host == name or host.endswith("." + name):  # names: whole labels, never a substring
+                return True
+        return False
+
+    def pick(self, target):
+        """The Proxy for a Target, or None to connect directly."""
+        proxy = self.by_scheme.get(target.scheme)
+        if proxy is None or self.bypass(target.host, target.port):
+            return None
+        return proxy
+
+    def secrets(self):
+        """Every credential string of the proxies, for a node's redaction."""
+        return [value for proxy in self.by_scheme.values() if proxy is not None for value in proxy.credentials]
+
+
+def proxy_for(url, environ):
+    """The Proxy `environ` names for `url`, or None (connect directly)."""
+    return Proxies.from_environ(environ).pick(split_url(url))
+
+
+def _authority(host, port, default_port=None):
+    """host:port as a request target or Host header writes it: an IPv6
+    address in brackets, the port left out when it is `default_port`."""
+    shown = "[%s]" % host if ":" in host else host
+    return shown if port == default_port else "%s:%d" % (shown, port)
+
+
+def _tunnel(sock, target, proxy, stop, deadline):
+    """CONNECT `target` through the proxy on `sock`; return once it said 2xx.
+
+    Every send and receive waits in wait_ready, so the deadline and a stop
+    end it at once, like the rest of the connect.  Only the reply's head is
+    consumed (peeked first), never a byte of what the origin sends next.
+    A refusal raises ProxyRefused naming the status, never the credentials.
+    """
+    authority = _authority(target.host, target.port)
+    head = "CONNECT %s HTTP/1.1\r\nHost: %s\r\n" % (authority, authority)
+    if proxy.authorization is not None:
+        head += "Proxy-Authorization: %s\r\n" % proxy.authorization
+    pending = memoryview((head + "\r\n").encode("ascii"))  # a non-ASCII host fails here, as in http.client
+    while pending:
+        wait_ready(stop, [], [sock], deadline, "the proxy's CONNECT")
+        try:
+            pending = pending[sock.send(pending):]
+        except (BlockingIOError, InterruptedError):
+            pass
+    reply = bytearray()
+    while True:
+        wait_ready(stop, [sock], [], deadline, "the proxy's CONNECT")
+        try:
+            peeked = sock.recv(4096, socket.MSG_PEEK)
+        except (BlockingIOError, InterruptedError):
+            continue
+        if not peeked:
+            raise ConnectionError("the proxy closed the connection before answering CONNECT")
+        tail = bytes(reply[-3:])
+        end = (tail + peeked).find(b"\r\n\r\n")
+        wanted = len(peeked) if end < 0 else end + 4 - len(tail)
+        while wanted:  # the peeked bytes are there: this never waits
+            got = sock.recv(wanted)
+            if not got:
+                raise ConnectionError("the proxy closed the connection before answering CONNECT")
+            reply += got
+            wanted -= len(got)
+        if end >= 0:
+            break
+        if len(reply) > _PROXY_REPLY_MAX_BYTES:
+            raise ProxyRefused(None, "a reply head longer than %d bytes" % _PROXY_REPLY_MAX_BYTES, authority)
+    status_line = bytes(reply).split(b"\r\n", 1)[0].decode("latin-1")
+    version, _, rest = status_line.partition(" ")
+    code, _, reason = rest.partition(" ")
+    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+        raise ProxyRefused(None, "a reply that is not HTTP", authority)
+    if not 200 <= int(code) < 300:
+        raise ProxyRefused(int(code), reason, authority)
+
+
+class ProxyRefused(OSError):
+    """The proxy did not open the tunnel: `status` is its answer's code (None
+    when it did not speak HTTP).  An OSError, like every other way a
+    connection fails to be made."""
+
+    def __init__(self, status, reason, authority):
+        shown = "".join(c for c in str(reason) if " " <= c <= "~")[:64].strip()
+        what = "HTTP %d %s" % (status, shown) if status is not None else shown
+        OSError.__init__(self, "the proxy refused CONNECT %s: %s" % (authority, what.strip()))
+        self.status = status
+
+
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None):
     """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
 
     One deadline covers the lookup, every address in turn (each gets only what
-    is left, so N addresses cannot take N timeouts) and the handshake.  The
-    returned socket is non-blocking; the caller sets its timeout.  A stop
-    during any of it, or found once it is done, raises StopRequested and no
-    byte of a request goes out.
+    is left, so N addresses cannot take N timeouts), a proxy's CONNECT and the
+    handshake.  The returned socket is non-blocking; the caller sets its
+    timeout.  A stop during any of it, or found once it is done, raises
+    StopRequested and no byte of a request goes out.
 
     `addresses` (getaddrinfo() entries) replaces the lookup for a caller that
     has judged the addresses itself: only those are tried, while the TLS server
     name and the certificate's host stay `target.host`.
+
+    `proxy` (a Proxy) makes the TCP peer the proxy (`addresses` are then the
+    proxy's); with `ssl_context` the TLS session runs through a CONNECT tunnel
+    to `target`, still verified against `target.host`.  Without `ssl_context`
+    the caller sends its request to the proxy in absolute form (HttpExchange
+    does).
     """
     stop.check("opening a connection")
+    peer = target if proxy is None else proxy  # whom TCP connects to
     if addresses is None:
-        addresses = resolve(target.host, target.port, stop, deadline)
+        addresses = resolve(peer.host, peer.port, stop, deadline)
     sock, last_error = None, None
     for family, kind, proto, _name, address in addresses:
         if deadline.expired():
@@ -640,7 +898,14 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
         if last_error is not None and not isinstance(last_error, TimeoutError):
             raise last_error
         raise TimeoutError("no address of %s:%d accepted a connection within %gs"
-                           % (target.host, target.port, deadline.seconds))
+                           % (peer.host, peer.port, deadline.seconds))
+    if proxy is not None and ssl_context is not None:
+        try:
+            _tunnel(sock, target, proxy, stop, deadline)
+        except BaseException:
+            stop.untrack(sock)
+            sock.close()
+            raise
     if ssl_context is not None:
         stop.untrack(sock)
         try:
@@ -667,6 +932,19 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None):
     return sock
 
 
+class _ForwardingConnection(http.client.HTTPConnection):
+    """An http.client connection to a proxy that forwards plain-HTTP requests:
+    the request target is absolute-form (http.client then sends the origin's
+    Host), and every request carries the proxy's credentials, if any."""
+
+    proxy_authorization = None
+
+    def putrequest(self, method, url, skip_host=False, skip_accept_encoding=False):
+        http.client.HTTPConnection.putrequest(self, method, url, skip_host, skip_accept_encoding)
+        if self.proxy_authorization is not None:
+            self.putheader("Proxy-Authorization", self.proxy_authorization)
+
+
 class HttpExchange(object):
     """One request and its response, on a fresh connection a stop can end.
 
@@ -681,22 +959,31 @@ class HttpExchange(object):
     ledger until close().  `budget`, an outer Deadline, tightens the connect
     deadline and caps the socket timeout; enforcing it while blocked is the
     caller's Watchdog's job.
+
+    `proxies` (a Proxies) opts this exchange into proxies: `proxy` is then the
+    one NO_PROXY leaves for this URL, or None.  Through a proxy, an http URL's
+    `target.request_target` is absolute-form, so callers send it unchanged.
     """
 
-    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None):
+    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
+                 proxies=None):
         self.target = split_url(url)
         self.stop = stop
         self.timeout_s = timeout_s
         self.connect_deadline_s = connect_deadline_s
         self.budget = budget
         self.ssl_context_factory = ssl_context_factory or ssl.create_default_context
+        self.proxy = proxies.pick(self.target) if proxies is not None else None
+        if self.proxy is not None and self.target.scheme == "http":
+            origin = _authority(self.target.host, self.target.port, default_port=80)
+            self.target = self.target._replace(request_target="http://" + origin + self.target.request_target)
         self.sock = None
         self.conn = None
 
     def open(self):
         deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
         context = self.ssl_context_factory() if self.target.scheme == "https" else None
-        self.sock = open_socket(self.target, self.stop, deadline, context)
+        self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
         timeout = self.timeout_s
         if self.budget is not None:
             timeout = max(0.05, min(timeout, self.budget.remaining()))
@@ -704,6 +991,9 @@ class HttpExchange(object):
         if context is not None:
             self.conn = http.client.HTTPSConnection(self.target.host, self.target.port,
                                                     timeout=timeout, context=context)
+        elif self.proxy is not None:
+            self.conn = _ForwardingConnection(self.target.host, self.target.port, timeout=timeout)
+            self.conn.proxy_authorization = self.proxy.authorization
         else:
             self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
         self.conn.sock = self.sock
@@ -782,6 +1072,7 @@ def atomic_write(path, content, mode=0o600):
 STOP = Stop(PROGRAM)  # the process's one stop flag and in-flight ledger (handlers installed in main)
 SECRETS = set()  # credential values seen in any envelope, removed from every printed line
 _TLS_CONTEXTS = []  # one TLS context per process, made on first use
+PROXIES = []  # the environment's proxies (a Proxies), read once by load_config: importing reads nothing
 
 # -- diagnostics and progress ---------------------------------------------------
 # One line per message, redacted, written whole: the log is public and kept as
@@ -889,6 +1180,13 @@ def load_config(environ):
     key = environ.get(IDEMPOTENCY_ENV)
     key = key if isinstance(key, str) and key.strip() else None
     scratch_parent = environ.get("TMPDIR") or None  # STEP-STREAM-3 (D10): scratch honours TMPDIR
+    try:
+        # STEP-PROXY-1: behind an egress proxy, a node that connects directly fails every request
+        proxies = Proxies.from_environ(environ)
+    except ProxyConfigError as exc:
+        raise Permanent(str(exc)) from None  # STEP-PROXY-1: names the variable, never its value (a password)
+    SECRETS.update(proxies.secrets())  # STEP-PROXY-5: else a message quoting them would publish them
+    PROXIES[:] = [proxies]
     return Config(path, variable, scratch_parent, identity, key)
 
 
@@ -947,7 +1245,8 @@ def validate_envelope(envelope):
     elif not isinstance(staging.get("path"), str) or not staging["path"]:
         raise Permanent("staging.path is missing or not a string")
     inputs = envelope.get("inputs")
-    if inputs is not None and not isinstance(inputs, list):  # STEP-CREDS-7: null means []
+    # STEP-CREDS-7 (D38): null means []; any other non-list is a broken envelope that no retry fixes
+    if inputs is not None and not isinstance(inputs, list):
         raise Permanent("the credentials envelope's inputs is not a list")
 
 
@@ -1032,14 +1331,20 @@ def parse_manifest(data):
     return manifest
 
 
+def identity_number(manifest, config, key):
+    """The manifest's `key` when an integer >= 1, else the environment's, else None (STEP-MANIFEST-4)."""
+    value = manifest.get(key) if isinstance(manifest, dict) else None
+    if is_int(value) and value >= 1:
+        return value
+    return config.identity[key]  # STEP-MANIFEST-4: the environment's value
+
+
 def resolve_identity(manifest, config):
     """(identity dict, None) or (None, why) (STEP-MANIFEST-4, STEP-MARKER-6)."""
     manifest = manifest if isinstance(manifest, dict) else {}
     identity = {}
     for key, variable in IDENTITY_ENV:
-        value = manifest.get(key)
-        if not (is_int(value) and value >= 1):
-            value = config.identity[key]  # STEP-MANIFEST-4: the environment's value
+        value = identity_number(manifest, config, key)
         if value is None:
             return None, "no usable %s in the manifest or in %s" % (key, variable)
         identity[key] = value
@@ -1114,7 +1419,7 @@ def numbered(path, n):
 
 _FACT_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")
 _FACT_FORBIDDEN_RE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
-UNCLAIMED_ORDER = ("unusable", "bad_key", "over_cap")  # STEP-RESULT-3: the sentence names them in this order
+UNCLAIMED_ORDER = ("unusable", "bad_key", "over_cap")  # STEP-RESULT-3: one fixed order, so every summary reads alike
 
 
 def dump_document(document):
@@ -1229,6 +1534,8 @@ def classify(what, status, reason, body):
     # STEP-HTTP-2 (D8): expired-looking: re-read the envelope
     if status == 401 or (status in (400, 403) and any(c in probe for c in EXPIRED_CODES)):
         return Expired(message, status=status)
+    if status == 407:  # STEP-PROXY-4 (D41): only a proxy sends it; its settings, not the work, are at fault
+        return Transient(message, status=status)
     # STEP-HTTP-1: a later attempt may succeed
     if status >= 500 or status == 429 or any(c in probe for c in RETRYABLE_CODES):
         return Transient(message, status=status)
@@ -1254,11 +1561,13 @@ def exchange(url, what, timeout_s, budget=None):
     """An open HttpExchange; every failure to open it mapped to a StepFailure."""
     try:
         session = HttpExchange(url, STOP, timeout_s=timeout_s, connect_deadline_s=CONNECT_DEADLINE_S,
-                               budget=budget, ssl_context_factory=tls_context)
+                               budget=budget, ssl_context_factory=tls_context,
+                               # STEP-PROXY-2: each URL asks NO_PROXY (else an exempt host goes to the proxy)
+                               proxies=PROXIES[0] if PROXIES else None)
     except ValueError as exc:
         raise Permanent("%s: the URL is not usable (%s)" % (what, exc)) from None
     try:
-        session.open()  # STEP-STOP-3: DNS + TCP + TLS under one 10 s deadline, ended at once by a stop
+        session.open()  # STEP-STOP-3: DNS + TCP + proxy CONNECT + TLS under one 10 s deadline, ended at once by a stop
     except Exception as exc:
         session.close()
         raise network_failure(what, exc) from None
@@ -1567,10 +1876,10 @@ RESULT_ON_FAILURE = {
     (RESULT_UPLOADED, "cancelled"): "keep",
     (RESULT_NOT_SENT, "failed"): "upload-first",  # STEP-RESULT-4: a failed run still reports its facts
     (RESULT_REFUSED, "failed"): "upload-first",  # STEP-RESULT-4 (D13): definitely refused, so safe to re-send
-    (RESULT_UNKNOWN, "failed"): "keep",  # STEP-OUTPUT-6 (D13): never re-sent; it may be stored, so listed
+    (RESULT_UNKNOWN, "failed"): "keep",  # STEP-OUTPUT-6 (D13): a re-send could lose to the first; listed (D34)
     (RESULT_NOT_SENT, "cancelled"): "skip",  # STEP-RESULT-5: no new request after a stop
     (RESULT_REFUSED, "cancelled"): "skip",  # STEP-RESULT-5: no request after a stop but the marker
-    (RESULT_UNKNOWN, "cancelled"): "keep",
+    (RESULT_UNKNOWN, "cancelled"): "keep",  # STEP-RESULT-4 (D34): it may be stored, so it stays listed
 }
 
 
@@ -1634,7 +1943,7 @@ class Run(object):
 
     def claim(self, key, value):
         """Record a search fact if it obeys the platform's rules; count it if not (STEP-RESULT-3)."""
-        if len(self.facts) >= MAX_FACTS:
+        if len(self.facts) >= MAX_FACTS:  # STEP-RESULT-3: the platform drops the rest silently; count them here
             self.unclaimed["over_cap"] += 1
             return False
         if not isinstance(key, str) or not _FACT_KEY_RE.match(key):
@@ -1693,6 +2002,8 @@ class Run(object):
     def read_manifest(self):
         envelope = self.creds.get()
         if envelope.get("manifest_get"):  # STEP-MANIFEST-1: preferred
+            # STEP-CREDS-4 (D37): retried once like any request, else an envelope rotated
+            # just as the run starts fails an attempt the new one could finish
             data = self.with_refresh(
                 lambda env: get_document(env.get("manifest_get"), "reading the manifest", MAX_DOCUMENT_BYTES),
                 "reading the manifest")
@@ -1730,7 +2041,7 @@ class Run(object):
         if index >= len(inputs):
             raise Transient("the input list shrank under a credentials refresh")
         spec = inputs[index]
-        if not isinstance(spec, dict):  # STEP-CREDS-7: refused when reached
+        if not isinstance(spec, dict):  # STEP-CREDS-7 (D38): permanent, not a crash that advises a retry
             raise Permanent("input %d is not an object" % index)
         return spec
 
@@ -1849,11 +2160,14 @@ class Run(object):
         not_claimed = "not claimed as search facts: " + "; ".join(counted) if counted else None
         manifest = self.manifest if isinstance(self.manifest, dict) else {}
         params = manifest.get("params")
-        return compose_result(self.metrics, manifest.get("attempt"), {} if params is None else params,
-                              self.facts, not_claimed)
+        # STEP-RESULT-1 (D29): the attempt the marker carries; a raw copy would say null or "2"
+        # beside a receipt that says 2 whenever the attempt came from the environment
+        attempt = identity_number(self.manifest, self.config, "attempt")
+        return compose_result(self.metrics, attempt, {} if params is None else params, self.facts, not_claimed)
 
     def write_result(self, inventory_first):
-        """Normal path: inventory then upload.  Failure path: upload then inventory (STEP-RESULT-4)."""
+        """Normal path: inventory then upload.  Failure path: upload, then inventory
+        unless the store refused it (STEP-RESULT-4): listed whenever it may be stored."""
         payload = bytes_payload(self.result_document())
         try:
             if inventory_first:
@@ -1863,6 +2177,10 @@ class Run(object):
         except BaseException as exc:
             if getattr(exc, "maybe_stored", False):
                 self.result_state = RESULT_UNKNOWN
+                if not inventory_first:
+                    # STEP-RESULT-4 (D34): it may be stored, so it is listed; unlisted, a stored
+                    # report would sit in staging named by no receipt, out of salvage's sight
+                    self.record(RESULT_FILENAME, payload.sha256, payload.size, REPORT_PORT)
             elif getattr(exc, "status", None) is not None:
                 self.result_state = RESULT_REFUSED
             raise
@@ -1987,7 +2305,7 @@ USAGE = """usage: hello_node.py [--help]
 
 The reference LSPO external step: copies every pinned input to outputs/, then
 writes result.json and the completion marker __lspo_complete.json.  It takes
-no arguments; everything comes from the environment:
+no arguments (any given are ignored); everything comes from the environment:
 
   LSPO_CREDENTIALS_FILE  the credentials envelope (legacy: LSPO_CREDENTIALS;
                          default /lspo/creds/creds.json)
@@ -1995,6 +2313,9 @@ no arguments; everything comes from the environment:
                          identity for the marker when the manifest lacks it
   TMPDIR                 where scratch files go (removed before exit)
   SSL_CERT_FILE          CA bundle for https URLs
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or lowercase)
+                         an http:// proxy for https and http URLs, and the
+                         hosts reached directly
 
 Exit status: 0 succeeded, 1 transient failure, 10 permanent failure,
 20 cancelled (SIGTERM or SIGINT).  Contract: contract/step.md.
@@ -2004,15 +2325,16 @@ Exit status: 0 succeeded, 1 transient failure, 10 permanent failure,
 def main(argv=None):
     """Run the step; return its exit code.  Never raises, never prints a traceback."""
     args = sys.argv[1:] if argv is None else list(argv)
-    if args[:1] in (["-h"], ["--help"]):
+    if args in (["-h"], ["--help"]):  # STEP-NODE-2 (D36): usage, with nothing read and nothing sent
         _write_fd(1, USAGE)
         return EXIT_OK
-    if args:
-        say("this node takes no arguments (see --help)")
-        return EXIT_PERMANENT
     STOP.open()
     signal.signal(signal.SIGTERM, STOP.handle)  # STEP-STOP-1: handled, also as PID 1 (no default disposition there)
     signal.signal(signal.SIGINT, STOP.handle)  # STEP-STOP-1: Ctrl-C is a stop, never a traceback
+    if args:
+        # STEP-EXIT-1 (D35): ignored, as the upstream did: refusing them would fail every job of an
+        # image that launches its step with arguments.  Counted, never echoed: one may hold a secret.
+        say("ignoring %d command-line argument(s): this step takes its job from the environment" % len(args))
     try:
         config = load_config(os.environ)
         creds = Credentials(config.credentials_path, config.credentials_variable)

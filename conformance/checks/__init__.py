@@ -163,6 +163,14 @@ def load(contract):
     return loaded
 
 
+def deployment(contract):
+    """The contract's Deployment (its deployment constants, conformance/deployment.py), or None."""
+    if contract not in contracts(include_private=True):
+        return None
+    package = importlib.import_module("conformance.checks." + contract)
+    return getattr(package, "DEPLOYMENT", None)
+
+
 def set_scopes(contract, items):
     """Mark each check EXAMPLE when it cites an example-work clause of the
     contract's document (PLATFORM otherwise, and when there is no document)."""
@@ -327,6 +335,9 @@ class CheckResult:
 def repro_command(contract, node, check_id, seed, strict=False, pid1=True, example=False):
     """The one command that reruns this check alone."""
     options = ["--only", check_id, "--seed", str(seed)]
+    settings = deployment(contract)
+    for assignment in settings.overrides() if settings is not None else ():
+        options += ["--deploy", assignment]
     if example:
         options.append("--reference")
     if strict:

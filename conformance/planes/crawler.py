@@ -373,6 +373,11 @@ def _blocks_of(source):
 CRAWLER_RUN_TIMEOUT_S = 30.0
 
 
+# The name every development line must carry: a node talking plain HTTP to a
+# store says so once, first on stderr (CRAWLER-CONFIG-4, D19).
+DEVELOPMENT_NOTE_MARK = "STORAGE_EMULATOR_HOST"
+
+
 class CrawlerPlane(object):
     """See the module docstring. Every keyword has a default that makes a small
     successful run; a check changes only what it is about.
@@ -393,7 +398,8 @@ class CrawlerPlane(object):
     Policy:     policy (a document, or callable(plane) -> document, for ports
                 known only once the servers exist), policy_raw (the
                 variable's text). source_url may be callable(plane) too.
-    Store:      store_faults.
+    Store:      store_faults; store_plain_http (the store speaks plain HTTP, as
+                a stock emulator does, and STORAGE_EMULATOR_HOST is http://...).
     TLS:        untrusted (names among "broker", "site", "store": those serve a
                 self-signed certificate nobody trusts); misnamed (the same
                 names: those serve a certificate whose chain the node trusts
@@ -416,7 +422,7 @@ class CrawlerPlane(object):
                  identity_status=200, identity_body=None, identity_faults=(),
                  policy=None, policy_raw=None, store_faults=(), timeouts=None, child=None,
                  extra_env=None, drop_env=(), session_id=SESSION_ID, untrusted=(),
-                 misnamed=()):
+                 misnamed=(), store_plain_http=False):
         self.timeouts = dict(timeouts or {})
         unknown = set(self.timeouts) - {"bootstrap", "fetch", "child", "upload"}
         if unknown:
@@ -470,7 +476,9 @@ class CrawlerPlane(object):
                     return UNTRUSTED_CERT_CHAIN
                 return MISNAMED_CERT_CHAIN if name in misnamed else None
 
-            self.store = ObjectStore(ctx.tmpdir(home + "/store"), tls=True, seed=seed, name="crawler-store",
+            self.store_plain_http = store_plain_http
+            self.store = ObjectStore(ctx.tmpdir(home + "/store"), tls=not store_plain_http, seed=seed,
+                                     name="crawler-store",
                                      cert_chain=chain("store"))
             servers.append(self.store)
             self.metadata = LoopbackServer("metadata", tls=False, seed=seed, secret_values=self.secrets,
@@ -1008,6 +1016,10 @@ class CrawlerPlane(object):
     def _parse_status(self):
         """((code, status) or None, problem or None) for the run's stderr."""
         text = self.result.stderr if self.result is not None else ""
+        if self.store_plain_http:
+            note, _, rest = text.partition("\n")
+            if DEVELOPMENT_NOTE_MARK in note and not note.startswith("{"):
+                text = rest  # the one development line CRAWLER-CONFIG-4 asks for (D19), before anything else
         if text == "":
             return None, None
         if not text.endswith("\n") or text.count("\n") != 1:

@@ -72,6 +72,7 @@ def write_child(path, behaviour):
     -I keeps PYTHON* variables and the user site out; -S skips site, as the
     reference child does (CRAWLER-CHILD-1)."""
     behaviour = dict(behaviour)
+    behaviour.setdefault("deployment", docs.deployment_values())  # the child runs in its own process
     mode = behaviour.get("mode", "normal")
     if mode not in MODES:
         raise ValueError("unknown child mode %r" % mode)
@@ -398,6 +399,8 @@ def _hold(seconds):
 
 def main(behaviour):
     """Observe, read, then act as `behaviour` says; return the exit status."""
+    if behaviour.get("deployment"):
+        docs.deploy_values(behaviour["deployment"])
     record_path = behaviour.get("record")
     record = None
     if record_path:

@@ -95,6 +95,10 @@ CHILD_FAILURE_CODES = frozenset({
     "CRAWLER_LIMIT_EXCEEDED",
 })
 
+# CRAWLER-CHILD-11: the codes the node's own child mode names; a deployed
+# CHILD_CODES (D21) must keep them.
+OWN_CHILD_CODES = CHILD_FAILURE_CODES
+
 # CRAWLER-REPORT-1, row "bundle": the failure vocabulary.
 FAILURE_VOCABULARY = frozenset({
     "CRAWLER_EGRESS_POLICY_MISMATCH", "CRAWLER_SOURCE_URL_INVALID", "CRAWLER_EGRESS_DENIED",
@@ -135,6 +139,90 @@ THREAD_PINS = {
     "OPENBLAS_NUM_THREADS": "1",
 }
 CHILD_ENV_NAMES = frozenset({ATTESTATION_ENV} | set(THREAD_PINS))
+
+# ---------------------------------------------------------------------------
+# Deployment constants (contract: D21): the upstream imports these without
+# defining them.  The values above are the contract's; `--deploy NAME=VALUE`
+# replaces them for a run (conformance/deployment.py) through _deploy(), which
+# rebinds the module's names, so every user must read them as docs.NAME at
+# call time.  The names are the reference node's constants' names.
+# ---------------------------------------------------------------------------
+
+_ENV_NAME_RE = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
+_MEDIA_TYPE_RE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}")
+# A deployed result bound below this leaves no room for the results the checks
+# make (their content is up to half of it, base64 grows it by a third).
+MIN_DEPLOYED_RESULT_BYTES = 1 << 20
+MAX_DEPLOYED_RESULT_BYTES = 1 << 31
+
+
+def _parse_result_bytes(text):
+    if not re.fullmatch(r"[1-9][0-9]{0,10}", text):
+        raise ValueError("a whole number of bytes, written in digits")
+    value = int(text)
+    if not MIN_DEPLOYED_RESULT_BYTES <= value <= MAX_DEPLOYED_RESULT_BYTES:
+        raise ValueError("must be %d..%d" % (MIN_DEPLOYED_RESULT_BYTES, MAX_DEPLOYED_RESULT_BYTES))
+    return value
+
+
+def _parse_media_type(text):
+    if not _MEDIA_TYPE_RE.fullmatch(text):
+        raise ValueError("a lowercase type/subtype without parameters, e.g. application/vnd.example.result+json")
+    return text
+
+
+def _parse_env_name(text):
+    if not _ENV_NAME_RE.fullmatch(text) or text in THREAD_PINS:
+        raise ValueError("an upper-case variable name that is not one of the thread pins (%s)"
+                         % ", ".join(sorted(THREAD_PINS)))
+    return text
+
+
+def _parse_child_codes(text):
+    codes = frozenset(code.strip() for code in text.split(",") if code.strip())
+    unknown = sorted(codes - FAILURE_VOCABULARY)
+    if unknown:
+        raise ValueError("codes of the failure vocabulary only (not in it: %s)" % ", ".join(unknown))
+    missing = sorted(OWN_CHILD_CODES - codes)
+    if missing:
+        raise ValueError("the node's own child mode names %s (CRAWLER-CHILD-11): a deployment adds codes, "
+                         "it cannot drop these" % ", ".join(missing))
+    return codes
+
+
+def _deploy(values):
+    global MAX_CRAWLER_RESULT_BYTES, RESULT_MEDIA_TYPE, ATTESTATION_ENV, CHILD_FAILURE_CODES, CHILD_ENV_NAMES
+    MAX_CRAWLER_RESULT_BYTES = values["MAX_CRAWLER_RESULT_BYTES"]
+    RESULT_MEDIA_TYPE = values["RESULT_MEDIA_TYPE"]
+    ATTESTATION_ENV = values["CHILD_ATTESTATION_ENV"]
+    CHILD_FAILURE_CODES = frozenset(values["CHILD_CODES"])
+    CHILD_ENV_NAMES = frozenset({ATTESTATION_ENV} | set(THREAD_PINS))
+
+
+def deployment_values():
+    """The values in force, by setting name (what a scripted child is given)."""
+    return {"MAX_CRAWLER_RESULT_BYTES": MAX_CRAWLER_RESULT_BYTES, "RESULT_MEDIA_TYPE": RESULT_MEDIA_TYPE,
+            "CHILD_ATTESTATION_ENV": ATTESTATION_ENV, "CHILD_CODES": sorted(CHILD_FAILURE_CODES)}
+
+
+def deploy_values(values):
+    """Install values as deployment_values() gives them (in a scripted child's process)."""
+    _deploy(dict(values))
+
+
+def make_deployment():
+    from conformance.deployment import Deployment, Setting
+    return Deployment([
+        Setting("MAX_CRAWLER_RESULT_BYTES", MAX_CRAWLER_RESULT_BYTES, _parse_result_bytes,
+                help="the result bound: capability max_result_bytes, x-goog-content-length-range, the "
+                     "child's stdout"),
+        Setting("RESULT_MEDIA_TYPE", RESULT_MEDIA_TYPE, _parse_media_type,
+                help="the Content-Type of every PUT (required header 1)"),
+        Setting("CHILD_ATTESTATION_ENV", ATTESTATION_ENV, _parse_env_name,
+                help="the variable that gives the child the egress attestation"),
+        Setting("CHILD_CODES", CHILD_FAILURE_CODES, _parse_child_codes, show=lambda codes: ",".join(sorted(codes)),
+                help="the codes a failing child may name (comma-separated)"),
+    ], _deploy)
 
 USER_AGENT = "mostlyright-crawler/1"           # CRAWLER-FETCH-4
 

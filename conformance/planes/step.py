@@ -20,6 +20,12 @@ What it plays, in the order the platform does it:
 * **Collection.** After the node exits, `collect()` reads the marker and
   result.json as the platform would and re-reads every object the marker
   lists; `invariants()` then states what must hold after *any* run.
+* **Egress proxy** (`proxy=True`). A conformance.proxy.ProxyServer in front
+  of everything: the proxy variables (HTTP_PROXY, HTTPS_PROXY and their
+  lowercase forms, or `proxy_env`) name it, `no_proxy` sets NO_PROXY and
+  no_proxy; with `proxy_credentials` it demands canary credentials, which
+  join the plane's secrets. `store_host="localhost"` makes every URL name
+  the store by that name instead of 127.0.0.1.
 
 The identity of the run is fixed: execution 41, attempt 2, generation 3.
 """
@@ -27,9 +33,13 @@ The identity of the run is fixed: execution 41, attempt 2, generation 3.
 import hashlib
 import json
 import os
+import secrets as _secrets
+import shutil
 import signal
+import tempfile
 import time
 
+from conformance.proxy import ProxyServer
 from conformance.store import ObjectStore
 from conformance.invariants import Violation
 from conformance.runner import HarnessError
@@ -49,6 +59,9 @@ CA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # Sentinel: leave a field out of the document entirely.
 OMIT = object()
+
+# The variables a plane with proxy=True sets to the proxy's URL.
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 
 
 def is_data_key(key):
@@ -102,7 +115,9 @@ class StepPlane:
     def __init__(self, ctx, inputs=(), manifest=None, manifest_raw=None, manifest_source="get",
                  staging="presigned_post", tls=False, expires_in_s=900, expires_at=None,
                  identity_env=True, creds_env="file", envelope_patch=None, extra_env=None,
-                 max_bytes=1 << 30):
+                 max_bytes=1 << 30, in_memory=False,
+                 proxy=False, proxy_credentials=False, proxy_env=PROXY_VARIABLES, no_proxy=None,
+                 proxy_hosts=None, store_host=None):
         self.ctx = ctx
         self.inputs = list(inputs)
         self.staging = staging
@@ -128,11 +143,29 @@ class StepPlane:
         StepPlane._count += 1
         home = "plane-%d" % StepPlane._count
         self.store = ObjectStore(ctx.tmpdir(home + "/store"), tls=tls, seed=ctx.seed)
+        if store_host is not None:  # URLs name the store by this name (the test CA's certificate has localhost)
+            self.store.origin = self.store.origin.replace("127.0.0.1", store_host, 1)
+        self.proxy = None
+        self.proxy_env = tuple(proxy_env)
+        self.no_proxy = no_proxy
+        if proxy:
+            credentials = None
+            if proxy_credentials:  # canaries; the password needs percent-encoding in the URL
+                credentials = ("CANARYproxyuser" + _secrets.token_hex(4),
+                               "CANARYproxy/pw%" + _secrets.token_hex(8))
+            self.proxy = ProxyServer("proxy", credentials=credentials, hosts=proxy_hosts, seed=ctx.seed)
         self.creds_dir = ctx.tmpdir(home + "/creds")
         self.creds_path = os.path.join(self.creds_dir, "creds.json")
-        self.scratch = ctx.tmpdir(home + "/scratch")
-        self.local_dir = ctx.tmpdir(home + "/local")
-        self.staging_dir = ctx.tmpdir(home + "/staging")
+        # in_memory: local inputs, TMPDIR and local staging in /dev/shm (when
+        # writable), for a check that moves thousands of tiny objects: on a
+        # disk each one costs the node an fsync, and the run minutes.
+        self.shm_dir = None
+        if in_memory and os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+            self.shm_dir = tempfile.mkdtemp(prefix="conformance-%s-" % home, dir="/dev/shm")
+        place = ctx.tmpdir if self.shm_dir is None else self._shm_subdir
+        self.scratch = place(home + "/scratch")
+        self.local_dir = place(home + "/local")
+        self.staging_dir = place(home + "/staging")
         self.tokens = [self.store.new_token()]
 
         if manifest is None:
@@ -258,6 +291,10 @@ class StepPlane:
             env["LSPO_CREDENTIALS"] = self.creds_path
         if self.identity_env:
             env.update(IDENTITY_ENV)
+        if self.proxy is not None:
+            env.update((name, self.proxy.url()) for name in self.proxy_env)
+        if self.no_proxy is not None:
+            env.update(NO_PROXY=self.no_proxy, no_proxy=self.no_proxy)
         env.update(self.extra_env)
         return env
 
@@ -449,6 +486,8 @@ class StepPlane:
     def secrets(self):
         """Every value whose appearance outside the process is a leak."""
         values = list(self.store.secrets()) + list(self.extra_secrets)
+        if self.proxy is not None:
+            values += self.proxy.secrets()
         return [v for v in values if isinstance(v, str) and len(v) >= 12]
 
     def describe_secret(self, secret):
@@ -458,6 +497,8 @@ class StepPlane:
             return "session token #%d" % seq
         if secret in self.extra_secrets:
             return "a URL credential planted by the check"
+        if self.proxy is not None and secret in self.proxy.secrets():
+            return "the proxy's user or password (%d characters)" % len(secret)
         return "a signature or policy value (%d characters)" % len(secret)
 
     # ---------------------------------------------------------------- invariants
@@ -468,6 +509,8 @@ class StepPlane:
         if self.store.errors:
             # The store itself broke: a harness fault (ERROR), never the node's FAIL.
             raise HarnessError("the fake store failed while serving the node:\n%s" % self.store.errors[0])
+        if self.proxy is not None and self.proxy.errors:
+            raise HarnessError("the fake proxy failed while serving the node:\n%s" % self.proxy.errors[0])
         found = []
         found += self._secret_invariants()
         found += self._traceback_invariant()
@@ -554,9 +597,9 @@ class StepPlane:
                                                                          entry.get("size"))))
         listed = set(relpaths)
         for relpath in self.stored_relpaths():
-            # result.json is listed only once a write of it was confirmed
-            # (STEP-RESULT-4), so a stored one may be unlisted; nothing else may.
-            if relpath not in listed and relpath not in (RESULT_NAME, MARKER_NAME):
+            # result.json too: a write of it that was accepted or ended without an
+            # answer is listed (STEP-RESULT-4, D34), and a refused one is not stored.
+            if relpath not in listed and relpath != MARKER_NAME:
                 found.append(Violation("STEP-MARKER-5: the inventory names every object begun",
                                        "every object in staging listed in the marker",
                                        "%r is in staging but not in the marker" % relpath[:200]))
@@ -633,8 +676,19 @@ class StepPlane:
                                   "left: %s" % os.path.relpath(os.path.join(top, name), self.scratch))]
         return []
 
+    def _shm_subdir(self, name):
+        path = os.path.join(self.shm_dir, name)
+        os.makedirs(path, exist_ok=True)
+        return path
+
     def close(self):
-        self.store.close()
+        try:
+            if self.proxy is not None:
+                self.proxy.close()
+        finally:
+            self.store.close()
+        if self.shm_dir is not None:
+            shutil.rmtree(self.shm_dir, ignore_errors=True)
 
 
 def make_plane(ctx, *args, **kwargs):

@@ -9,6 +9,7 @@ import http.client
 import os
 import signal
 import socket
+import ssl
 import stat
 import tempfile
 import threading
@@ -16,6 +17,7 @@ import time
 import unittest
 
 from conformance import faults
+from conformance import servers
 from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S
 from nodes.blocks import atomic_write as atomic_block
 from nodes.blocks import deadline as deadline_block
@@ -471,6 +473,294 @@ class TransportTest(unittest.TestCase):
         with self.assertRaises(TimeoutError):
             transport_block.HttpExchange(server.url(), self.stop, timeout_s=1, connect_deadline_s=1,
                                          budget=budget).open()
+
+
+
+class TinyProxy(object):
+    """A one-purpose proxy for the transport's tests: it reads one request head
+    per connection, keeps it, and then does `behaviour`:
+
+    "tunnel": CONNECT to the target, answer 200, relay both ways;
+    "refuse": answer 407 with Proxy-Authenticate;
+    "silent": never answer;
+    "endless": answer a status line, then header bytes for ever;
+    "answer": answer 200 with a short body itself (a forwarded request).
+    """
+
+    def __init__(self, behaviour):
+        self.behaviour = behaviour
+        self.heads = []
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.port = self.listener.getsockname()[1]
+        self.closing = threading.Event()
+        self.sockets = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def url(self, userinfo=""):
+        return "http://%s127.0.0.1:%d" % (userinfo, self.port)
+
+    def _serve(self):
+        while not self.closing.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.sockets.append(conn)
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn):
+        try:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                head += chunk
+            self.heads.append(head.split(b"\r\n\r\n", 1)[0].decode("latin-1"))
+            if self.behaviour == "refuse":
+                conn.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\n"
+                             b"Proxy-Authenticate: Basic realm=\"t\"\r\nContent-Length: 0\r\n\r\n")
+            elif self.behaviour == "answer":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\nConnection: close\r\n\r\nproxied")
+            elif self.behaviour == "endless":
+                conn.sendall(b"HTTP/1.1 200 OK\r\n")
+                while not self.closing.wait(0.001):
+                    conn.sendall(b"X-Filler: " + b"a" * 1000 + b"\r\n")
+            elif self.behaviour == "tunnel":
+                host, port = head.split(b" ", 2)[1].decode().rsplit(":", 1)
+                upstream = socket.create_connection((host, int(port)), timeout=SHORT_TIMEOUT_S)
+                self.sockets.append(upstream)
+                conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                for a, b in ((conn, upstream), (upstream, conn)):
+                    threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+            else:
+                self.closing.wait(SHORT_TIMEOUT_S)
+        except OSError:
+            pass
+
+    @staticmethod
+    def _pipe(source, destination):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    destination.shutdown(socket.SHUT_WR)
+                    return
+                destination.sendall(data)
+        except OSError:
+            pass
+
+    def close(self):
+        self.closing.set()
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.listener.close()
+        for sock in self.sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+        self.thread.join(SHORT_TIMEOUT_S)
+
+
+class ProxyConfigTest(unittest.TestCase):
+    """Which proxy a URL gets from an environment: urllib's variables, curl's NO_PROXY."""
+
+    def pick(self, environ, url):
+        return transport_block.proxy_for(url, environ)
+
+    def test_each_scheme_its_own_variable(self):
+        environ = {"HTTPS_PROXY": "http://s:3128", "HTTP_PROXY": "http://p:8080"}
+        self.assertEqual(self.pick(environ, "https://h/")[:2], ("s", 3128))
+        self.assertEqual(self.pick(environ, "http://h/")[:2], ("p", 8080))
+        self.assertIsNone(self.pick({"HTTPS_PROXY": "http://s:1"}, "http://h/"))
+        self.assertIsNone(self.pick({"ALL_PROXY": "http://a:1"}, "https://h/"))
+
+    def test_lowercase_wins_and_an_empty_one_unsets(self):
+        self.assertEqual(self.pick({"HTTPS_PROXY": "http://upper:1", "https_proxy": "http://lower:2"},
+                                   "https://h/")[:2], ("lower", 2))
+        self.assertIsNone(self.pick({"HTTPS_PROXY": "http://upper:1", "https_proxy": ""}, "https://h/"))
+        self.assertEqual(self.pick({"HTTPS_PROXY": "http://upper:1", "no_proxy": "", "NO_PROXY": "h"},
+                                   "https://h/")[:2], ("upper", 1))
+
+    def test_http_proxy_ignored_under_cgi(self):
+        self.assertIsNone(self.pick({"HTTP_PROXY": "http://p:1", "REQUEST_METHOD": "GET"}, "http://h/"))
+        self.assertEqual(self.pick({"http_proxy": "http://p:1", "REQUEST_METHOD": "GET"}, "http://h/")[:2], ("p", 1))
+
+    def test_proxy_url_forms(self):
+        parse = transport_block.parse_proxy_url
+        self.assertEqual(parse("http://proxy")[:3], ("proxy", 80, None))
+        self.assertEqual(parse("HTTP://[::1]:3128/")[:2], ("::1", 3128))
+        proxy = parse("http://us%40er:p%2Fss%25@proxy:1")
+        self.assertEqual(proxy.authorization, "Basic dXNAZXI6cC9zcyU=")  # base64 of "us@er:p/ss%"
+        self.assertIn("p/ss%", proxy.credentials)
+        self.assertIn("p%2Fss%25", proxy.credentials)
+        self.assertNotIn("p/ss", repr(proxy) + str(proxy))
+        self.assertNotIn("dXNA", repr(proxy) + str(proxy))
+        for bad in ("https://u:SECRET@proxy:1", "socks5://u:SECRET@proxy:1", "u:SECRET@proxy:3128",
+                    "http://u:SECRET@proxy:99999", "http://u:SECRET@proxy:1/path", "http://u:SECRET@proxy:1/?q=1",
+                    "http://u:SECRET@", ""):
+            with self.assertRaises(ValueError) as caught:
+                parse(bad)
+            self.assertNotIn("SECRET", str(caught.exception))
+            with self.assertRaises(transport_block.ProxyConfigError) as caught:
+                transport_block.Proxies.from_environ({"https_proxy": bad or "x"})
+            self.assertIn("https_proxy", str(caught.exception))
+            self.assertNotIn("SECRET", str(caught.exception))
+
+    def test_no_proxy_matching(self):
+        cases = [
+            # (NO_PROXY, URL, direct?)
+            ("example.com", "https://example.com/", True),
+            ("example.com", "https://a.example.com/", True),
+            (".example.com", "https://a.b.example.com/", True),
+            (".example.com", "https://example.com/", True),
+            ("example.com.", "https://a.example.com./", True),
+            ("example.com", "https://badexample.com/", False),
+            ("example.com", "https://example.com.evil/", False),
+            ("EXAMPLE.com", "https://a.Example.COM/", True),
+            ("other.org, example.com", "https://example.com/", True),
+            ("other.org example.com", "https://example.com/", True),
+            ("other.org,,  ,example.com", "https://example.com/", True),
+            ("*", "https://anything/", True),
+            ("*.example.com", "https://a.example.com/", False),
+            ("127.0.0.1", "http://127.0.0.1:8080/", True),
+            ("0.0.1", "http://127.0.0.1/", False),
+            ("127.0.0.1", "http://127.0.0.10/", False),
+            ("localhost", "http://127.0.0.1/", False),
+            ("::1", "http://[::1]/", True),
+            ("[::1]", "http://[::1]:81/", True),
+            ("[::1]:81", "http://[::1]:81/", True),
+            ("[::1]:81", "http://[::1]:82/", False),
+            ("0:0:0:0:0:0:0:1", "http://[::1]/", True),
+            ("example.com:443", "https://example.com/", True),
+            ("example.com:443", "http://example.com/", False),
+            ("example.com:8080", "http://a.example.com:8080/", True),
+            ("10.0.0.0/8", "http://10.1.2.3/", False),
+        ]
+        for no_proxy, url, direct in cases:
+            with self.subTest(no_proxy=no_proxy, url=url):
+                environ = {"http_proxy": "http://p:1", "https_proxy": "http://p:1", "no_proxy": no_proxy}
+                self.assertEqual(self.pick(environ, url) is None, direct)
+
+    def test_secrets_every_form(self):
+        proxies = transport_block.Proxies.from_environ({"https_proxy": "http://user1234:pass%2F5678@p:1",
+                                                        "http_proxy": "http://p:2"})
+        found = proxies.secrets()
+        for form in ("user1234", "pass%2F5678", "pass/5678", "dXNlcjEyMzQ6cGFzcy81Njc4"):
+            self.assertTrue(any(form in value for value in found), form)
+
+
+class ProxyTransportTest(unittest.TestCase):
+    """The tunnel and forwarding, against TinyProxy, with the stop and the deadline."""
+
+    def setUp(self):
+        self.stop = new_stop(self)
+
+    def proxy(self, behaviour):
+        proxy = TinyProxy(behaviour)
+        self.addCleanup(proxy.close)
+        return proxy
+
+    def proxies(self, proxy, userinfo="user:pa%2Fss@"):
+        return transport_block.Proxies.from_environ({"https_proxy": proxy.url(userinfo),
+                                                     "http_proxy": proxy.url(userinfo)})
+
+    def test_tunnel_then_tls_to_the_origin(self):
+        origin = servers.LoopbackServer("origin", tls=True)
+        self.addCleanup(origin.close)
+        origin.serve_bytes("/x", b"through the tunnel")
+        proxy = self.proxy("tunnel")
+        context = lambda: ssl.create_default_context(cafile=servers.CA_FILE)  # noqa: E731
+        with transport_block.HttpExchange(origin.origin + "/x?X-Amz-Signature=secret", self.stop,
+                                          timeout_s=SHORT_TIMEOUT_S, connect_deadline_s=SHORT_TIMEOUT_S,
+                                          ssl_context_factory=context, proxies=self.proxies(proxy)) as exchange:
+            self.assertEqual(exchange.target.request_target, "/x?X-Amz-Signature=secret")
+            self.assertIn(exchange.sock, self.stop._inflight)
+            exchange.conn.request("GET", exchange.target.request_target)
+            response = exchange.conn.getresponse()
+            self.assertEqual((response.status, response.read()), (200, b"through the tunnel"))
+        authority = "127.0.0.1:%d" % origin.port
+        lines = proxy.heads[0].split("\r\n")
+        self.assertEqual(lines[0], "CONNECT %s HTTP/1.1" % authority)
+        self.assertIn("Host: %s" % authority, lines)
+        self.assertIn("Proxy-Authorization: Basic dXNlcjpwYS9zcw==", lines)  # user:pa/ss
+        self.assertNotIn("X-Amz-Signature", proxy.heads[0])
+        self.assertNotIn("proxy-authorization", " ".join(n.lower() for n, _v in origin.transcript[0].headers))
+        self.assertEqual(self.stop._inflight, set())
+
+    def test_refused_tunnel_names_the_status_not_the_credentials(self):
+        proxy = self.proxy("refuse")
+        with self.assertRaises(transport_block.ProxyRefused) as caught:
+            transport_block.HttpExchange("https://127.0.0.1:1/x", self.stop, timeout_s=1,
+                                         connect_deadline_s=SHORT_TIMEOUT_S,
+                                         proxies=self.proxies(proxy, "user:SECRETPASSWORD@")).open()
+        self.assertEqual(caught.exception.status, 407)
+        self.assertIsInstance(caught.exception, OSError)
+        self.assertIn("407", str(caught.exception))
+        self.assertNotIn("SECRETPASSWORD", str(caught.exception))
+        self.assertNotIn(transport_block.parse_proxy_url(proxy.url("user:SECRETPASSWORD@")).authorization[6:],
+                         str(caught.exception))
+        self.assertEqual(self.stop._inflight, set())
+
+    def test_stop_while_the_proxy_withholds_its_answer(self):
+        proxy = self.proxy("silent")
+        later(SETTLE_S, lambda: self.stop.handle(signal.SIGTERM, None))
+        started = time.monotonic()
+        with self.assertRaises(stop_block.StopRequested):
+            transport_block.HttpExchange("https://127.0.0.1:1/x", self.stop, timeout_s=1,
+                                         connect_deadline_s=SHORT_TIMEOUT_S, proxies=self.proxies(proxy)).open()
+        self.assertLess(time.monotonic() - started, SETTLE_S + PROMPT_S)
+        self.assertEqual(self.stop._inflight, set())
+
+    def test_the_proxy_answer_lies_within_the_connect_deadline(self):
+        proxy = self.proxy("silent")
+        started = time.monotonic()
+        with self.assertRaises(TimeoutError):
+            transport_block.HttpExchange("https://127.0.0.1:1/x", self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                         connect_deadline_s=SETTLE_S, proxies=self.proxies(proxy)).open()
+        self.assertLess(time.monotonic() - started, SETTLE_S + PROMPT_S)
+
+    def test_an_endless_reply_head_is_refused(self):
+        proxy = self.proxy("endless")
+        with self.assertRaises(transport_block.ProxyRefused) as caught:
+            transport_block.HttpExchange("https://127.0.0.1:1/x", self.stop, timeout_s=1,
+                                         connect_deadline_s=SHORT_TIMEOUT_S, proxies=self.proxies(proxy)).open()
+        self.assertIsNone(caught.exception.status)
+
+    def test_plain_http_goes_to_the_proxy_in_absolute_form(self):
+        proxy = self.proxy("answer")
+        with transport_block.HttpExchange("http://origin.invalid:8080/a/b?q=1", self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                          connect_deadline_s=SHORT_TIMEOUT_S, proxies=self.proxies(proxy)) as exchange:
+            exchange.conn.putrequest("GET", exchange.target.request_target)
+            exchange.conn.endheaders()
+            response = exchange.conn.getresponse()
+            self.assertEqual((response.status, response.read()), (200, b"proxied"))
+        lines = proxy.heads[0].split("\r\n")
+        self.assertEqual(lines[0], "GET http://origin.invalid:8080/a/b?q=1 HTTP/1.1")
+        self.assertIn("Host: origin.invalid:8080", lines)
+        self.assertIn("Proxy-Authorization: Basic dXNlcjpwYS9zcw==", lines)
+
+    def test_no_proxy_host_and_no_proxies_connect_directly(self):
+        server = SilentServer("ok")
+        self.addCleanup(server.close)
+        proxy = self.proxy("answer")
+        exempt = transport_block.Proxies.from_environ({"http_proxy": proxy.url(), "no_proxy": "127.0.0.1"})
+        for proxies in (None, exempt):
+            with transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                              connect_deadline_s=SHORT_TIMEOUT_S, proxies=proxies) as exchange:
+                self.assertIsNone(exchange.proxy)
+                self.assertIs(type(exchange.conn), http.client.HTTPConnection)
+                self.assertEqual(exchange.target.request_target, "/x?X-Amz-Signature=secret")
+                exchange.conn.request("GET", exchange.target.request_target)
+                self.assertEqual(exchange.conn.getresponse().read(), b"hello")
+        self.assertEqual(proxy.heads, [])
 
 
 if __name__ == "__main__":

@@ -69,6 +69,9 @@ REQUIRED_CLAUSES = {
     # Version 2: the reference node's example work, in its own [example work] section.
     "STEP-WORK-1": "MUST", "STEP-WORK-2": "MUST", "STEP-WORK-3": "MUST", "STEP-WORK-4": "MUST",
     "STEP-WORK-5": "MUST", "STEP-WORK-6": "SHOULD", "STEP-WORK-7": "SHOULD",
+    # Proxies (issue 9): HTTPS_PROXY / HTTP_PROXY / NO_PROXY, the CONNECT tunnel.
+    "STEP-PROXY-1": "MUST", "STEP-PROXY-2": "MUST", "STEP-PROXY-3": "MUST", "STEP-PROXY-4": "MUST",
+    "STEP-PROXY-5": "MUST",
 }
 
 # Keywords conformance.schema implements, plus annotations it ignores.

@@ -3,3 +3,7 @@
 from conformance.checks.crawler import (  # noqa: F401  (registers the checks)
     argv, boot, cap, child, config, fail, fetch, identity, norm, report, result, secret, stop,
     stream, upload)
+from conformance.planes import crawler_docs as _docs
+
+# The deployment constants of this contract (D21): --deploy NAME=VALUE.
+DEPLOYMENT = _docs.make_deployment()

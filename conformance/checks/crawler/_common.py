@@ -219,10 +219,10 @@ def bulky_csv(size_bytes):
 
 
 def bulky_limits():
-    """Default limits, with room for a normalised content of up to 6 MiB
-    (its base64 still fits MAX_CRAWLER_RESULT_BYTES)."""
+    """Default limits, with room for a normalised content of up to three
+    quarters of MAX_CRAWLER_RESULT_BYTES (6 MiB of 8: its base64 still fits)."""
     limits = docs.default_limits()
-    limits["max_normalized_bytes"] = 6 * 1024 * 1024
+    limits["max_normalized_bytes"] = docs.MAX_CRAWLER_RESULT_BYTES * 3 // 4
     return limits
 
 

@@ -19,7 +19,7 @@ import json
 from conformance.checks import check
 from conformance.checks.crawler._common import (
     DEADLINE_SLACK_S, ENDLESS_BYTES, SESSION_ID, SHORT_DEADLINE_S, SOCKET_SLACK_BYTES, Match, docs,
-    expect_outcome, expect_success, expect_untouched, faults, run_variants)
+    each_variant, expect_outcome, expect_success, expect_untouched, faults, run_variants)
 from conformance.planes.crawler import BROKER_PATH, EXECUTION
 
 REDEMPTION_FAILED = "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED"
@@ -27,7 +27,6 @@ RESPONSE_INVALID = "CRAWLER_BOOTSTRAP_RESPONSE_INVALID"
 TOO_LARGE = "CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE"
 
 MAX_BOOTSTRAP_RESPONSE_BYTES = docs.MAX_BOOTSTRAP_RESPONSE_BYTES
-MAX_CRAWLER_RESULT_BYTES = docs.MAX_CRAWLER_RESULT_BYTES
 
 # The bootstrap timeout given to the node when a check waits for the :redeem
 # deadline, and how long the whole run may take (identity, :redeem, :fail).
@@ -295,6 +294,34 @@ def _(ctx):
     ], accepted)
 
 
+@check("boot.oversize-any-status", clauses=["CRAWLER-BOOT-3", "CRAWLER-BOOT-2"], level="MUST",
+       title="an oversized :redeem answer is too large whatever its status: the size is judged first",
+       fakes=":redeem answers 500 with Content-Length %d and the body held; then 503 with %d bytes and no "
+             "Content-Length (one per run)" % (MAX_BOOTSTRAP_RESPONSE_BYTES + 1, MAX_BOOTSTRAP_RESPONSE_BYTES + 1),
+       expected="each: CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE failed, exit 1, one :fail with that code (the "
+                "upstream's code for it), not CRAWLER_BOOTSTRAP_REDEMPTION_FAILED")
+def _(ctx):
+    bound = MAX_BOOTSTRAP_RESPONSE_BYTES
+    held = (faults.stall(after_bytes=0), Match(method="POST", key="*:redeem", phase="response"))
+
+    def act(label, options):
+        # Arrange
+        plane = ctx.plane(**options)
+        # Act
+        plane.run()
+        # Assert
+        _expect_reported_on_fail(ctx, plane, TOO_LARGE, label)
+
+    each_variant(ctx, [
+        ("500, declared %d, body held" % (bound + 1),
+         {"redeem_status": 500, "redeem_body": b" " * (bound + 1), "redeem_faults": [held],
+          "timeouts": {"bootstrap": REDEEM_DEADLINE_S}}),
+        ("503, %d bytes without Content-Length" % (bound + 1),
+         {"redeem_status": 503, "redeem_body": b" " * bound,
+          "redeem_faults": [faults.oversize(1, content_length="absent")]}),
+    ], act)
+
+
 @check("boot.strict-response", clauses=["CRAWLER-BOOT-4"], level="MUST",
        title="the bootstrap answer is parsed strictly: exact keys, schema, session, and the lenient parser's rules",
        fakes=":redeem answers a bootstrap with an extra key, without schema_version, of schema v2, for the "
@@ -377,7 +404,8 @@ def _(ctx):
         ("max_rows 100000001", [(limits + ("max_rows",), 100000001)]),
         ("max_source_bytes 0", [(limits + ("max_source_bytes",), 0)]),
         ("max_source_bytes 2^32 + 1", [(limits + ("max_source_bytes",), 4294967297)]),
-        ("max_normalized_bytes 8 MiB + 1", [(limits + ("max_normalized_bytes",), MAX_CRAWLER_RESULT_BYTES + 1)]),
+        ("max_normalized_bytes MAX_CRAWLER_RESULT_BYTES + 1",
+         [(limits + ("max_normalized_bytes",), docs.MAX_CRAWLER_RESULT_BYTES + 1)]),
         ("max_columns 4097", [(limits + ("max_columns",), 4097)]),
         ("data_format xml", [(("query", "data_format"), "xml")]),
         ("source_id uppercase", [(("source_id",), "Conformance-Source")]),
@@ -395,7 +423,7 @@ def _(ctx):
     ctx.note("variant: every bound at its maximum (accepted)")
     plane = ctx.plane(request_patch=_with_request(
         (limits + ("max_source_bytes",), 4294967296),
-        (limits + ("max_normalized_bytes",), MAX_CRAWLER_RESULT_BYTES),
+        (limits + ("max_normalized_bytes",), docs.MAX_CRAWLER_RESULT_BYTES),
         (limits + ("max_rows",), 100000000),
         (limits + ("max_columns",), 4096),
         (("source_id",), "s" * 128),

@@ -481,6 +481,24 @@ def _(ctx):
     each_variant(ctx, variants, act)
 
 
+@check("cap.window-whole-seconds", clauses=["CRAWLER-CAP-8"], level="MUST",
+       title="expires_at is compared with the URL's expiry at whole-second precision (D7)",
+       fakes="a broker that stamps X-Goog-Date and expires_at from one clock reading: expires_at is "
+             "X-Goog-Date + X-Goog-Expires plus a fraction (.5, then .999999)",
+       expected="each: a successful run (exit 0, silent, the result stored and verified)")
+def _(ctx):
+    def act(label, fraction):
+        plane = ctx.plane()
+
+        def patch(cap):  # runs at the redemption, once plane.issued_at (X-Goog-Date) is fixed
+            url_expiry = plane.issued_at + plane.url_expires_s
+            cap["expires_at"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(url_expiry)) + fraction + "Z"
+        plane.capability_patch = patch
+        plane.run()
+        _expect_success_variant(ctx, plane, label)
+    each_variant(ctx, [("the URL's expiry + 0.5 s", ".5"), ("the URL's expiry + 0.999999 s", ".999999")], act)
+
+
 def _expect_success_variant(ctx, plane, label):
     """A successful run, named by variant when it is not."""
     result = plane.result

@@ -695,8 +695,8 @@ def _(ctx):
 # ---------------------------------------------------------------- CRAWLER-CHILD-8, -9
 
 @check("child.admitted-code", clauses=["CRAWLER-CHILD-8"], level="MUST",
-       title="a failing child's canonical line names one of the three child codes, with or without one \\n",
-       fakes="the scripted child writes {\"code\":X,\"status\":\"failed\"} (X each of the three child codes), "
+       title="a failing child's canonical line names one of the child codes (CHILD_CODES), with or without one \\n",
+       fakes="the scripted child writes {\"code\":X,\"status\":\"failed\"} (X each of the deployed child codes), "
              "with and without a trailing \\n, and exits 1; once with exit 7",
        expected="each: a bundle with X, \"reported\", exit 0")
 def _(ctx):
@@ -704,7 +704,8 @@ def _(ctx):
     for code in sorted(docs.CHILD_FAILURE_CODES):
         variants.append(("%s with \\n" % code, (code, _line(code) + "\n", 1)))
         variants.append(("%s without \\n" % code, (code, _line(code), 1)))
-    variants.append(("exit 7", ("CRAWLER_LIMIT_EXCEEDED", _line("CRAWLER_LIMIT_EXCEEDED") + "\n", 7)))
+    first = sorted(docs.CHILD_FAILURE_CODES)[0]
+    variants.append(("exit 7", (first, _line(first) + "\n", 7)))
 
     def act(label, value):
         code, stderr, exit_status = value
@@ -727,8 +728,10 @@ def _(ctx):
 def _(ctx):
     marker = "CANARYCHILD%032x" % ctx.rng.getrandbits(128)
     good = _line("CRAWLER_NORMALIZATION_FAILED")
+    outside = ("CRAWLER_SOURCE_TOO_LARGE" if "CRAWLER_SOURCE_TOO_LARGE" not in docs.CHILD_FAILURE_CODES
+               else sorted(docs.FAILURE_VOCABULARY - docs.CHILD_FAILURE_CODES - {"CRAWLER_CHILD_FAILED"})[0])
     variants = [
-        ("code outside the child set", _line("CRAWLER_SOURCE_TOO_LARGE") + "\n"),
+        ("code outside the child set (%s)" % outside, _line(outside) + "\n"),
         ("unknown code with a marker", _line("CRAWLER_" + marker) + "\n"),
         ("extra key", docs.canonical({"code": "CRAWLER_NORMALIZATION_FAILED", "detail": marker,
                                       "status": "failed"}).decode("ascii") + "\n"),

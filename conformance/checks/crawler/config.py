@@ -19,7 +19,8 @@ import urllib.parse
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    SESSION_ID, docs, expect_no_network, expect_outcome, expect_success)
+    SESSION_ID, describe_run, docs, each_variant, expect_no_network, expect_outcome, expect_reported,
+    expect_success)
 from conformance.checks.crawler._common import run_variants
 from conformance.timeouts import POLL_INTERVAL_S
 
@@ -255,8 +256,9 @@ def _(ctx):
 
 
 @check("config.endpoints", clauses=["CRAWLER-CONFIG-4"], level="MUST",
-       title="STORAGE_EMULATOR_HOST must be exactly https://host[:port]; GCE_METADATA_HOST host[:port]",
-       fakes="a healthy plane; STORAGE_EMULATOR_HOST is http://, has a trailing '/', a path, a query, userinfo, no "
+       title="STORAGE_EMULATOR_HOST must be exactly http(s)://host[:port]; GCE_METADATA_HOST host[:port]",
+       fakes="a healthy plane; STORAGE_EMULATOR_HOST is http:// on :80, http:// with a trailing '/', HTTP://, has a "
+             "trailing '/', a path, a query, userinfo, no "
              "scheme, :443, :0443, an uppercase host or is empty; GCE_METADATA_HOST has a scheme, a space, a path, "
              "userinfo, an empty port, port 99999, or is empty (one per run)",
        expected="CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID failed, exit 1, no request, in every variant")
@@ -274,7 +276,9 @@ def _(ctx):
         return env
 
     variants = [("storage: " + label, storage(transform)) for label, transform in [
-        ("http scheme", lambda origin, port: "http://127.0.0.1:%d" % port),
+        ("http:// with port :80", lambda origin, port: "http://127.0.0.1:80"),
+        ("http:// with a trailing '/'", lambda origin, port: "http://127.0.0.1:%d/" % port),
+        ("uppercase HTTP scheme", lambda origin, port: "HTTP://127.0.0.1:%d" % port),
         ("trailing '/'", lambda origin, port: origin + "/"),
         ("a path", lambda origin, port: origin + "/bucket"),
         ("a query", lambda origin, port: origin + "?x"),
@@ -297,9 +301,41 @@ def _(ctx):
     _refuse_env(ctx, variants)
 
 
+@check("config.storage-emulator-http", clauses=["CRAWLER-CONFIG-4"], level="MUST",
+       title="a plain-HTTP STORAGE_EMULATOR_HOST (a stock emulator) is accepted, and said once on stderr (D19)",
+       fakes="the store speaks plain HTTP, as the stock Cloud Storage emulators do; STORAGE_EMULATOR_HOST is "
+             "http://127.0.0.1:<port> and the capability's upload URL is under it; everything else as usual "
+             "(the broker and the source stay https)",
+       expected="the run succeeds: the result is stored and verified, exit 0, stdout empty, and stderr is "
+                "exactly one line, naming STORAGE_EMULATOR_HOST (not its value)")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane(store_plain_http=True)
+    origin = plane.env()[STORAGE_ENV]
+    # Act
+    plane.run()
+    # Assert
+    result = plane.result
+    lines = result.stderr.splitlines(True)
+    ctx.expect(result.exit_code == 0 and not result.stdout and len(lines) == 1 and lines[0].endswith("\n")
+               and STORAGE_ENV in lines[0] and origin not in lines[0],
+               expected="exit 0, stdout empty, stderr one line naming %s and not its value" % STORAGE_ENV,
+               actual=lambda: "exit %s, stdout %r, stderr %r; %s" % (
+                   result.exit_code, result.stdout[:80], result.stderr[:300], plane.describe_exchanges()),
+               diagnosis="a stock emulator speaks plain HTTP: accept http:// through STORAGE_EMULATOR_HOST only, "
+                         "and say once that it is a development setting (CRAWLER-CONFIG-4, D19)")
+    stored = plane.stored_result()
+    ctx.expect(stored is not None, expected="the result stored through the plain-HTTP store",
+               actual=lambda: "nothing stored (%s)" % plane.describe_exchanges())
+    if stored is not None:
+        problems = plane.verify_result(stored.raw)
+        ctx.expect(not problems, expected="a stored result that restates what was fetched",
+                   actual=lambda: "; ".join(problems[:4]))
+
+
 @check("config.policy", clauses=["CRAWLER-CONFIG-5"], level="MUST",
        title="the egress policy must be a canonical policy document obeying every rule of its shape",
-       fakes="a healthy plane whose MOSTLYRIGHT_CRAWLER_EGRESS_POLICY is unset, empty, pretty-printed, ends with a "
+       fakes="a healthy plane whose MOSTLYRIGHT_CRAWLER_EGRESS_POLICY is set but empty, pretty-printed, ends with a "
              "newline, has an extra or a missing key, another schema, a bad port, a bad host name, a bad address, "
              "too many entries or max_redirects out of range (one per run)",
        expected="CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID failed, exit 1, no request, in every variant")
@@ -319,7 +355,6 @@ def _(ctx):
         return lambda good: canonical(dict(good, **{key: good[key] + [entry]}))
 
     variants = [
-        ("unset", lambda good: None),
         ("empty", lambda good: ""),
         ("pretty-printed", lambda good: json.dumps(good, indent=2, sort_keys=True)),
         ("keys unsorted", lambda good: json.dumps(dict(reversed(sorted(good.items()))), separators=(",", ":"))),
@@ -355,6 +390,60 @@ def _(ctx):
     ]
     _refuse_env(ctx, [(label, (lambda make: lambda plane: {POLICY_ENV: make(plane.policy)})(make))
                       for label, make in variants])
+
+
+# What the upstream job's platform gives it (Cloud Run's own variables and the
+# job's four), plus the harness's stand-ins for the platform's endpoints and
+# trust: GCE_METADATA_HOST, STORAGE_EMULATOR_HOST and SSL_CERT_FILE.  No egress
+# policy, no timeout, no TMPDIR: the upstream has no such inputs.
+UPSTREAM_KEPT = frozenset((BUCKET_ENV, AUDIENCE_BASE_ENV, URL_BASE_ENV, EXECUTION_ENV, METADATA_HOST_ENV,
+                           STORAGE_ENV, "SSL_CERT_FILE", "PATH", "LANG"))
+CLOUD_RUN_JOB_ENV = {"CLOUD_RUN_JOB": "crawler", "CLOUD_RUN_TASK_INDEX": "0", "CLOUD_RUN_TASK_ATTEMPT": "0",
+                     "CLOUD_RUN_TASK_COUNT": "1"}
+
+
+@check("config.upstream-environment", clauses=["CRAWLER-CONFIG-5", "CRAWLER-FETCH-1"], level="MUST",
+       title="started with the upstream job's environment only, the node runs under the network's policy (D18)",
+       fakes="the node's environment is only what the upstream job gets (the bucket, the two bases, "
+             "CLOUD_RUN_EXECUTION, Cloud Run's CLOUD_RUN_JOB/TASK_* variables, PATH, HOME) plus the harness's "
+             "metadata host, storage origin and CA bundle: no MOSTLYRIGHT_CRAWLER_EGRESS_POLICY, no timeout, "
+             "no TMPDIR; the request attests a policy the node never saw; its URL is https://localhost/ (port "
+             "443, resolving to loopback), then the source site's own port",
+       expected="configuration and bootstrap pass (one identity token, one :redeem, no :fail); then, as D18 "
+                "says: localhost on 443 is CRAWLER_EGRESS_DENIED (a non-public address) and another port "
+                "CRAWLER_SOURCE_URL_INVALID, each reported by bundle (exit 0) with no connection to the site "
+                "or the tripwire")
+def _(ctx):
+    variants = [
+        ("https://localhost/ (443, loopback)", ("https://localhost/data.csv", "CRAWLER_EGRESS_DENIED")),
+        ("the site's port", ("https://localhost:{site}/data.csv", "CRAWLER_SOURCE_URL_INVALID")),
+    ]
+
+    def act(label, value):
+        template, code = value
+        # Arrange
+        plane = ctx.plane()
+        plane.source_url = template.format(site=plane.site.port)
+        full = plane.env()
+        plane.drop_env.extend(name for name in full if name not in UPSTREAM_KEPT)
+        plane.extra_env.update(CLOUD_RUN_JOB_ENV, HOME=ctx.tmpdir("home-%d" % len(ctx.planes)))
+        # Act
+        plane.run()
+        # Assert
+        redeems, fails = len(plane.redeems()), len(plane.fails())
+        ctx.expect(redeems == 1 and fails == 0 and len(plane.identity_requests()) >= 1,
+                   expected="configuration accepted and the bootstrap redeemed once, no :fail (variant %s)" % label,
+                   actual=lambda: "%d :redeem, %d :fail; %s" % (redeems, fails, describe_run(plane)),
+                   diagnosis="without MOSTLYRIGHT_CRAWLER_EGRESS_POLICY the node must still start: the upstream "
+                             "job has no such input, so its platform never sets it (CRAWLER-CONFIG-5, D18)")
+        expect_reported(ctx, plane, code, variant=label)
+        site, tripwire = len(plane.site.connections), len(plane.tripwire_connections())
+        ctx.expect(site == 0 and tripwire == 0,
+                   expected="no connection to the source site or the tripwire (variant %s)" % label,
+                   actual="%d connection(s) to the site, %d to the tripwire" % (site, tripwire),
+                   diagnosis="without a deployed policy the node still refuses a non-public address and any port "
+                             "but 443 (D18): the network's rules cannot keep it from the metadata server")
+    each_variant(ctx, variants, act)
 
 
 @check("config.timeouts", clauses=["CRAWLER-CONFIG-6"], level="MUST",

@@ -1,4 +1,5 @@
 """Checks of the step contract (contract/step.md), one module per contract area."""
 
 from conformance.checks.step import (  # noqa: F401  (registers the checks)
-    creds, exit, http, input, manifest, marker, output, progress, redact, result, stop, stream, work)
+    creds, exit, http, input, manifest, marker, output, progress, proxy, redact, result, stop, stream,
+    work)

@@ -17,7 +17,7 @@ __all__ = ["faults", "Match", "Input", "OMIT", "KEY_PREFIX", "MARKER_NAME", "RES
            "expect_listed", "expect_not_listed", "expect_prompt_stop", "on_event", "stderr_lines",
            "STOP_BUDGET_S", "hold_answer", "contract_schema", "expect_exit_unwaiting", "data_upload",
            "on_data_event", "is_data_key", "diagnostic_prefix", "expect_diagnostics", "hold_input",
-           "data_posts_since", "expect_nothing_derived"]
+           "data_posts_since", "expect_nothing_derived", "SLOW_STOP_IN_CONNECT"]
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))), "contract", "schemas", "step")
@@ -218,7 +218,15 @@ def expect_not_listed(ctx, plane, relpaths, why):
                actual="objects: %s" % listed)
 
 
-def expect_prompt_stop(ctx, plane, budget_s=STOP_BUDGET_S):
+# What a slow stop usually means, by where the node was stopped.
+SLOW_STOP_IN_TRANSFER = ("a stop must end the transfer in flight at once: shut the socket down "
+                         "from the handler (STEP-STOP-2)")
+SLOW_STOP_IN_CONNECT = ("a stop must end a lookup, a connect, a proxy's CONNECT or a TLS handshake at once: "
+                        "wait in select() on a non-blocking socket and the stop's wakeup pipe, never in a "
+                        "blocking call bounded only by the 10 s deadline (STEP-STOP-3)")
+
+
+def expect_prompt_stop(ctx, plane, budget_s=STOP_BUDGET_S, diagnosis=SLOW_STOP_IN_TRANSFER):
     """Exit 20 within budget_s of the first signal, with a cancelled marker."""
     result = plane.result
     latency = result.stop_latency_s
@@ -226,7 +234,6 @@ def expect_prompt_stop(ctx, plane, budget_s=STOP_BUDGET_S):
                expected="exit 20 within %.1f s of the signal" % budget_s,
                actual="%s, %s after the signal" % (result.describe(),
                                                    "%.3f s" % latency if latency is not None else "no signal"),
-               diagnosis="a stop must end the transfer in flight at once: shut the socket down "
-                         "from the handler (STEP-STOP-2)")
+               diagnosis=diagnosis)
     return expect_marker(ctx, plane, "cancelled", 20)
 

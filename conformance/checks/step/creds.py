@@ -78,6 +78,27 @@ def _(ctx):
                actual="%d request(s): %s" % (len(plane.store.transcript), plane.describe_exchanges()))
 
 
+@check("creds.malformed-inputs", clauses=["STEP-CREDS-7"], level="MUST",
+       title="an inputs that is not a list is refused at start-up, an entry that is not an object when "
+             "reached; both permanent (D38)",
+       fakes="the envelope's inputs is a string; then (second run) a valid input followed by the entry 42",
+       expected="exit 10 with no request and no marker; then exit 10 with input 1 read and a failed marker")
+def _(ctx):
+    first = ctx.step_plane(inputs=csv_inputs(1), envelope_patch=lambda doc: doc.update(inputs="all of them"))
+    first.run()
+    expect_exit(ctx, first, 10, "an inputs that is not a list is a broken envelope")
+    ctx.expect(not first.store.transcript, expected="no request at all: refused at start-up",
+               actual="%d request(s): %s" % (len(first.store.transcript), first.describe_exchanges()))
+    expect_no_marker(ctx, first, "refused at start-up, like any broken envelope")
+    items = csv_inputs(1)
+    second = ctx.step_plane(inputs=items, envelope_patch=lambda doc: doc["inputs"].append(42))
+    second.run()
+    expect_exit(ctx, second, 10, "an entry that is not an object is permanent")
+    ctx.expect(second.gets(items[0]), expected="input 1 read before the bad entry is reached",
+               actual="input 1 was never requested")
+    expect_marker(ctx, second, "failed", 10)
+
+
 @check("creds.legacy-variable", clauses=["STEP-CREDS-1"], level="MUST",
        title="the legacy LSPO_CREDENTIALS variable still locates the envelope",
        fakes="only LSPO_CREDENTIALS is set", expected="exit 0")

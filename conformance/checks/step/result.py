@@ -74,6 +74,25 @@ def _(ctx):
                actual=plane.report_raw[:120])
 
 
+@check("result.attempt-from-identity", clauses=["STEP-RESULT-1", "STEP-MANIFEST-4"], level="MUST",
+       title="summary.attempt is the identity's attempt, from the environment when the manifest has none (D29)",
+       fakes="a manifest without attempt; LSPO_ATTEMPT=7 in the environment",
+       expected="exit 0; marker attempt 7 and summary.attempt 7 (never null, never the manifest's raw value)")
+def _(ctx):
+    manifest = dict((k, v) for k, v in IDENTITY.items() if k != "attempt")
+    manifest.update(schema_version=1, params={})
+    plane = ctx.step_plane(inputs=csv_inputs(1), manifest=manifest, extra_env={"LSPO_ATTEMPT": "7"})
+    plane.run()
+    expect_exit(ctx, plane, 0, "the environment supplies the attempt")
+    marker = expect_marker(ctx, plane, "succeeded", 0)
+    summary = (expect_report(ctx, plane).get("summary") or {})
+    ctx.expect(marker.get("attempt") == 7 and summary.get("attempt") == 7,
+               expected="marker attempt 7 and summary.attempt 7",
+               actual="marker attempt %r, summary.attempt %r" % (marker.get("attempt"), summary.get("attempt")),
+               diagnosis="settle the attempt once (manifest, else LSPO_ATTEMPT) and write that value in both "
+                         "the marker and result.json")
+
+
 @check("result.params-ceiling", clauses=["STEP-RESULT-2"], level="MUST",
        title="params that would push result.json past 1 MiB give way first",
        fakes="manifest params: 300 keys of 8 KiB each (~2.4 MiB)",
@@ -182,3 +201,24 @@ def _(ctx):
     expect_exit(ctx, plane, 10, "the original failure's code")
     expect_marker(ctx, plane, "failed", 10)
     expect_not_listed(ctx, plane, [RESULT_NAME], "upload first, then inventory on the failure path")
+
+
+@check("result.ambiguous-listed", clauses=["STEP-RESULT-4", "STEP-MARKER-5", "STEP-OUTPUT-6"], level="MUST",
+       title="a result.json whose write ended without an answer is listed, and never sent again (D34, D13)",
+       fakes="the store commits result.json's POST and resets instead of answering: on the normal path of a "
+             "healthy run; then (second run) on the failure path, input 2 of 2 failing its pin",
+       expected="exit 1, then 10; one result.json POST in each run; each failed marker lists result.json")
+def _(ctx):
+    healthy = ctx.step_plane(inputs=csv_inputs(1))
+    failing_items = csv_inputs(2)
+    failing_items[1].sha256_pin = "f" * 64
+    failing = ctx.step_plane(inputs=failing_items)
+    for plane, code, path in ((healthy, 1, "normal path"), (failing, 10, "failure path")):
+        plane.store.add_fault(faults.accept_then_reset(), Match(method="POST", key="*/" + RESULT_NAME, first=1))
+        plane.run()
+        expect_exit(ctx, plane, code, "result.json on the %s: stored, unanswered" % path)
+        ctx.expect(len(plane.posts(RESULT_NAME)) == 1,
+                   expected="one result.json POST on the %s (never re-sent after an ambiguous end)" % path,
+                   actual="%d POSTs" % len(plane.posts(RESULT_NAME)))
+        expect_marker(ctx, plane, "failed", code)
+        expect_listed(ctx, plane, [RESULT_NAME], "on the %s the store may hold it, so salvage must see it" % path)

@@ -183,3 +183,33 @@ def _(ctx):
     note = (report.get("summary") or {}).get("facts_not_claimed")
     ctx.expect(note == "not claimed as search facts: 2 unusable", expected="'not claimed as search facts: 2 unusable'",
                actual="%r" % (note,))
+
+
+# One fact past the platform's 10,000 (MAX_RESULT_FACTS), after one unusable
+# name: the only way the reference node, whose one fact key is valid, declines
+# facts under two counters, so the order of the summary sentence shows.
+FACT_CAP = 10000
+
+
+@check("work.fact-cap", clauses=["STEP-WORK-5", "STEP-RESULT-3"], level="MUST",
+       title="10,000 facts at most; the rest counted as over_cap, after unusable in the summary sentence",
+       fakes="local mode, in memory; %d tiny inputs: the first named with a DEL character, then %d valid names"
+             % (FACT_CAP + 2, FACT_CAP + 1),
+       expected="exit 0; facts: the first 10,000 valid names, in order; facts_not_claimed "
+                "'not claimed as search facts: 1 unusable; 1 over_cap'")
+def _(ctx):
+    items = [Input("bad\x7fname", b"0\n", source="local")]
+    items += [Input("f%05d" % i, b"", source="local") for i in range(1, FACT_CAP + 2)]
+    plane = ctx.step_plane(inputs=items, staging="local_path", manifest_source="local", in_memory=True)
+    plane.run(timeout=240)
+    expect_exit(ctx, plane, 0, "declined facts are not an error")
+    report = expect_report(ctx, plane)
+    facts = report.get("facts") or []
+    want = [{"key": "input", "value": item.relpath} for item in items[1:FACT_CAP + 1]]
+    ctx.expect(facts == want, expected="the first %d valid names' facts, in input order" % FACT_CAP,
+               actual="%d facts, first %s, last %s" % (len(facts), facts[:1], facts[-1:]),
+               diagnosis="check the cap first: the 10,001st fact is declined as over_cap (STEP-RESULT-3)")
+    note = (report.get("summary") or {}).get("facts_not_claimed")
+    ctx.expect(note == "not claimed as search facts: 1 unusable; 1 over_cap",
+               expected="'not claimed as search facts: 1 unusable; 1 over_cap'", actual="%r" % (note,),
+               diagnosis="one clause per non-zero counter, in the order unusable, bad_key, over_cap")

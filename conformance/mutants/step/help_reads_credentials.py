@@ -2,7 +2,7 @@
 NODE = "nodes/hello_node.py"
 REPLACE = [(
     "    args = sys.argv[1:] if argv is None else list(argv)\n"
-    "    if args[:1] in ([\"-h\"], [\"--help\"]):\n",
+    "    if args in ([\"-h\"], [\"--help\"]):",
     "    args = sys.argv[1:] if argv is None else list(argv)\n"
     "    config = load_config(os.environ)\n"
     "    try:\n"
@@ -10,6 +10,6 @@ REPLACE = [(
     "    except StepFailure as exc:\n"
     "        say(\"could not start: %s\" % exc.message)\n"
     "        return exc.exit_code\n"
-    "    if args[:1] in ([\"-h\"], [\"--help\"]):\n",
+    "    if args in ([\"-h\"], [\"--help\"]):",
 )]
 KILLS = ["node.help", "creds.precedence"]
