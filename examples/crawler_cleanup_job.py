@@ -1119,6 +1119,7 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
         sock = candidate
         break
     if sock is None:
+        stop.check("opening a connection")  # a stop shuts the socket: the error it leaves is the stop's
         if last_error is not None and not isinstance(last_error, TimeoutError):
             raise last_error
         raise TimeoutError("no address of %s:%d accepted a connection within %gs"
@@ -1126,9 +1127,11 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     if proxy is not None and ssl_context is not None:
         try:
             _tunnel(sock, target, proxy, stop, deadline)
-        except BaseException:
+        except BaseException as exc:
             stop.untrack(sock)
             sock.close()
+            if isinstance(exc, OSError):
+                stop.check("the proxy's CONNECT")  # the end of file a stop's shutdown leaves is the stop's
             raise
     if ssl_context is not None:
         stop.untrack(sock)
@@ -1142,9 +1145,11 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
         stop.track(tls)
         try:
             _handshake(tls, stop, deadline)
-        except BaseException:
+        except BaseException as exc:
             stop.untrack(tls)
             tls.close()
+            if isinstance(exc, OSError):
+                stop.check("the TLS handshake")  # the error a stop's shutdown leaves is the stop's
             raise
         sock = tls
     try:

@@ -9,9 +9,11 @@ REPLACE = [(
     "        stop.track(tls)\n"
     "        try:\n"
     "            _handshake(tls, stop, deadline)\n"
-    "        except BaseException:\n"
+    "        except BaseException as exc:\n"
     "            stop.untrack(tls)\n"
     "            tls.close()\n"
+    "            if isinstance(exc, OSError):\n"
+    "                stop.check(\"the TLS handshake\")  # the error a stop's shutdown leaves is the stop's\n"
     "            raise\n",
     "            sock.settimeout(max(0.001, deadline.remaining()))\n"
     "            tls = ssl_context.wrap_socket(sock, server_hostname=target.host)  # handshakes here\n"
