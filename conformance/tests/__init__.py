@@ -5,5 +5,7 @@
 Tests that need a PID namespace or a writable memory cgroup are skipped, with
 the reason, where the machine does not allow them. The end-to-end tests use
 the _selftest contract (conformance/checks/_selftest/, its document and node
-under conformance/tests/data/).
+under conformance/tests/data/) and, for the long-lived facilities (timeline,
+crash points and restarts, scaled time, idle cost), the _worker contract
+(conformance/checks/_worker/, tests/data/toy_worker.py).
 """
