@@ -21,7 +21,7 @@ check-fast: ## the quick subset (under 60 s): static checks, block sync, traceab
 .PHONY: check
 check: ## block sync plus the two traceability tables per contract (MUST clause -> checks, check -> mutants); fails on any hole
 	@$(PY) -m conformance.sync --check
-	@$(PY) -m conformance.trace step crawler
+	@$(PY) -m conformance.trace
 
 .PHONY: conformance
 conformance: ## judge the reference nodes (example work too, --reference) and the derivatives in examples/ (CONTRACT=crawler NODE=path judges another node)

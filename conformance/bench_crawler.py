@@ -109,10 +109,10 @@ def stop_run(ctx, phase, pid1):
     """One SIGTERM in `phase` ("fetch" or "child"): latency and whether the bundle landed."""
     if phase == "fetch":
         plane = CrawlerPlane(ctx, source=GeneratedJsonl(STOP_SOURCE_BYTES), limits=LIMITS)
-        trigger = plane.source_bytes_sent(STOP_AFTER_SOURCE_BYTES)
+        trigger = plane.site.bytes_sent(STOP_AFTER_SOURCE_BYTES)
     else:
         plane = CrawlerPlane(ctx, child=STOP_CHILD)
-        trigger = plane.child_started()
+        trigger = plane.child.started()
     try:
         plane.start(pid1=pid1)
         plane.stop_when(trigger, signal.SIGTERM, timeout=TRIGGER_TIMEOUT_S, what="the %s phase" % phase)

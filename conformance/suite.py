@@ -22,7 +22,17 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
-REFERENCE_NODES = [("step", "nodes/hello_node.py"), ("crawler", "nodes/crawler_job.py")]
+
+
+def reference_nodes():
+    """[(contract, node)] of every public contract with a reference node: the registry
+    is conformance/checks/ (a package per contract, its REFERENCE_NODE)."""
+    from conformance import checks
+    pairs = [(name, checks.reference_node(name)) for name in checks.contracts()]
+    return [(name, node) for name, node in pairs if node]
+
+
+REFERENCE_NODES = reference_nodes()
 
 
 def derivatives():

@@ -163,6 +163,17 @@ def load(contract):
     return loaded
 
 
+def reference_node(contract):
+    """The contract's reference node (REFERENCE_NODE of its checks package, a
+    path from the repository root), or None.  A contract is registered by
+    having a checks package; every list of contracts (make test, make check,
+    make conformance, the mutants) is read from here."""
+    if contract not in contracts(include_private=True):
+        return None
+    package = importlib.import_module("conformance.checks." + contract)
+    return getattr(package, "REFERENCE_NODE", None)
+
+
 def deployment(contract):
     """The contract's Deployment (its deployment constants, conformance/deployment.py), or None."""
     if contract not in contracts(include_private=True):

@@ -9,6 +9,7 @@ secret) must show up where a check will look for it.
 """
 
 import http.client
+import inspect
 import json
 import os
 import shutil
@@ -20,9 +21,10 @@ import urllib.parse
 
 from conformance import faults
 from conformance.checks import Check, Context, NodeSpec
+from conformance.faults import Match
 from conformance.planes import crawler_docs as docs
-from conformance.planes.crawler import (AUDIENCE_BASE, CA_FILE, EXECUTION, IDENTITY_PATH, SESSION_ID,
-                                        CrawlerPlane, GeneratedJsonl)
+from conformance.planes.crawler import (AUDIENCE_BASE, CA_FILE, EXECUTION, IDENTITY_PATH, SESSION_ID, Broker,
+                                        CrawlerPlane, GeneratedJsonl, MetadataServer, SourceSite)
 from conformance.runner import RunResult
 from conformance.timeouts import SHORT_TIMEOUT_S
 
@@ -179,18 +181,18 @@ class PlaneTest(unittest.TestCase):
         self.assertEqual(plane.status_line(), None)
 
         # What the plane recorded on the way.
-        [identity] = plane.identity_requests()
+        [identity] = plane.metadata.requests()
         self.assertEqual(identity.audience, "%s/%s:redeem" % (AUDIENCE_BASE, SESSION_ID))
         self.assertEqual((identity.format, identity.flavor, identity.authorization), ("full", "Google", False))
-        [redeem] = plane.redeems()
+        [redeem] = plane.broker.redeems()
         self.assertEqual((redeem.status, redeem.token_seq, redeem.problems), (200, 1, []))
-        [hop] = plane.source_requests()
+        [hop] = plane.site.requests()
         self.assertEqual((hop.target, hop.address, hop.leaked), ("/data.csv", "127.0.0.1", []))
         self.assertTrue(hop.tls_version.startswith("TLSv1"))
         [put] = plane.puts()
         self.assertEqual([n for n, _ in put.headers][:2], ["Host", "Content-Length"])
         self.assertEqual(plane.stored_bundle(), None)
-        self.assertEqual(plane.fails(), [])
+        self.assertEqual(plane.broker.fails(), [])
 
     def test_a_lie_in_the_result_is_found(self):
         plane = self.plane()
@@ -231,15 +233,15 @@ class PlaneTest(unittest.TestCase):
 
     def test_redirect_hops_are_rebuilt_exactly(self):
         plane = self.plane()
-        plane.redirect("/old", "/data.csv", status=301)
-        first = plane.redirect("/older", plane.site_url("/old"), status=307)
-        plane.source_url = first
+        plane.site.redirect("/old", "/data.csv", status=301)
+        first = plane.site.redirect("/older", plane.site.url("/old"), status=307)
+        plane.broker.source_url = first
         client = Client(plane)
         client.whole_run()
         evidence, exact = plane.transport_evidence()
         self.assertTrue(exact)
         self.assertEqual([h["url"] for h in evidence["hops"]],
-                         [first, plane.site_url("/old"), plane.site_url("/data.csv")])
+                         [first, plane.site.url("/old"), plane.site.url("/data.csv")])
         plane.result = fake_run(0)
         self.assertEqual(plane.invariants(), [])
 
@@ -265,7 +267,7 @@ class PlaneTest(unittest.TestCase):
         self.assertEqual(client.redeem()[0], 200)
         status, body = client.redeem()
         self.assertEqual(status, 409)
-        self.assertEqual([c.status for c in plane.redeems()], [200, 409])
+        self.assertEqual([c.status for c in plane.broker.redeems()], [200, 409])
         self.assertIn("CRAWLER-BOOT-2: one redemption, never retried", self.names(plane.invariants()))
 
     def test_bad_tokens_are_refused_and_spend_nothing(self):
@@ -277,9 +279,10 @@ class PlaneTest(unittest.TestCase):
         _, token = client.mint("redeem")
         self.assertEqual(client.post("redeem", token, execution=None)[0], 400)
         self.assertEqual(client.post("redeem", token)[0], 401)      # presented before
-        self.assertEqual([c.refusal.split(" ")[0] for c in plane.redeems()], ["token", "token", "execution", "token"])
-        self.assertIn("another audience", plane.redeems()[0].refusal)
-        self.assertEqual(plane.bootstrap_bytes, None)                  # nothing redeemed yet
+        self.assertEqual([c.refusal.split(" ")[0] for c in plane.broker.redeems()],
+                         ["token", "token", "execution", "token"])
+        self.assertIn("another audience", plane.broker.redeems()[0].refusal)
+        self.assertEqual(plane.broker.bootstrap_bytes, None)                  # nothing redeemed yet
         self.assertEqual(client.redeem()[0], 200)
 
     def test_fail_route_records_the_report(self):
@@ -289,7 +292,7 @@ class PlaneTest(unittest.TestCase):
         body = b'{"failure_code":"CRAWLER_BOOTSTRAP_RESPONSE_INVALID"}'
         status, answer = client.post("fail", token, body=body, execution=None)
         self.assertEqual((status, answer), (204, b""))
-        [call] = plane.fails()
+        [call] = plane.broker.fails()
         self.assertEqual((call.doc, call.canonical, call.problems, call.token_seq),
                          ({"failure_code": "CRAWLER_BOOTSTRAP_RESPONSE_INVALID"}, True, [], 1))
         plane.result = fake_run(1, stderr=docs.status_line("CRAWLER_BOOTSTRAP_RESPONSE_INVALID", "failed").decode())
@@ -297,13 +300,49 @@ class PlaneTest(unittest.TestCase):
         plane.result = fake_run(1, stderr=docs.status_line("CRAWLER_BOOTSTRAP_REDEMPTION_FAILED", "failed").decode())
         self.assertIn("CRAWLER-FAIL-2: the status line names the reported code", self.names(plane.invariants()))
 
-    def test_fail_answer_and_redeem_faults_are_options(self):
-        plane = self.plane(fail_status=500, fail_body=b'{"error": 1}', redeem_faults=[faults.status(503)])
+    def test_fail_answer_is_an_option_and_a_redeem_fault_hits_only_redeem(self):
+        plane = self.plane(fail_status=500, fail_body=b'{"error": 1}')
+        rule = plane.broker.add_fault(faults.status(503), plane.broker.redeem_match())
         client = Client(plane)
         self.assertEqual(client.redeem()[0], 503)
         _, token = client.mint("fail")
         self.assertEqual(client.post("fail", token, body=b"{}", execution=None), (500, b'{"error": 1}'))
-        self.assertEqual(plane.fails()[0].problems, ['body is not exactly {"failure_code": ...}'])
+        self.assertEqual(plane.broker.fails()[0].problems, ['body is not exactly {"failure_code": ...}'])
+        self.assertEqual(rule.applied, 1)
+
+    # ---------------------------------------------------------------- fakes: options and faults
+    def test_faults_enter_every_fake_the_same_way(self):
+        plane = self.plane()
+        client = Client(plane)
+        rules = {
+            "metadata": plane.metadata.add_fault(faults.status(500), plane.metadata.identity_match(first=1)),
+            "fail": plane.broker.add_fault(faults.status(502), plane.broker.fail_match()),
+            "source": plane.site.add_fault(faults.status(404), plane.site.source_match("/elsewhere.csv")),
+            "store": plane.store.add_fault(faults.status(503), Match(method="PUT", first=1)),
+            "tripwire": plane.tripwire.add_fault(faults.hang()),
+        }
+        self.assertEqual(client.mint()[0], 500)              # the first identity request only
+        boot = json.loads(client.redeem()[1].decode("utf-8"))
+        request, capability = boot["request"], boot["upload_capability"]
+        body = client.result_for(request, *client.fetch(request["query"]["url"]))   # /data.csv: not faulted
+        self.assertEqual(client.put(capability, body)[0], 503)     # the first PUT only
+        self.assertEqual(client.put(capability, body)[0], 200)
+        _, token = client.mint("fail")
+        self.assertEqual(client.post("fail", token, body=b"{}", execution=None)[0], 502)
+        self.assertEqual(dict((name, rule.applied) for name, rule in rules.items()),
+                         {"metadata": 1, "fail": 1, "source": 0, "store": 1, "tripwire": 0})
+
+    def test_options_reach_their_fake(self):
+        plane = self.plane(identity_status=201, redeem_status=500, source_etag='"e"', source_path="/x.csv",
+                           timeouts={"fetch": 3})
+        self.assertEqual((plane.metadata.identity_status, plane.broker.redeem_status), (201, 500))
+        self.assertEqual(plane.broker.source_url, plane.site.url("/x.csv"))
+        self.assertEqual(plane.site.requests(), [])
+        self.assertEqual(plane.broker.attestation, docs.digest(plane.policy))
+        with self.assertRaises(TypeError):
+            self.plane(redeem_faults=[faults.hang()])     # faults go in through add_fault only
+        for fake in (MetadataServer, Broker, SourceSite):   # each option a keyword of its fake
+            self.assertLessEqual(set(fake.OPTIONS), set(inspect.signature(fake.__init__).parameters), fake)
 
     # ---------------------------------------------------------------- the metadata server
     def test_identity_answers(self):
@@ -316,7 +355,7 @@ class PlaneTest(unittest.TestCase):
         payload = json.loads(__import__("base64").urlsafe_b64decode(token.split(b".")[1] + b"==="))
         self.assertEqual(payload["aud"], "%s/%s:redeem" % (AUDIENCE_BASE, SESSION_ID))
         self.assertTrue(payload["conformance_marker"].startswith("CANARY"))
-        self.assertEqual([r.status for r in plane.identity_requests()], [403, 200])
+        self.assertEqual([r.status for r in plane.metadata.requests()], [403, 200])
 
     # ---------------------------------------------------------------- invariants that must fire
     def test_tripwire_connection_breaks_an_invariant(self):
@@ -329,15 +368,15 @@ class PlaneTest(unittest.TestCase):
             pass  # a plain-HTTP client meeting a TLS server: the connection is what counts
         finally:
             conn.close()
-        self.assertTrue(plane.tripwire.wait_until(lambda: plane.tripwire_connections(), SHORT_TIMEOUT_S))
+        self.assertTrue(plane.tripwire.wait_until(lambda: plane.tripwire.connections, SHORT_TIMEOUT_S))
         self.assertIn("no connection to the tripwire", self.names(plane.invariants()))
 
     def test_secrets_in_output_and_bad_status_lines_are_found(self):
         plane = self.plane()
         client = Client(plane)
         client.redeem()
-        token = plane.tokens()[0].token
-        query = plane.upload_url.split("?", 1)[1]
+        token = plane.metadata.tokens()[0].token
+        query = plane.broker.upload_url.split("?", 1)[1]
         for stderr in ("boom " + token + "\n", "PUT failed: " + query + "\n"):
             plane.result = fake_run(1, stderr=stderr)
             self.assertIn("CRAWLER-SECRET-2: secrets stay where they belong", self.names(plane.invariants()))
@@ -394,7 +433,7 @@ class PlaneTest(unittest.TestCase):
             conn.getresponse().read()
         finally:
             conn.close()
-        self.assertEqual(plane.source_requests()[0].leaked, ["identity token #1"])
+        self.assertEqual(plane.site.requests()[0].leaked, ["identity token #1"])
         self.assertIn("CRAWLER-SECRET-2: secrets stay where they belong", self.names(plane.invariants()))
 
     # ---------------------------------------------------------------- environment and sources
@@ -416,12 +455,12 @@ class PlaneTest(unittest.TestCase):
         self.assertTrue(os.access(env["MOSTLYRIGHT_CRAWLER_CHILD"], os.X_OK))
         client = Client(plane)
         client.redeem()
-        token = plane.tokens()[0].token
-        child_env = dict(docs.THREAD_PINS, **{docs.ATTESTATION_ENV: plane.attestation, "LEAK": token})
-        completed = subprocess.run([plane.child_path, "--input-fd", "0", "--result-fd", "1"], input=b"",
+        token = plane.metadata.tokens()[0].token
+        child_env = dict(docs.THREAD_PINS, **{docs.ATTESTATION_ENV: plane.broker.attestation, "LEAK": token})
+        completed = subprocess.run([plane.child.path, "--input-fd", "0", "--result-fd", "1"], input=b"",
                                    env=child_env, cwd="/", capture_output=True, timeout=SHORT_TIMEOUT_S)
         self.assertEqual(completed.returncode, 1)   # no header: the reference child's refusal
-        record = plane.child_record()
+        record = plane.child.record()
         self.assertEqual(record["argv"][1:], ["--input-fd", "0", "--result-fd", "1"])
         plane.result = fake_run(1)
         self.assertIn("the child's record", " ".join(v.expected for v in plane.invariants()))
@@ -438,7 +477,7 @@ class PlaneTest(unittest.TestCase):
 
         plane = self.plane(source=GeneratedJsonl(3 * 1024 * 1024 + 5))
         Client(plane).whole_run()
-        self.assertEqual(plane.request["query"]["data_format"], "jsonl")
+        self.assertEqual(plane.broker.request["query"]["data_format"], "jsonl")
         plane.result = fake_run(0)
         self.assertEqual(plane.invariants(), [])
 

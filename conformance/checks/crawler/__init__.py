@@ -1,5 +1,8 @@
 """Checks of the crawler contract (contract/crawler.md), one module per contract area."""
 
+# The node `make test`, `make conformance` and the mutants judge with --reference.
+REFERENCE_NODE = "nodes/crawler_job.py"
+
 from conformance.checks.crawler import (  # noqa: F401  (registers the checks)
     argv, boot, cap, child, config, fail, fetch, identity, norm, report, result, secret, stop,
     stream, upload)

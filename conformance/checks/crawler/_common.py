@@ -103,12 +103,12 @@ def expect_untouched(ctx, plane, what, variant=None):
     """None of the named fakes saw a request: what is a subset of
     identity, redeem, fail, source, put, tripwire."""
     seen = {
-        "identity": lambda: len(plane.identity_requests()),
-        "redeem": lambda: len(plane.redeems()),
-        "fail": lambda: len(plane.fails()),
-        "source": lambda: len(plane.source_requests()),
+        "identity": lambda: len(plane.metadata.requests()),
+        "redeem": lambda: len(plane.broker.redeems()),
+        "fail": lambda: len(plane.broker.fails()),
+        "source": lambda: len(plane.site.requests()),
         "put": lambda: len(plane.puts()),
-        "tripwire": lambda: len(plane.tripwire_connections()),
+        "tripwire": lambda: len(plane.tripwire.connections),
     }
     where = " (variant %s)" % variant if variant else ""
     for name in what:
@@ -228,7 +228,7 @@ def bulky_limits():
 
 def expected_target(plane):
     """The PUT's request target: the capability URL's path and query, byte for byte."""
-    return plane.upload_url[len(plane.store.origin):]
+    return plane.broker.upload_url[len(plane.store.origin):]
 
 
 def describe_target_difference(sent, expected):
@@ -250,7 +250,7 @@ def expected_put_headers(plane, body_size):
     """(lowercase name, value) pairs of CRAWLER-UPLOAD-1, in order."""
     host = urllib.parse.urlsplit(plane.store.origin).netloc
     pairs = [("host", host), ("content-length", str(body_size))]
-    pairs += [(item["name"].lower(), item["value"]) for item in plane.capability["required_headers"]]
+    pairs += [(item["name"].lower(), item["value"]) for item in plane.broker.capability["required_headers"]]
     return pairs
 
 

@@ -18,7 +18,7 @@ import json
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    DEADLINE_SLACK_S, ENDLESS_BYTES, SESSION_ID, SHORT_DEADLINE_S, SOCKET_SLACK_BYTES, Match, docs,
+    DEADLINE_SLACK_S, ENDLESS_BYTES, SESSION_ID, SHORT_DEADLINE_S, SOCKET_SLACK_BYTES, docs,
     each_variant, expect_outcome, expect_success, expect_untouched, faults, run_variants)
 from conformance.planes.crawler import BROKER_PATH, EXECUTION
 
@@ -93,11 +93,26 @@ def _with_request(*changes):
     return patch
 
 
+def _on_redeem(fault):
+    """An arrangement: fault on every :redeem."""
+    return lambda plane: plane.broker.add_fault(fault, plane.broker.redeem_match())
+
+
+def _body_held(plane):
+    """An arrangement: the :redeem answer's headers go out, its body never does."""
+    plane.broker.add_fault(faults.stall(after_bytes=0), plane.broker.redeem_match(phase="response"))
+
+
+def _undeclared(extra_bytes):
+    """An arrangement: the :redeem answer without Content-Length, extra_bytes longer."""
+    return _on_redeem(faults.oversize(extra_bytes, content_length="absent"))
+
+
 def _expect_reported_on_fail(ctx, plane, code, label=None):
     """The status line names code; the one :fail carries it; no :redeem retry; nothing fetched or PUT."""
     where = " (variant %s)" % label if label else ""
     expect_outcome(ctx, plane, code, "failed", 1, label)
-    redeems, fails = plane.redeems(), plane.fails()
+    redeems, fails = plane.broker.redeems(), plane.broker.fails()
     ctx.expect(len(redeems) == 1, expected="exactly one :redeem%s" % where, actual="%d :redeem" % len(redeems),
                diagnosis="the redemption is single-use: it is sent once and never retried (CRAWLER-BOOT-2)")
     body = docs.canonical({"failure_code": code})
@@ -121,7 +136,7 @@ def _(ctx):
     plane.run()
     # Assert
     expect_success(ctx, plane)
-    redeems = plane.redeems()
+    redeems = plane.broker.redeems()
     ctx.expect(len(redeems) == 1, expected="one :redeem", actual="%d" % len(redeems))
     call = redeems[0]
     want_path = "%s/%s:redeem" % (BROKER_PATH, plane.session_id)
@@ -134,7 +149,7 @@ def _(ctx):
                                                                        len(call.body)))
     ctx.expect(call.header_all("accept") == ["application/json"], expected="Accept: application/json",
                actual="Accept %s" % call.header_all("accept"))
-    tokens = plane.tokens()
+    tokens = plane.metadata.tokens()
     authorization = call.header_all("authorization")
     ctx.expect(tokens and authorization == ["Bearer " + tokens[0].token] and call.token_seq == 1,
                expected="exactly one Authorization: Bearer <token #1, minted for :redeem>",
@@ -164,16 +179,16 @@ def _(ctx):
 
     def answer(status, with_bootstrap=False):
         def arrange(plane):
-            plane.redeem_status = status
-            plane.redeem_body = plane.bootstrap() if with_bootstrap else b""
+            plane.broker.redeem_status = status
+            plane.broker.redeem_body = plane.broker.bootstrap() if with_bootstrap else b""
         return arrange
 
     run_variants(ctx, [
         ("500", answer(500)),
-        ("503 with Retry-After", lambda plane: plane.redeem_fault(faults.status(503, retry_after_s=RETRY_AFTER_S))),
-        ("429 with Retry-After", lambda plane: plane.redeem_fault(faults.status(429, retry_after_s=RETRY_AFTER_S))),
+        ("503 with Retry-After", _on_redeem(faults.status(503, retry_after_s=RETRY_AFTER_S))),
+        ("429 with Retry-After", _on_redeem(faults.status(429, retry_after_s=RETRY_AFTER_S))),
         ("201 with a valid bootstrap", answer(201, with_bootstrap=True)),
-        ("connection reset", lambda plane: plane.redeem_fault(faults.reset(after_bytes=0))),
+        ("connection reset", _on_redeem(faults.reset(after_bytes=0))),
     ], act)
 
 
@@ -186,8 +201,8 @@ def _(ctx):
     def act(label, code):
         # Arrange
         plane = ctx.plane()
-        plane.redeem_fault(faults.redirect(plane.tripwire_url("%s/%s:redeem" % (BROKER_PATH, plane.session_id)),
-                                           code=code))
+        target = plane.tripwire.url("%s/%s:redeem" % (BROKER_PATH, plane.session_id))
+        plane.broker.add_fault(faults.redirect(target, code=code), plane.broker.redeem_match())
         # Act
         plane.run()
         # Assert
@@ -218,7 +233,8 @@ def _(ctx):
 def _(ctx):
     def act(label, fault):
         # Arrange
-        plane = ctx.plane(redeem_faults=[fault], timeouts={"bootstrap": REDEEM_DEADLINE_S})
+        plane = ctx.plane(timeouts={"bootstrap": REDEEM_DEADLINE_S})
+        plane.broker.add_fault(fault, plane.broker.redeem_match())
         # Act
         plane.run()
         # Assert
@@ -244,11 +260,13 @@ def _(ctx):
                 "(4) the node stopped reading long before the end; the padded bootstraps are accepted")
 def _(ctx):
     bound = MAX_BOOTSTRAP_RESPONSE_BYTES
-    held = (faults.stall(after_bytes=0), Match(method="POST", key="*:redeem", phase="response"))
 
-    def too_large(label, options):
+    def too_large(label, value):
+        options, arrange = value
         # Arrange
         plane = ctx.plane(**options)
+        if arrange is not None:
+            arrange(plane)
         # Act
         plane.run()
         # Assert
@@ -259,25 +277,27 @@ def _(ctx):
     # header gives TOO_LARGE; a node that waits for the body meets the deadline.
     ctx.note("variant: declared %d, body held" % (bound + 1))
     too_large("declared %d, body held" % (bound + 1),
-              {"redeem_status": 200, "redeem_body": b" " * (bound + 1), "redeem_faults": [held],
-               "timeouts": {"bootstrap": REDEEM_DEADLINE_S}})
+              ({"redeem_status": 200, "redeem_body": b" " * (bound + 1),
+                "timeouts": {"bootstrap": REDEEM_DEADLINE_S}}, _body_held))
     run_variants(ctx, [
-        ("%d bytes with Content-Length" % (bound + 1), {"bootstrap_raw": _padded_to(bound + 1)}),
-        ("%d bytes without Content-Length" % (bound + 1),
-         {"bootstrap_raw": _padded_to(bound), "redeem_faults": [faults.oversize(1, content_length="absent")]}),
+        ("%d bytes with Content-Length" % (bound + 1), ({"bootstrap_raw": _padded_to(bound + 1)}, None)),
+        ("%d bytes without Content-Length" % (bound + 1), ({"bootstrap_raw": _padded_to(bound)}, _undeclared(1))),
     ], too_large)
     ctx.note("variant: %d MiB without Content-Length" % (ENDLESS_BYTES >> 20))
-    plane = too_large("endless", {"redeem_faults": [faults.oversize(ENDLESS_BYTES, content_length="absent")]})
-    answer = plane.redeems()[0].exchange
+    plane = too_large("endless", ({}, _undeclared(ENDLESS_BYTES)))
+    answer = plane.broker.redeems()[0].exchange
     ctx.note("the broker fake sent %d body bytes (outcome %s)" % (answer.resp_bytes, answer.outcome))
     ctx.expect(answer.outcome != "ok" and answer.resp_bytes <= bound + SOCKET_SLACK_BYTES,
                expected="the node stops reading after %d + 1 bytes" % bound,
                actual="the broker fake sent the whole %d-byte answer (%d bytes)" % (ENDLESS_BYTES, answer.resp_bytes),
                diagnosis="read at most the bound plus one byte (CRAWLER-BOOT-3)")
 
-    def accepted(label, options):
+    def accepted(label, value):
+        options, arrange = value
         # Arrange
         plane = ctx.plane(**options)
+        if arrange is not None:
+            arrange(plane)
         # Act
         plane.run()
         # Assert
@@ -288,9 +308,9 @@ def _(ctx):
         return plane
 
     run_variants(ctx, [
-        ("exactly %d bytes with Content-Length (accepted)" % bound, {"bootstrap_raw": _padded_to(bound)}),
+        ("exactly %d bytes with Content-Length (accepted)" % bound, ({"bootstrap_raw": _padded_to(bound)}, None)),
         ("exactly %d bytes without Content-Length (accepted)" % bound,
-         {"bootstrap_raw": _padded_to(bound), "redeem_faults": [faults.oversize(0, content_length="absent")]}),
+         ({"bootstrap_raw": _padded_to(bound)}, _undeclared(0))),
     ], accepted)
 
 
@@ -302,11 +322,12 @@ def _(ctx):
                 "upstream's code for it), not CRAWLER_BOOTSTRAP_REDEMPTION_FAILED")
 def _(ctx):
     bound = MAX_BOOTSTRAP_RESPONSE_BYTES
-    held = (faults.stall(after_bytes=0), Match(method="POST", key="*:redeem", phase="response"))
 
-    def act(label, options):
+    def act(label, value):
+        options, arrange = value
         # Arrange
         plane = ctx.plane(**options)
+        arrange(plane)
         # Act
         plane.run()
         # Assert
@@ -314,11 +335,10 @@ def _(ctx):
 
     each_variant(ctx, [
         ("500, declared %d, body held" % (bound + 1),
-         {"redeem_status": 500, "redeem_body": b" " * (bound + 1), "redeem_faults": [held],
-          "timeouts": {"bootstrap": REDEEM_DEADLINE_S}}),
+         ({"redeem_status": 500, "redeem_body": b" " * (bound + 1), "timeouts": {"bootstrap": REDEEM_DEADLINE_S}},
+          _body_held)),
         ("503, %d bytes without Content-Length" % (bound + 1),
-         {"redeem_status": 503, "redeem_body": b" " * bound,
-          "redeem_faults": [faults.oversize(1, content_length="absent")]}),
+         ({"redeem_status": 503, "redeem_body": b" " * bound}, _undeclared(1))),
     ], act)
 
 

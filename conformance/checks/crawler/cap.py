@@ -284,7 +284,7 @@ def _(ctx):
     holder = {}
 
     def tripwire_port(origin, path, query):
-        return holder["plane"].tripwire_url(path) + "?" + query
+        return holder["plane"].tripwire.url(path) + "?" + query
 
     def long_url(origin, path, query):
         # X-Goog-Credential is free text to the node: padding it keeps every other rule
@@ -490,10 +490,10 @@ def _(ctx):
     def act(label, fraction):
         plane = ctx.plane()
 
-        def patch(cap):  # runs at the redemption, once plane.issued_at (X-Goog-Date) is fixed
-            url_expiry = plane.issued_at + plane.url_expires_s
+        def patch(cap):  # runs at the redemption, once plane.broker.issued_at (X-Goog-Date) is fixed
+            url_expiry = plane.broker.issued_at + plane.broker.url_expires_s
             cap["expires_at"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(url_expiry)) + fraction + "Z"
-        plane.capability_patch = patch
+        plane.broker.capability_patch = patch
         plane.run()
         _expect_success_variant(ctx, plane, label)
     each_variant(ctx, [("the URL's expiry + 0.5 s", ".5"), ("the URL's expiry + 0.999999 s", ".999999")], act)
@@ -527,7 +527,7 @@ def _(ctx):
         plane = ctx.plane(capability_patch=_set("crawler_session_id", session))
         plane.run()
         expect_outcome(ctx, plane, RESPONSE_INVALID, "failed", 1, variant=label)
-        fails = plane.fails()
+        fails = plane.broker.fails()
         codes = [call.doc.get("failure_code") if isinstance(call.doc, dict) else call.body for call in fails]
         ctx.expect(codes == [RESPONSE_INVALID],
                    expected="one :fail with {\"failure_code\":\"%s\"} (variant %s)" % (RESPONSE_INVALID, label),

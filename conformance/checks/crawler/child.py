@@ -12,7 +12,7 @@ rows are judged in norm.py (example work), the binding of a child's result in
 result.py, a stop mid-child (CRAWLER-CHILD-10) in stop.py.
 
 Where a check watches the child from outside (its pid, /proc/<pid>/limits), it
-finds it with plane.child_pids(): host pids, so PID 1 mode still works.
+finds it with plane.child.pids(): host pids, so PID 1 mode still works.
 """
 
 import hashlib
@@ -90,7 +90,7 @@ def _line(code, status="failed"):
 
 def _record(ctx, plane, variant=None):
     """The scripted child's record, or a failure saying the child never ran."""
-    record = plane.child_record()
+    record = plane.child.record()
     where = " (variant %s)" % variant if variant else ""
     ctx.expect(isinstance(record, dict), expected="the pinned child ran and wrote its record%s" % where,
                actual=lambda: "no record; %s" % _describe(plane),
@@ -181,7 +181,7 @@ def _(ctx):
     # Assert
     expect_success(ctx, plane)
     record = _record(ctx, plane)
-    want = [plane.child_path] + CHILD_ARGS
+    want = [plane.child.path] + CHILD_ARGS
     ctx.expect(record.get("argv") == want, expected="the pinned child's argv %s" % want,
                actual="argv %s" % record.get("argv"),
                diagnosis="a pin is run as itself with exactly the four protocol arguments")
@@ -244,7 +244,7 @@ def _(ctx):
         # Assert
         expect_reported(ctx, plane, "CRAWLER_EXECUTABLE_UNAVAILABLE", label)
         expect_untouched(ctx, plane, ("source",), label)
-        ctx.expect(plane.child_record() is None, expected="no child ran (variant %s)" % label,
+        ctx.expect(plane.child.record() is None, expected="no child ran (variant %s)" % label,
                    actual="the scripted child ran", diagnosis="an invalid pin must never be executed")
 
     each_variant(ctx, variants, act)
@@ -268,7 +268,7 @@ def _(ctx):
     expect_success(ctx, plane)
     record = _record(ctx, plane)
     want = dict(docs.THREAD_PINS)
-    want[docs.ATTESTATION_ENV] = plane.request["egress_policy_attestation"]
+    want[docs.ATTESTATION_ENV] = plane.broker.request["egress_policy_attestation"]
     got = record.get("env") or {}
     extra = sorted(set(got) - set(want))
     missing = sorted(set(want) - set(got))
@@ -312,7 +312,7 @@ def _(ctx):
     plane = ctx.plane(child={"mode": "sleep", "seconds": SLEEPING_CHILD_S})
     plane.start(pid1=False)
     # Act
-    recorded = lambda: plane.child_record() is not None  # noqa: E731 (the child is past its start-up)
+    recorded = lambda: plane.child.record() is not None  # noqa: E731 (the child is past its start-up)
     t_kill = plane.stop_when(recorded, signum=signal.SIGKILL, what="the child sleeping")
     plane.wait()
     record = _record(ctx, plane)
@@ -321,7 +321,7 @@ def _(ctx):
     gone = _wait_for(lambda: _state(pid) != "alive", max(0.0, t_kill + PDEATHSIG_BUDGET_S - time.monotonic()))
     if not gone:
         argv = _runner.read_cmdline(pid) or []
-        if plane.child_path in argv:
+        if plane.child.path in argv:
             os.kill(pid, signal.SIGKILL)  # the node's leftover; reaped by whoever adopted it
             ctx.note("killed the leftover child pid %d" % pid)
     ctx.expect(gone, expected="the child (pid %s) dead within %.1f s of the node's SIGKILL" % (pid, PDEATHSIG_BUDGET_S),
@@ -347,7 +347,7 @@ def _(ctx):
     limits = {}
 
     def read_limits():
-        for pid in plane.child_pids():
+        for pid in plane.child.pids():
             try:
                 with open("/proc/%d/limits" % pid) as handle:
                     text = handle.read()
@@ -507,8 +507,8 @@ def _(ctx):
     evidence, exact = plane.transport_evidence()
     if not exact:
         raise RuntimeError("the harness could not rebuild the transport evidence exactly")
-    want = docs.input_header(plane.request, docs.make_retrieval(plane.request["query"]["url"], evidence),
-                             docs.clean_room())
+    request = plane.broker.request
+    want = docs.input_header(request, docs.make_retrieval(request["query"]["url"], evidence), docs.clean_room())
     got = record.get("header")
     differing = sorted(k for k in set(want) | set(got or {}) if (got or {}).get(k) != want.get(k))
     if "retrieval" in differing and isinstance(got.get("retrieval"), dict):
@@ -600,7 +600,7 @@ def _watch_child_until_put(plane, wait_s):
     deadline = time.monotonic() + wait_s
     while plane.proc.running() and time.monotonic() < deadline and not recorder.observed:
         if "pid" not in seen:
-            found = plane.child_pids()
+            found = plane.child.pids()
             if found:
                 seen["pid"], seen["t"] = found[0], time.monotonic()
         time.sleep(POLL_INTERVAL_S)
@@ -656,7 +656,7 @@ def _(ctx):
     _pid, _t_seen, t_put, _state_at_put = _watch_child_until_put(plane, SLEEPING_CHILD_S)
     # Assert
     _expect_bundle_only(ctx, plane, "CRAWLER_CHILD_TIMEOUT")
-    window_end = plane.issued_at + WINDOW_CAP_EXPIRES_S
+    window_end = plane.broker.issued_at + WINDOW_CAP_EXPIRES_S
     kill_at = window_end - docs.UPLOAD_RESERVE_S
     put_epoch = _epoch(t_put)
     ctx.note("bundle PUT %.3f s before the window's end (expected %d s)" % (window_end - put_epoch, docs.UPLOAD_RESERVE_S))
@@ -686,7 +686,7 @@ def _(ctx):
         # Assert
         _expect_bundle_only(ctx, plane, "CRAWLER_UPLOAD_WINDOW_INSUFFICIENT", label)
         expect_untouched(ctx, plane, ("source",), label)
-        ctx.expect(plane.child_record() is None, expected="no child started (variant %s)" % label,
+        ctx.expect(plane.child.record() is None, expected="no child started (variant %s)" % label,
                    actual="the child ran")
 
     each_variant(ctx, variants, act)

@@ -423,21 +423,21 @@ def _(ctx):
         template, code = value
         # Arrange
         plane = ctx.plane()
-        plane.source_url = template.format(site=plane.site.port)
+        plane.broker.source_url = template.format(site=plane.site.port)
         full = plane.env()
         plane.drop_env.extend(name for name in full if name not in UPSTREAM_KEPT)
         plane.extra_env.update(CLOUD_RUN_JOB_ENV, HOME=ctx.tmpdir("home-%d" % len(ctx.planes)))
         # Act
         plane.run()
         # Assert
-        redeems, fails = len(plane.redeems()), len(plane.fails())
-        ctx.expect(redeems == 1 and fails == 0 and len(plane.identity_requests()) >= 1,
+        redeems, fails = len(plane.broker.redeems()), len(plane.broker.fails())
+        ctx.expect(redeems == 1 and fails == 0 and len(plane.metadata.requests()) >= 1,
                    expected="configuration accepted and the bootstrap redeemed once, no :fail (variant %s)" % label,
                    actual=lambda: "%d :redeem, %d :fail; %s" % (redeems, fails, describe_run(plane)),
                    diagnosis="without MOSTLYRIGHT_CRAWLER_EGRESS_POLICY the node must still start: the upstream "
                              "job has no such input, so its platform never sets it (CRAWLER-CONFIG-5, D18)")
         expect_reported(ctx, plane, code, variant=label)
-        site, tripwire = len(plane.site.connections), len(plane.tripwire_connections())
+        site, tripwire = len(plane.site.connections), len(plane.tripwire.connections)
         ctx.expect(site == 0 and tripwire == 0,
                    expected="no connection to the source site or the tripwire (variant %s)" % label,
                    actual="%d connection(s) to the site, %d to the tripwire" % (site, tripwire),
@@ -479,13 +479,13 @@ def _(ctx):
 def _(ctx):
     # Arrange
     plane = ctx.plane()
-    proxy = plane.tripwire_url("/", scheme="http")
+    proxy = plane.tripwire.url("/", scheme="http")
     _set_env(plane, dict((name, proxy) for name in PROXY_VARIABLES))
     _set_env(plane, {"NO_PROXY": "unrelated.conformance.test", "no_proxy": "unrelated.conformance.test"})
     # Act
     plane.run()
     # Assert
-    connections = len(plane.tripwire_connections())
+    connections = len(plane.tripwire.connections)
     ctx.expect(connections == 0, expected="no connection to the proxy (the tripwire)",
                actual="%d connection(s) to it" % connections,
                diagnosis="the node honoured a proxy variable: every connection goes direct (CRAWLER-CONFIG-8)")

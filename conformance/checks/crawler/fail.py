@@ -15,7 +15,7 @@ import json
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    DEADLINE_SLACK_S, SHORT_DEADLINE_S, docs, expect_outcome, expect_reported, faults)
+    DEADLINE_SLACK_S, SHORT_DEADLINE_S, Match, docs, expect_outcome, expect_reported, faults)
 from conformance.checks.crawler._common import run_variants
 from conformance.planes.crawler import BROKER_PATH
 
@@ -68,7 +68,7 @@ def _(ctx):
         plane.run()
         # Assert
         expect_outcome(ctx, plane, code, "failed", 1, code)
-        fails = plane.fails()
+        fails = plane.broker.fails()
         ctx.expect(len(fails) == 1, expected="one :fail report for %s" % code, actual="%d :fail" % len(fails),
                    diagnosis="%s is reported on :fail, once" % code)
         call = fails[0]
@@ -76,10 +76,10 @@ def _(ctx):
         ctx.expect(call.exchange.method == "POST" and call.raw_path == want_path and not call.has_query,
                    expected="POST %s (no query)" % want_path,
                    actual="%s %s%s" % (call.exchange.method, call.raw_path, " with a query" if call.has_query else ""))
-        tokens = plane.tokens()
-        ctx.expect(len(tokens) == 2 and tokens[1].audience == plane.audience("fail") and call.token_seq == 2
+        tokens = plane.metadata.tokens()
+        ctx.expect(len(tokens) == 2 and tokens[1].audience == plane.broker.audience("fail") and call.token_seq == 2
                    and call.header_all("authorization") == ["Bearer " + tokens[1].token],
-                   expected="one Authorization: Bearer <token #2>, minted for %s" % plane.audience("fail"),
+                   expected="one Authorization: Bearer <token #2>, minted for %s" % plane.broker.audience("fail"),
                    actual=lambda: "%d token(s) minted (audiences %s); :fail presented token #%s in %d header(s)" % (
                        len(tokens), [t.audience for t in tokens], call.token_seq,
                        len(call.header_all("authorization"))),
@@ -124,7 +124,7 @@ def _(ctx):
             expect_reported(ctx, plane, code, label, exit_code)
         else:
             expect_outcome(ctx, plane, code, status, exit_code, label)
-        fails = plane.fails()
+        fails = plane.broker.fails()
         ctx.expect(not fails, expected="no :fail request (variant %s, code %s)" % (label, code),
                    actual="%d :fail request(s), bodies %s" % (len(fails), [f.body[:120] for f in fails]),
                    diagnosis="only the three bootstrap codes go to :fail (CRAWLER-REPORT-1)")
@@ -139,11 +139,12 @@ def _(ctx):
                                   "CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE", "failed", 1)),
         ("configuration invalid (policy)", ({"options": {"policy_raw": "{}"}},
                                             "CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID", "failed", 1)),
-        ("source answers 404 (bundle)", ({"after": lambda plane: plane.serve(plane.source_path, b"gone\n",
+        ("source answers 404 (bundle)", ({"after": lambda plane: plane.site.serve(plane.site.source_path, b"gone\n",
                                                                           content_type="text/plain", status=404)},
                                          "CRAWLER_SOURCE_HTTP_STATUS", "reported", 0)),
-        ("result PUT refused", ({"options": {"store_faults": [faults.status(503)]}},
-                                "CRAWLER_UPLOAD_FAILED", "failed", 1)),
+        ("result PUT refused",
+         ({"after": lambda plane: plane.store.add_fault(faults.status(503), Match(method="PUT"))},
+          "CRAWLER_UPLOAD_FAILED", "failed", 1)),
     ], act)
 
 
@@ -162,10 +163,10 @@ def _(ctx):
         plane.run()
         # Assert
         expect_outcome(ctx, plane, REDEMPTION_FAILED, "failed", 1, label)
-        fails = plane.fails()
+        fails = plane.broker.fails()
         ctx.expect(len(fails) == 1, expected="exactly one :fail (variant %s)" % label,
                    actual="%d :fail" % len(fails), diagnosis="the report is sent once and never retried")
-        connections = len(plane.tripwire_connections())
+        connections = len(plane.tripwire.connections)
         ctx.expect(connections == 0, expected="no connection to the tripwire (variant %s)" % label,
                    actual="%d connection(s)" % connections, diagnosis="a redirect answering :fail is not followed")
         wall = plane.result.wall_s
@@ -178,20 +179,23 @@ def _(ctx):
 
     def answer(status, body=b""):
         def arrange(plane):
-            plane.fail_status, plane.fail_body = status, body
+            plane.broker.fail_status, plane.broker.fail_body = status, body
         return arrange
 
+    def on_fail(fault):
+        return lambda plane: plane.broker.add_fault(fault, plane.broker.fail_match())
+
     def redirect(code):
-        return lambda plane: plane.fail_fault(faults.redirect(
-            plane.tripwire_url("%s/%s:fail" % (BROKER_PATH, plane.session_id)), code=code))
+        return lambda plane: plane.broker.add_fault(faults.redirect(
+            plane.tripwire.url("%s/%s:fail" % (BROKER_PATH, plane.session_id)), code=code), plane.broker.fail_match())
 
     run_variants(ctx, [
         ("200 with a body", answer(200, b'{"accepted": false, "retry": true}')),
-        ("500 with Retry-After", lambda plane: plane.fail_fault(faults.status(500, retry_after_s=RETRY_AFTER_S))),
+        ("500 with Retry-After", on_fail(faults.status(500, retry_after_s=RETRY_AFTER_S))),
         ("401", answer(401, b'{"error": "token"}')),
         ("302 to the tripwire", redirect(302)),
         ("307 to the tripwire", redirect(307)),
-        ("connection reset", lambda plane: plane.fail_fault(faults.reset(after_bytes=0))),
-        ("never answered", lambda plane: plane.fail_fault(faults.hang())),
-        ("dripped", lambda plane: plane.fail_fault(faults.dribble(DRIBBLE_CHUNK_BYTES, DRIBBLE_INTERVAL_S))),
+        ("connection reset", on_fail(faults.reset(after_bytes=0))),
+        ("never answered", on_fail(faults.hang())),
+        ("dripped", on_fail(faults.dribble(DRIBBLE_CHUNK_BYTES, DRIBBLE_INTERVAL_S))),
     ], act)

@@ -17,7 +17,7 @@ deadline fails in seconds rather than holding the harness.
 
 Where a check needs a policy the plane's defaults do not give (a port only
 known once the plane's servers exist), it replaces ``plane.policy`` and
-``plane.attestation`` together before the run (`_use_policy`).
+``plane.broker.attestation`` together before the run (`_use_policy`).
 """
 
 import gzip
@@ -25,7 +25,7 @@ import socket
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    DEADLINE_SLACK_S, ENDLESS_BYTES, SHORT_DEADLINE_S, SOCKET_SLACK_BYTES, Match, docs, each_variant,
+    DEADLINE_SLACK_S, ENDLESS_BYTES, SHORT_DEADLINE_S, SOCKET_SLACK_BYTES, docs, each_variant,
     expect_reported, expect_success, expect_untouched, faults)
 from conformance.planes.crawler import DEFAULT_SOURCE
 
@@ -84,7 +84,7 @@ def _use_policy(plane, hosts=("localhost",), ports=None, addresses=None, max_red
                               default["allowed_addresses"] if addresses is None else list(addresses),
                               max_redirects)
     plane.policy = policy
-    plane.attestation = docs.digest(policy)
+    plane.broker.attestation = docs.digest(policy)
     return policy
 
 
@@ -114,7 +114,7 @@ def _source_connections(plane):
 
 
 def _expect_no_connection(ctx, plane, label, where="the source site"):
-    site, tripwire = _source_connections(plane), len(plane.tripwire_connections())
+    site, tripwire = _source_connections(plane), len(plane.tripwire.connections)
     ctx.expect(site == 0 and tripwire == 0,
                expected="no connection to the source site or the tripwire (variant %s)" % label,
                actual="%d connection(s) to the site, %d to the tripwire; %s" % (site, tripwire,
@@ -124,12 +124,12 @@ def _expect_no_connection(ctx, plane, label, where="the source site"):
 
 def _expect_hops(ctx, plane, targets, label):
     """The site saw exactly these request targets, one connection each (Connection: close)."""
-    got = [hop.target for hop in plane.source_requests()]
+    got = [hop.target for hop in plane.site.requests()]
     conns = _source_connections(plane)
     ctx.expect(got == list(targets) and conns == len(targets),
                expected="source requests %s on %d connection(s) (variant %s)" % (list(targets), len(targets), label),
                actual="source requests %s on %d connection(s); tripwire connections %d" % (
-                   got, conns, len(plane.tripwire_connections())),
+                   got, conns, len(plane.tripwire.connections)),
                diagnosis="the node contacted a target the contract does not let it contact, or stopped early")
 
 
@@ -185,7 +185,7 @@ def _(ctx):
         plane = ctx.plane()
         if policy:
             _use_policy(plane, **policy)
-        plane.source_url = template.format(site=plane.site.port, tripwire=plane.tripwire.port)
+        plane.broker.source_url = template.format(site=plane.site.port, tripwire=plane.tripwire.port)
         plane.run()
         expect_reported(ctx, plane, "CRAWLER_SOURCE_URL_INVALID", variant=label)
         _expect_no_connection(ctx, plane, label, "this URL")
@@ -220,11 +220,11 @@ def _(ctx):
                 "User-Agent: mostlyright-crawler/1, Accept-Encoding: identity, Connection: close")
 def _(ctx):
     plane = ctx.plane()
-    plane.redirect("/plain/start", "/data.csv", 302)
-    plane.source_url = plane.site_url("/plain/start")
+    plane.site.redirect("/plain/start", "/data.csv", 302)
+    plane.broker.source_url = plane.site.url("/plain/start")
     plane.run()
     expect_success(ctx, plane)
-    hops = plane.source_requests()
+    hops = plane.site.requests()
     ctx.expect([hop.target for hop in hops] == ["/plain/start", "/data.csv"],
                expected="two source requests, /plain/start then /data.csv",
                actual="targets %s" % [hop.target for hop in hops])
@@ -249,16 +249,16 @@ def _(ctx):
                 "first URL and final_url the last")
 def _(ctx):
     plane = ctx.plane()
-    origin = plane.site_url("").rstrip("/")
+    origin = plane.site.url("").rstrip("/")
     for path, status, location in CHAIN:
-        plane.redirect(path, location.format(origin=origin), status)
-    plane.source_url = plane.site_url(CHAIN[0][0])
+        plane.site.redirect(path, location.format(origin=origin), status)
+    plane.broker.source_url = plane.site.url(CHAIN[0][0])
     plane.run()
     expect_success(ctx, plane)
     targets = [path for path, _status, _location in CHAIN] + ["/data.csv"]
     _expect_hops(ctx, plane, targets, "the redirect chain")
     receipt = plane.stored_result().doc["acquisition_receipt"]
-    want = (plane.site_url(CHAIN[0][0]), plane.site_url("/data.csv"))
+    want = (plane.site.url(CHAIN[0][0]), plane.site.url("/data.csv"))
     got = (receipt.get("source_url"), receipt.get("final_url"))
     ctx.expect(got == want, expected="source_url, final_url = %s" % (want,), actual="%s" % (got,),
                diagnosis="final_url is the last hop's URL, each Location resolved with urljoin")
@@ -294,8 +294,8 @@ def _(ctx):
         for path, status, location in chain:
             if location is not None:
                 location = location.format(site=plane.site.port, tripwire=plane.tripwire.port)
-            plane.redirect(path, location, status)
-        plane.source_url = plane.site_url(chain[0][0])
+            plane.site.redirect(path, location, status)
+        plane.broker.source_url = plane.site.url(chain[0][0])
         plane.run(timeout=DEADLINE_RUN_TIMEOUT_S)
         expect_reported(ctx, plane, "CRAWLER_SOURCE_REDIRECT_DENIED", variant=label)
         _expect_hops(ctx, plane, [path for path, _s, _l in chain], label)
@@ -317,8 +317,8 @@ def _(ctx):
         status, location = value
         plane = ctx.plane()
         headers = [("Location", location)] if location else []
-        plane.serve("/data.csv", DEFAULT_SOURCE, content_type="text/csv", status=status, headers=headers)
-        plane.serve("/elsewhere.csv", DEFAULT_SOURCE, content_type="text/csv")
+        plane.site.serve("/data.csv", DEFAULT_SOURCE, content_type="text/csv", status=status, headers=headers)
+        plane.site.serve("/elsewhere.csv", DEFAULT_SOURCE, content_type="text/csv")
         plane.run()
         expect_reported(ctx, plane, "CRAWLER_SOURCE_HTTP_STATUS", variant=label)
         _expect_hops(ctx, plane, ["/data.csv"], label)
@@ -357,15 +357,16 @@ def _(ctx):
                 "successful run")
 def _(ctx):
     size = len(DEFAULT_SOURCE)
-    variants = [("Content-Length one over the limit, body withheld", (size - 1, [faults.stall(after_bytes=0)])),
-                ("Content-Length equal to the limit", (size, []))]
+    variants = [("Content-Length one over the limit, body withheld", (size - 1, faults.stall(after_bytes=0))),
+                ("Content-Length equal to the limit", (size, None))]
 
     def act(label, value):
-        limit, source_faults = value
-        plane = ctx.plane(limits=_limits(max_source_bytes=limit), source_faults=source_faults,
-                          timeouts={"fetch": SHORT_DEADLINE_S})
+        limit, fault = value
+        plane = ctx.plane(limits=_limits(max_source_bytes=limit), timeouts={"fetch": SHORT_DEADLINE_S})
+        if fault is not None:
+            plane.site.add_fault(fault, plane.site.source_match())
         plane.run(timeout=DEADLINE_RUN_TIMEOUT_S)
-        if source_faults:
+        if fault is not None:
             expect_reported(ctx, plane, "CRAWLER_SOURCE_TOO_LARGE", variant=label)
         else:
             expect_success(ctx, plane)
@@ -379,11 +380,11 @@ def _(ctx):
        expected="CRAWLER_SOURCE_TOO_LARGE reported by bundle, and the site could write no more than the "
                 "limit plus the socket buffers")
 def _(ctx):
-    plane = ctx.plane(limits=_limits(max_source_bytes=STREAM_LIMIT_BYTES),
-                      source_faults=[faults.oversize(ENDLESS_BYTES, content_length="absent")])
+    plane = ctx.plane(limits=_limits(max_source_bytes=STREAM_LIMIT_BYTES))
+    plane.site.add_fault(faults.oversize(ENDLESS_BYTES, content_length="absent"), plane.site.source_match())
     plane.run()
     expect_reported(ctx, plane, "CRAWLER_SOURCE_TOO_LARGE")
-    sent = max([hop.exchange.resp_bytes for hop in plane.source_requests()] or [0])
+    sent = max([hop.exchange.resp_bytes for hop in plane.site.requests()] or [0])
     ctx.note("the site wrote %d body bytes before the node stopped reading" % sent)
     ctx.expect(sent <= STREAM_LIMIT_BYTES + SOCKET_SLACK_BYTES,
                expected="the site wrote at most %d bytes (the limit plus socket buffers)"
@@ -401,7 +402,8 @@ def _(ctx):
 def _(ctx):
     body, lines = _long_csv()
     cut = len(b"".join(lines[:len(lines) // 2]))
-    plane = ctx.plane(source=body, source_faults=[faults.truncate(after_bytes=cut)])
+    plane = ctx.plane(source=body)
+    plane.site.add_fault(faults.truncate(after_bytes=cut), plane.site.source_match())
     plane.run()
     expect_reported(ctx, plane, "CRAWLER_SOURCE_UNAVAILABLE")
 
@@ -414,7 +416,7 @@ def _(ctx):
              "the default fetch timeout with a capability window of UPLOAD_RESERVE_S + 2 s",
        expected="each: CRAWLER_SOURCE_TIMEOUT reported by bundle, the run over within 2 + 4 s")
 def _(ctx):
-    drip = [faults.dribble(DRIBBLE_CHUNK_BYTES, DRIBBLE_INTERVAL_S)]
+    drip = faults.dribble(DRIBBLE_CHUNK_BYTES, DRIBBLE_INTERVAL_S)
     slow = bytes(DEFAULT_SOURCE * (SLOW_SOURCE_BYTES // len(DEFAULT_SOURCE) + 1))[:SLOW_SOURCE_BYTES]
     variants = [
         ("fetch timeout 2 s", {"timeouts": {"fetch": SHORT_DEADLINE_S}}),
@@ -422,7 +424,8 @@ def _(ctx):
     ]
 
     def act(label, options):
-        plane = ctx.plane(source=slow, source_faults=drip, **options)
+        plane = ctx.plane(source=slow, **options)
+        plane.site.add_fault(drip, plane.site.source_match())
         plane.run(timeout=DEADLINE_RUN_TIMEOUT_S)
         _expect_within(ctx, plane, SHORT_DEADLINE_S + DEADLINE_SLACK_S, label, "a drip past the fetch deadline")
         expect_reported(ctx, plane, "CRAWLER_SOURCE_TIMEOUT", variant=label)
@@ -436,16 +439,19 @@ def _(ctx):
        expected="each: CRAWLER_SOURCE_UNAVAILABLE reported by bundle")
 def _(ctx):
     body, _lines = _long_csv()
-    variants = [("reset after 1000 body bytes", [faults.reset(after_bytes=1000)]),
-                ("reset before the answer", [(faults.reset(after_bytes=0), Match(method="GET", phase="request"))]),
+    variants = [("reset after 1000 body bytes", (faults.reset(after_bytes=1000), {})),
+                ("reset before the answer", (faults.reset(after_bytes=0), {"phase": "request"})),
                 ("connection refused", None)]
 
-    def act(label, source_faults):
-        plane = ctx.plane(source=body, source_faults=source_faults or ())
-        if source_faults is None:
+    def act(label, value):
+        plane = ctx.plane(source=body)
+        if value is not None:
+            fault, match = value
+            plane.site.add_fault(fault, plane.site.source_match(**match))
+        else:
             port = _closed_port()
             _use_policy(plane, ports=[plane.site.port, port])
-            plane.source_url = "https://localhost:%d/data.csv" % port
+            plane.broker.source_url = "https://localhost:%d/data.csv" % port
         plane.run()
         expect_reported(ctx, plane, "CRAWLER_SOURCE_UNAVAILABLE", variant=label)
     each_variant(ctx, variants, act)
@@ -465,15 +471,15 @@ def _(ctx):
     plane = ctx.plane(source_content_type=EVIDENCE_CONTENT_TYPE, source_etag=EVIDENCE_ETAG,
                       source_last_modified=EVIDENCE_LAST_MODIFIED,
                       source_headers=[("ETag", EVIDENCE_SECOND_ETAG)], child={"mode": "normal"})
-    plane.redirect("/evidence/start", "/data.csv", 302)
-    plane.source_url = plane.site_url("/evidence/start")
+    plane.site.redirect("/evidence/start", "/data.csv", 302)
+    plane.broker.source_url = plane.site.url("/evidence/start")
     plane.run()
     expect_success(ctx, plane)
     evidence, exact = plane.transport_evidence()
     if not exact:
         raise RuntimeError("the harness could not rebuild the transport evidence exactly: %s" % evidence)
-    want = docs.make_retrieval(plane.source_url, evidence)
-    record = plane.child_record() or {}
+    want = docs.make_retrieval(plane.broker.source_url, evidence)
+    record = plane.child.record() or {}
     got = (record.get("header") or {}).get("retrieval")
     ctx.expect(isinstance(got, dict), expected="the child was given a header with a retrieval object",
                actual="child record: %s" % (sorted(record) if record else "none"))

@@ -98,14 +98,14 @@ def _(ctx):
     # Assert
     expect_success(ctx, plane)
     exchanges = _identity_exchanges(plane)
-    requests = plane.identity_requests()
+    requests = plane.metadata.requests()
     ctx.expect(exchanges and requests, expected="a request to the metadata server",
                actual=plane.describe_exchanges())
     first_ex, first = exchanges[0], requests[0]
     ctx.expect(first_ex.method == "GET" and first_ex.path.split("?", 1)[0] == IDENTITY_PATH,
                expected="GET %s" % IDENTITY_PATH, actual="%s %s" % (first_ex.method, first_ex.path.split("?", 1)[0]),
                diagnosis="the token comes from the metadata server's identity path")
-    want_query = urllib.parse.urlencode([("audience", plane.audience("redeem")), ("format", "full")])
+    want_query = urllib.parse.urlencode([("audience", plane.broker.audience("redeem")), ("format", "full")])
     ctx.expect(first.raw_query == want_query, expected="query exactly %s" % want_query,
                actual="query %s" % first.raw_query,
                diagnosis="audience first, then format=full, the audience encoded as urlencode() does "
@@ -117,7 +117,7 @@ def _(ctx):
     framing = [name for name in first.header_names if name.lower() == "transfer-encoding"]
     ctx.expect(first.body_bytes == 0 and not framing, expected="no body",
                actual="%d body bytes; headers %s" % (first.body_bytes, framing))
-    redeems = plane.redeems()
+    redeems = plane.broker.redeems()
     broker_first = min([ex.t_start for ex in plane.broker.transcript] or [float("inf")])
     ctx.expect(redeems and first_ex.t_start < broker_first and first.minted is not None
                and redeems[0].token_seq == first.minted.seq,
@@ -138,13 +138,13 @@ def _(ctx):
     plane.run()
     # Assert
     expect_outcome(ctx, plane, "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED", "failed", 1)
-    requests = plane.identity_requests()
+    requests = plane.metadata.requests()
     audiences = [r.audience for r in requests]
-    want = [plane.audience("redeem"), plane.audience("fail")]
+    want = [plane.broker.audience("redeem"), plane.broker.audience("fail")]
     ctx.expect(audiences == want, expected="identity requests for the audiences %s, in that order" % want,
                actual="audiences %s" % audiences,
                diagnosis="each broker call mints its own token for exactly its route's audience; none is reused")
-    redeems, fails = plane.redeems(), plane.fails()
+    redeems, fails = plane.broker.redeems(), plane.broker.fails()
     ctx.expect(len(redeems) == 1 and len(fails) == 1, expected="one :redeem and one :fail",
                actual="%d :redeem, %d :fail" % (len(redeems), len(fails)))
     ctx.expect(redeems[0].token_seq == requests[0].token_seq == 1,
@@ -189,8 +189,8 @@ def _(ctx):
     def act(label, code):
         # Arrange
         plane = ctx.plane()
-        target = plane.tripwire_url(IDENTITY_PATH + "?audience=x&format=full", scheme="http")
-        plane.identity_fault(faults.redirect(target, code=code))
+        target = plane.tripwire.url(IDENTITY_PATH + "?audience=x&format=full", scheme="http")
+        plane.metadata.add_fault(faults.redirect(target, code=code), plane.metadata.identity_match())
         # Act
         plane.run()
         # Assert
@@ -211,8 +211,8 @@ def _(ctx):
     # header ends promptly; one that reads first waits for its deadline.
     ctx.note("variant: Content-Length %d, body held" % DECLARED_TOO_LONG_BYTES)
     plane = ctx.plane(identity_body=b"A" * DECLARED_TOO_LONG_BYTES,
-                      identity_faults=[faults.stall(after_bytes=0)],
                       timeouts={"bootstrap": UNREAD_BOOTSTRAP_TIMEOUT_S})
+    plane.metadata.add_fault(faults.stall(after_bytes=0), plane.metadata.identity_match())
     plane.run()
     _expect_unavailable(ctx, plane, "declared too long")
     answer = _identity_exchanges(plane)[0]
@@ -228,7 +228,9 @@ def _(ctx):
     # (2) No Content-Length, far more than the bound: the node reads at most
     # bound + 1 bytes and hangs up, so the fake cannot send it all.
     ctx.note("variant: %d MiB without Content-Length" % (ENDLESS_BYTES >> 20))
-    plane = ctx.plane(identity_faults=[faults.oversize(ENDLESS_BYTES, content_length="absent")])
+    plane = ctx.plane()
+    endless = faults.oversize(ENDLESS_BYTES, content_length="absent")
+    plane.metadata.add_fault(endless, plane.metadata.identity_match())
     plane.run()
     _expect_unavailable(ctx, plane, "endless answer")
     answer = _identity_exchanges(plane)[0]
@@ -247,7 +249,8 @@ def _(ctx):
 def _(ctx):
     def act(label, fault):
         # Arrange
-        plane = ctx.plane(identity_faults=[fault], timeouts={"bootstrap": IDENTITY_DEADLINE_S})
+        plane = ctx.plane(timeouts={"bootstrap": IDENTITY_DEADLINE_S})
+        plane.metadata.add_fault(fault, plane.metadata.identity_match())
         # Act
         plane.run()
         # Assert

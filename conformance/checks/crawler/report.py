@@ -14,7 +14,7 @@ import time
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    describe_run, docs, each_variant, expect_outcome, expect_put_count, expect_put_wire, expect_reported,
+    Match, describe_run, docs, each_variant, expect_outcome, expect_put_count, expect_put_wire, expect_reported,
     expect_success, faults)
 from conformance.planes.crawler import SOURCE_PATH
 
@@ -52,7 +52,7 @@ def _expect_marker_absent(ctx, plane, marker, variant):
     places = [("stderr", plane.result.stderr), ("stdout", plane.result.stdout)]
     places += [("the stored object %s" % key.rsplit("/", 1)[-1][:12], item.raw.decode("utf-8", "replace"))
                for key, item in plane.stored().items()]
-    places += [(":fail body", call.body.decode("utf-8", "replace")) for call in plane.fails()]
+    places += [(":fail body", call.body.decode("utf-8", "replace")) for call in plane.broker.fails()]
     found = [where for where, text in places if marker in (text or "")]
     ctx.expect(not found, expected="the peer's or child's detail text nowhere the node writes (variant %s)" % variant,
                actual="it appears in %s" % ", ".join(found),
@@ -68,7 +68,7 @@ def _(ctx):
     plane.run()
     expect_success(ctx, plane)
     expect_put_count(ctx, plane, 1, "the result")
-    ctx.expect(not plane.fails(), expected="no :fail", actual="%d :fail POST(s)" % len(plane.fails()))
+    ctx.expect(not plane.broker.fails(), expected="no :fail", actual="%d :fail POST(s)" % len(plane.broker.fails()))
 
 
 @check("report.bundle", clauses=["CRAWLER-REPORT-2", "CRAWLER-REPORT-6", "CRAWLER-REPORT-1"], level="MUST",
@@ -79,12 +79,12 @@ def _(ctx):
 def _(ctx):
     marker = _marker(ctx, "SOURCE")
     plane = ctx.plane()
-    plane.serve(SOURCE_PATH, ("not found: %s\n" % marker).encode("ascii"), content_type="text/plain", status=404)
+    plane.site.serve(SOURCE_PATH, ("not found: %s\n" % marker).encode("ascii"), content_type="text/plain", status=404)
     plane.run()
     expect_reported(ctx, plane, SOURCE_HTTP_STATUS)
     _expect_exact_stderr(ctx, plane, SOURCE_HTTP_STATUS, "reported")
     expect_put_count(ctx, plane, 1, "the bundle")
-    want = docs.canonical(docs.failure_bundle(plane.request, SOURCE_HTTP_STATUS))
+    want = docs.canonical(docs.failure_bundle(plane.broker.request, SOURCE_HTTP_STATUS))
     bundle = plane.stored_bundle()
     ctx.expect(bundle.raw == want, expected="the stored bundle exactly %s" % want.decode("utf-8"),
                actual="stored %r" % bundle.raw[:400],
@@ -98,8 +98,9 @@ def _(ctx):
        fakes="the source answers 404; the store answers every PUT 503",
        expected="{\"code\":\"CRAWLER_SOURCE_HTTP_STATUS\",\"status\":\"failed\"}, exit 1; nothing stored")
 def _(ctx):
-    plane = ctx.plane(store_faults=[faults.status(503, "ServiceUnavailable")])
-    plane.serve(SOURCE_PATH, b"not found\n", content_type="text/plain", status=404)
+    plane = ctx.plane()
+    plane.store.add_fault(faults.status(503, "ServiceUnavailable"), Match(method="PUT"))
+    plane.site.serve(SOURCE_PATH, b"not found\n", content_type="text/plain", status=404)
     plane.run()
     ctx.expect(len(plane.puts()) >= 1, expected="a bundle PUT", actual="no PUT (%s)" % describe_run(plane))
     expect_outcome(ctx, plane, SOURCE_HTTP_STATUS, "failed", 1)
@@ -177,7 +178,7 @@ def _(ctx):
             plane.run()
             expect_reported(ctx, plane, CHILD_FAILED, label)
             _expect_exact_stderr(ctx, plane, CHILD_FAILED, "reported", label)
-            want = docs.canonical(docs.failure_bundle(plane.request, CHILD_FAILED))
+            want = docs.canonical(docs.failure_bundle(plane.broker.request, CHILD_FAILED))
             ctx.expect(plane.stored_bundle().raw == want, expected="the bundle exactly %s" % want.decode(),
                        actual="stored %r" % plane.stored_bundle().raw[:400])
         elif kind == "METADATA":
@@ -191,7 +192,7 @@ def _(ctx):
             expect_outcome(ctx, plane, REDEMPTION_FAILED, "failed", 1, label)
             _expect_exact_stderr(ctx, plane, REDEMPTION_FAILED, "failed", label)
             want = docs.canonical({"failure_code": REDEMPTION_FAILED})
-            bodies = [call.body for call in plane.fails()]
+            bodies = [call.body for call in plane.broker.fails()]
             ctx.expect(bodies == [want], expected="one :fail with the body exactly %s" % want.decode(),
                        actual="bodies %r" % [body[:200] for body in bodies])
         _expect_marker_absent(ctx, plane, marker, label)

@@ -133,7 +133,8 @@ def _(ctx):
         ctx.skip("the node's files are not reachable by uid %d here: %s" % (
             UNPRIVILEGED_UID, sorted(interpreter) + others))
     hidden, entry = interpreter.pop() if interpreter else ("", "")
-    plane = ctx.plane(identity_faults=[faults.hang()])
+    plane = ctx.plane()
+    plane.metadata.add_fault(faults.hang(), plane.metadata.identity_match())
     _open_traversable(plane.scratch, ctx.tmp)
     original = ctx.node
     ctx.node = NodeSpec([sys.executable, "-I", "-S", "-c", DROP_PRIVILEGES, str(UNPRIVILEGED_UID),
@@ -143,11 +144,11 @@ def _(ctx):
         plane.start()
     finally:
         ctx.node = original
-    wait_for(ctx, plane, lambda: plane.identity_started()() or not plane.proc.running(), "the identity request")
-    if not plane.identity_started()() and DROP_FAILED in plane.proc.stderr_text():
+    wait_for(ctx, plane, lambda: plane.metadata.started()() or not plane.proc.running(), "the identity request")
+    if not plane.metadata.started()() and DROP_FAILED in plane.proc.stderr_text():
         raise RuntimeError("the harness could not start the node as uid %d: %s" % (
             UNPRIVILEGED_UID, plane.proc.stderr_text().strip()[:300]))
-    wait_for(ctx, plane, plane.identity_started(), "the identity request")
+    wait_for(ctx, plane, plane.metadata.started(), "the identity request")
     time.sleep(SETTLE_S)
     pid = plane.proc.host_pid
     real, effective = _proc_uids(pid)
@@ -184,8 +185,8 @@ def _read_proc(pid, name):
 def _expect_tokens_in_place(ctx, plane, routes, run):
     """One token per broker call, minted for its route, presented once, in its Authorization only;
     no secret in any other header, path or query of a control-plane request."""
-    tokens = plane.tokens()
-    ctx.expect([t.audience for t in tokens] == [plane.audience(r) for r in routes],
+    tokens = plane.metadata.tokens()
+    ctx.expect([t.audience for t in tokens] == [plane.broker.audience(r) for r in routes],
                expected="%s: tokens minted for %s, in that order" % (run, ", ".join(routes)),
                actual="audiences %s" % [t.audience for t in tokens])
     for token, route in zip(tokens, routes):
@@ -194,7 +195,7 @@ def _expect_tokens_in_place(ctx, plane, routes, run):
                    actual="presented on %s" % ([kind for kind, _seq in token.presented] or "nothing"),
                    diagnosis="a token is used only for the broker call it was minted for")
     by_seq = dict((t.seq, t) for t in tokens)
-    for call in plane.redeems() + plane.fails():
+    for call in plane.broker.redeems() + plane.broker.fails():
         token = by_seq.get(call.token_seq)
         ctx.expect(token is not None and call.header_all("authorization") == ["Bearer " + token.token],
                    expected="%s: exactly one Authorization on :%s, 'Bearer ' and a token minted here" % (
@@ -211,7 +212,7 @@ def _expect_tokens_in_place(ctx, plane, routes, run):
         leak = _secret_in(plane, call.raw_path)
         ctx.expect(leak is None, expected="%s: no secret in :%s's path" % (run, call.kind),
                    actual="%s there" % leak)
-    for index, request in enumerate(plane.identity_requests()):
+    for index, request in enumerate(plane.metadata.requests()):
         leak = _secret_in(plane, request.raw_query)
         ctx.expect(not request.authorization and leak is None,
                    expected="%s: identity request #%d without Authorization or secret" % (run, index + 1),
@@ -233,7 +234,7 @@ def _expect_tokens_in_place(ctx, plane, routes, run):
 def _(ctx):
     plane = ctx.plane(child=dict(crawler_child.reference_behaviour(), sleep_before=CHILD_PAUSE_S))
     plane.start()
-    wait_for(ctx, plane, plane.child_started(), "the running child")
+    wait_for(ctx, plane, plane.child.started(), "the running child")
     pid = plane.proc.host_pid
     environ, cmdline = _read_proc(pid, "environ"), _read_proc(pid, "cmdline")
     plane.wait()
@@ -257,5 +258,5 @@ def _(ctx):
     failing = ctx.plane(redeem_status=500)
     failing.run()
     expect_outcome(ctx, failing, "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED", "failed", 1)
-    ctx.expect(len(failing.fails()) == 1, expected="one :fail", actual=describe_run(failing))
+    ctx.expect(len(failing.broker.fails()) == 1, expected="one :fail", actual=describe_run(failing))
     _expect_tokens_in_place(ctx, failing, ["redeem", "fail"], ":fail run")

@@ -14,7 +14,6 @@ stop ends the run at once.
 """
 
 import signal
-import socket
 import time
 
 from conformance.checks import check
@@ -22,6 +21,7 @@ from conformance.checks.crawler._common import (
     STOP_BUDGET_S, Match, PutRecorder, bulky_csv, bulky_limits, describe_run, docs, each_variant,
     expect_outcome, expect_put_count, expect_reported, expect_success, faults, puts_summary)
 from conformance.planes import crawler_child
+from conformance.planes.crawler import loopback_addresses
 from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S
 
 CANCELLED = "CRAWLER_CANCELLED"
@@ -76,8 +76,8 @@ def _expect_prompt(ctx, plane, budget_s=STOP_BUDGET_S, what="the stop"):
 
 def _expect_cancelled_before_capability(ctx, plane):
     expect_outcome(ctx, plane, CANCELLED, "failed", 143)
-    ctx.expect(not plane.fails(), expected="no :fail after a stop",
-               actual="%d :fail POST(s)" % len(plane.fails()),
+    ctx.expect(not plane.broker.fails(), expected="no :fail after a stop",
+               actual="%d :fail POST(s)" % len(plane.broker.fails()),
                diagnosis="CRAWLER-STOP-2: a stop before the capability is reported on stderr only")
     ctx.expect(not plane.puts(), expected="no PUT", actual=puts_summary(plane))
 
@@ -86,18 +86,6 @@ def _expect_cancelled_bundle(ctx, plane):
     """CANCELLED bundle stored, "reported", 143; one PUT, the bundle's."""
     expect_reported(ctx, plane, CANCELLED, exit_code=143)
     expect_put_count(ctx, plane, 1, "the cancelled bundle, no result")
-
-
-def _loopback_addresses():
-    """What "localhost" resolves to here: the policy must allow each (CRAWLER-FETCH-3)."""
-    found = ["127.0.0.1"]
-    try:
-        for info in socket.getaddrinfo("localhost", 443, 0, socket.SOCK_STREAM):
-            if info[4][0] not in found:
-                found.append(info[4][0])
-    except OSError:
-        pass
-    return found
 
 
 def _tcp_rows():
@@ -142,13 +130,15 @@ def _bytes_in_flight(port):
        expected="exit 143 within 1 s; {\"code\":\"CRAWLER_CANCELLED\",\"status\":\"failed\"}; no :redeem, "
                 "no :fail, no PUT")
 def _(ctx):
-    plane = ctx.plane(identity_faults=[faults.hang()])
+    plane = ctx.plane()
+    plane.metadata.add_fault(faults.hang(), plane.metadata.identity_match())
     _start(ctx, plane)
-    plane.stop_when(plane.identity_started(), what="the identity request", settle_s=SETTLE_S)
+    plane.stop_when(plane.metadata.started(), what="the identity request", settle_s=SETTLE_S)
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     _expect_prompt(ctx, plane)
     _expect_cancelled_before_capability(ctx, plane)
-    ctx.expect(not plane.redeems(), expected="no :redeem after the stop", actual="%d" % len(plane.redeems()))
+    redeems = plane.broker.redeems()
+    ctx.expect(not redeems, expected="no :redeem after the stop", actual="%d" % len(redeems))
 
 
 @check("stop.redeem", clauses=["CRAWLER-STOP-2", "CRAWLER-STOP-1"], level="MUST",
@@ -156,13 +146,15 @@ def _(ctx):
        fakes="the node is PID 1; the broker accepts :redeem and never answers",
        expected="exit 143 within 1 s; CANCELLED failed; exactly one :redeem; no :fail")
 def _(ctx):
-    plane = ctx.plane(redeem_faults=[faults.hang()])
+    plane = ctx.plane()
+    plane.broker.add_fault(faults.hang(), plane.broker.redeem_match())
     _start(ctx, plane)
-    plane.stop_when(plane.redeem_started(), what="the :redeem answer", settle_s=SETTLE_S)
+    plane.stop_when(plane.broker.redeem_started(), what="the :redeem answer", settle_s=SETTLE_S)
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     _expect_prompt(ctx, plane)
     _expect_cancelled_before_capability(ctx, plane)
-    ctx.expect(len(plane.redeems()) == 1, expected="exactly one :redeem", actual="%d" % len(plane.redeems()))
+    redeems = plane.broker.redeems()
+    ctx.expect(len(redeems) == 1, expected="exactly one :redeem", actual="%d" % len(redeems))
 
 
 @check("stop.fetch", clauses=["CRAWLER-STOP-1", "CRAWLER-STOP-3"], level="MUST",
@@ -175,9 +167,10 @@ def _(ctx):
                 ("stalled body", faults.stall(after_bytes=STALLED_SOURCE_BYTES))]
 
     def act(label, fault):
-        plane = ctx.plane(source=bulky_csv(2 * STALLED_SOURCE_BYTES), source_faults=[fault])
+        plane = ctx.plane(source=bulky_csv(2 * STALLED_SOURCE_BYTES))
+        plane.site.add_fault(fault, plane.site.source_match())
         _start(ctx, plane)
-        plane.stop_when(plane.source_started(), what="the source's answer (%s)" % label, settle_s=SETTLE_S)
+        plane.stop_when(plane.site.started(), what="the source's answer (%s)" % label, settle_s=SETTLE_S)
         plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
         _expect_prompt(ctx, plane, what="the stop (variant %s; the fakes answer the bundle PUT at once)" % label)
         expect_reported(ctx, plane, CANCELLED, variant=label, exit_code=143)
@@ -192,7 +185,7 @@ def _(ctx):
 def _(ctx):
     hole = faults.blackhole()
     try:
-        policy = docs.make_policy(["localhost"], [hole.port], _loopback_addresses())
+        policy = docs.make_policy(["localhost"], [hole.port], loopback_addresses())
         plane = ctx.plane(source_url="https://localhost:%d/data.csv" % hole.port, policy=policy)
         _start(ctx, plane)
         plane.stop_when(_connecting_to(hole.port), what="a pending connect to the source", settle_s=SETTLE_S)
@@ -208,7 +201,8 @@ def _(ctx):
        fakes="the node is PID 1; the source site accepts the connection and never answers the handshake",
        expected="exit 143 within 1 s; CANCELLED bundle, \"reported\"; the source saw no request")
 def _(ctx):
-    plane = ctx.plane(source_faults=[(faults.tls_stall(), Match())])
+    plane = ctx.plane()
+    plane.site.add_fault(faults.tls_stall())
     _start(ctx, plane)
     plane.stop_when(lambda: any(ev.kind == "fault" for ev in plane.site.events),
                     what="a stalled TLS handshake with the source", settle_s=SETTLE_S)
@@ -232,8 +226,8 @@ def _(ctx):
     _start(ctx, plane)
 
     def child_running():
-        if plane.child_started()():
-            seen["pids"] = plane.child_pids()
+        if plane.child.started()():
+            seen["pids"] = plane.child.pids()
         return bool(seen["pids"])
     t_signal = plane.stop_when(child_running, what="the running child", settle_s=SETTLE_S)
     deadline = time.monotonic() + AFTER_STOP_TIMEOUT_S
@@ -275,8 +269,8 @@ def _(ctx):
     # A deployed result bound below 8 MiB (D21) gets a source that still fits it.
     source_bytes = min(PUT_BODY_SOURCE_BYTES, docs.MAX_CRAWLER_RESULT_BYTES * 5 // 8)
     plane = ctx.plane(source=bulky_csv(source_bytes), limits=bulky_limits(),
-                      child=crawler_child.reference_behaviour(),
-                      store_faults=[(faults.stall(after_bytes=STALL_AFTER_BYTES), Match(method="PUT", first=1))])
+                      child=crawler_child.reference_behaviour())
+    plane.store.add_fault(faults.stall(after_bytes=STALL_AFTER_BYTES), Match(method="PUT", first=1))
     _start(ctx, plane)
     port = plane.store.server.port
     state = {"last": None, "since": None}
@@ -314,7 +308,8 @@ def _(ctx):
              "body is in",
        expected="exit 0, stdout and stderr empty; the result stored; one PUT, no bundle")
 def _(ctx):
-    plane = ctx.plane(store_faults=[(faults.delay(ANSWER_DELAY_S), Match(method="PUT", phase="response"))])
+    plane = ctx.plane()
+    plane.store.add_fault(faults.delay(ANSWER_DELAY_S), Match(method="PUT", phase="response"))
     _start(ctx, plane)
     t_signal = plane.stop_when(plane.put_body_done(), what="the end of the result PUT's body")
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
@@ -333,7 +328,8 @@ def _(ctx):
                 "PUT, no bundle")
 def _(ctx):
     # About 9 s: the clause's own grace (CANCEL_GRACE_S) is what is measured.
-    plane = ctx.plane(store_faults=[faults.accept_then_hang()])
+    plane = ctx.plane()
+    plane.store.add_fault(faults.accept_then_hang(), Match(method="PUT"))
     _start(ctx, plane)
     plane.stop_when(plane.put_body_done(), what="the end of the result PUT's body")
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
@@ -353,9 +349,10 @@ def _(ctx):
              "a second SIGTERM",
        expected="exit 143 within 1 s of the second stop; stderr exactly the CANCELLED \"failed\" line")
 def _(ctx):
-    plane = ctx.plane(child={"mode": "sleep"}, store_faults=[faults.hang()])
+    plane = ctx.plane(child={"mode": "sleep"})
+    plane.store.add_fault(faults.hang(), Match(method="PUT"))
     _start(ctx, plane)
-    plane.stop_when(plane.child_started(), what="the running child", settle_s=SETTLE_S)
+    plane.stop_when(plane.child.started(), what="the running child", settle_s=SETTLE_S)
     t_second = plane.stop_when(plane.put_started(), what="the cancelled bundle's PUT", settle_s=SETTLE_S,
                                timeout=SHORT_TIMEOUT_S)
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
@@ -374,9 +371,10 @@ def _(ctx):
        fakes="the node is PID 1; the source dribbles its answer; SIGINT",
        expected="exit 143 within 1 s; CANCELLED bundle, \"reported\"; no KeyboardInterrupt")
 def _(ctx):
-    plane = ctx.plane(source_faults=[faults.dribble(chunk_bytes=1, interval_s=DRIBBLE_INTERVAL_S)])
+    plane = ctx.plane()
+    plane.site.add_fault(faults.dribble(chunk_bytes=1, interval_s=DRIBBLE_INTERVAL_S), plane.site.source_match())
     _start(ctx, plane)
-    plane.stop_when(plane.source_started(), signum=signal.SIGINT, what="the source's answer", settle_s=SETTLE_S)
+    plane.stop_when(plane.site.started(), signum=signal.SIGINT, what="the source's answer", settle_s=SETTLE_S)
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     ctx.expect("KeyboardInterrupt" not in plane.result.stderr, expected="no KeyboardInterrupt",
                actual="stderr %r" % plane.result.stderr[-300:])

@@ -92,7 +92,7 @@ def _(ctx):
     source = b"row,value\n" + b"".join(b"%d,v%d\n" % (i, i * 7) for i in range(SPOOL_SOURCE_ROWS))
     plane = ctx.plane(source=source, child=dict(crawler_child.reference_behaviour(), sleep_before=CHILD_PAUSE_S))
     plane.start()
-    wait_for(ctx, plane, plane.child_started(), "the running child")
+    wait_for(ctx, plane, plane.child.started(), "the running child")
     try:
         files = _open_files(plane.proc.host_pid)
     except PermissionError:

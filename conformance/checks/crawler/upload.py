@@ -17,7 +17,7 @@ import time
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    DEADLINE_SLACK_S, SHORT_DEADLINE_S, PutRecorder, bulky_csv, bulky_limits, describe_target_difference,
+    DEADLINE_SLACK_S, SHORT_DEADLINE_S, Match, PutRecorder, bulky_csv, bulky_limits, describe_target_difference,
     docs, each_variant, expect_outcome, expect_put_count, expect_put_wire, expect_success, expect_untouched,
     expected_target, faults, puts_summary)
 from conformance.planes import crawler_child
@@ -97,7 +97,7 @@ def _(ctx):
                       child=crawler_child.reference_behaviour())
     plane.run()
     expect_success(ctx, plane)
-    record = plane.child_record()
+    record = plane.child.record()
     ctx.expect(isinstance(record, dict) and isinstance(record.get("header"), dict),
                expected="the scripted child recorded its input", actual="record %r" % (record,))
     # What the scripted child wrote: its canonical result for the header it was given.
@@ -142,7 +142,8 @@ def _(ctx):
                 ("204 No Content", faults.status(204))]
 
     def act(label, fault):
-        plane = ctx.plane(store_faults=[fault])
+        plane = ctx.plane()
+        plane.store.add_fault(fault, Match(method="PUT"))
         plane.run()
         expect_outcome(ctx, plane, UPLOAD_FAILED, "failed", 1, label)
         expect_put_count(ctx, plane, 1, "no retry and no failure bundle after a failed result PUT, "
@@ -159,12 +160,13 @@ def _(ctx):
 def _(ctx):
     def act(label, code):
         plane = ctx.plane()
-        plane.store_fault(faults.redirect(plane.tripwire_url("/redirected-upload"), code=code))
+        target = plane.tripwire.url("/redirected-upload")
+        plane.store.add_fault(faults.redirect(target, code=code), Match(method="PUT"))
         plane.run()
         expect_outcome(ctx, plane, UPLOAD_FAILED, "failed", 1, label)
         expect_put_count(ctx, plane, 1, "variant %s" % label)
-        ctx.expect(not plane.tripwire_connections(), expected="no connection to the Location (variant %s)" % label,
-                   actual="%d connection(s) to the tripwire" % len(plane.tripwire_connections()),
+        ctx.expect(not plane.tripwire.connections, expected="no connection to the Location (variant %s)" % label,
+                   actual="%d connection(s) to the tripwire" % len(plane.tripwire.connections),
                    diagnosis="a redirect answering a PUT is never followed")
     each_variant(ctx, [("307", 307), ("303", 303)], act)
 
@@ -184,7 +186,8 @@ def _(ctx):
 
     def act(label, value):
         fault, stored = value
-        plane = ctx.plane(store_faults=[fault])
+        plane = ctx.plane()
+        plane.store.add_fault(fault, Match(method="PUT"))
         plane.run()
         if stored:
             ctx.note("variant %s: an answer of exactly the bound counts as stored" % label)
@@ -229,7 +232,7 @@ def _pause_after_child(ctx, plane):
     child = None
     while child is None or os.path.exists("/proc/%d" % child):
         if child is None:
-            pids = plane.child_pids()
+            pids = plane.child.pids()
             child = pids[0] if pids else None
         if not plane.proc.running():
             ctx.fail(expected="the node to run its child", actual="it exited first (%s)" % plane.describe_exchanges())
@@ -247,7 +250,7 @@ def _pause_after_child(ctx, plane):
 def _resume_after_window(ctx, plane):
     """Wait until the upload window has ended (wall clock, as the node judges
     it), then SIGCONT the node and wait for its exit."""
-    window_end = plane.issued_at + SHORT_WINDOW_S
+    window_end = plane.broker.issued_at + SHORT_WINDOW_S
     left = window_end + PAST_WINDOW_S - time.time()
     if left > 0:
         time.sleep(left)
@@ -294,9 +297,10 @@ def _(ctx):
                 "undelivered), exit 1")
 def _(ctx):
     # pid1=False, as upload.expired-window.
-    plane = ctx.plane(url_expires_s=SHORT_WINDOW_S, source_faults=[faults.hang()])
+    plane = ctx.plane(url_expires_s=SHORT_WINDOW_S)
+    plane.site.add_fault(faults.hang(), plane.site.source_match())
     plane.start(pid1=False)
-    plane.stop_when(plane.source_started(), signum=signal.SIGSTOP, what="the source request", settle_s=SETTLE_S)
+    plane.stop_when(plane.site.started(), signum=signal.SIGSTOP, what="the source request", settle_s=SETTLE_S)
     _resume_after_window(ctx, plane)
     ctx.expect(not plane.puts(), expected="no PUT: the window ended while the node was paused",
                actual=puts_summary(plane),
@@ -314,7 +318,8 @@ def _(ctx):
                 ("answer dribbled", faults.dribble(chunk_bytes=1, interval_s=DRIBBLE_INTERVAL_S))]
 
     def act(label, fault):
-        plane = ctx.plane(store_faults=[fault], timeouts={"upload": SHORT_DEADLINE_S})
+        plane = ctx.plane(timeouts={"upload": SHORT_DEADLINE_S})
+        plane.store.add_fault(fault, Match(method="PUT"))
         plane.run()
         expect_outcome(ctx, plane, UPLOAD_FAILED, "failed", 1, label)
         expect_put_count(ctx, plane, 1, "variant %s" % label)

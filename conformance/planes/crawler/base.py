@@ -1,0 +1,121 @@
+"""What every crawler fake shares: the run's fixed identity, and the Fake base class.
+
+A fake owns one LoopbackServer (``fake.server``, as ObjectStore does) and takes
+faults the one way every fake does::
+
+    plane.broker.add_fault(faults.hang(), plane.broker.redeem_match())
+    plane.site.add_fault(faults.truncate(after_bytes=1000))       # every request
+
+``add_fault(fault, match=None)`` speaks conformance/faults.py: a ``Fault`` and
+a ``Match``; no match is every request the fake receives. A fake with more
+than one route offers a small helper per route that returns the Match of that
+route with any other fields added (``redeem_match(first=1)``), never a second
+way to install a fault.
+"""
+
+import json
+import os
+
+from conformance.planes import crawler_docs as docs
+
+__all__ = ["SESSION_ID", "AUDIENCE_BASE", "BROKER_PATH", "BUCKET", "EXECUTION", "IDENTITY_PATH", "SOURCE_PATH",
+           "DEFAULT_SOURCE", "CA_FILE", "Fake", "read_body", "short", "as_bytes"]
+
+# ---------------------------------------------------------------- the run's fixed identity
+
+# A canonical UUID (version 4): str(uuid.UUID(SESSION_ID)) == SESSION_ID.
+SESSION_ID = "3f2b8c1e-7d4a-4e6b-9a15-c0d8e2f47b93"
+# Only a string the node puts in token audiences; nothing listens there.
+AUDIENCE_BASE = "https://studio.conformance.test/v1/crawler-sessions"
+BROKER_PATH = "/v1/crawler-sessions"
+BUCKET = "conformance-results"
+EXECUTION = "crawler-job-x7k2p"
+IDENTITY_PATH = "/computeMetadata/v1/instance/service-accounts/default/identity"
+SOURCE_PATH = "/data.csv"
+DEFAULT_SOURCE = b"city,temp_c,observed\nOslo,3,2024-01-05\nLima,19,2024-01-05\n\"Qu\xc3\xa9bec, QC\",-8,2024-01-05\n"
+CA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "ca", "ca.pem")
+
+# Control-plane request bodies are tiny; this much is kept for the record and
+# the rest is read and dropped (a node sending more is recorded, not buffered).
+MAX_RECORDED_BODY_BYTES = 64 * 1024
+
+
+class Fake(object):
+    """One fake server of the plane: ``server`` (a LoopbackServer) and the
+    surface every fake shares. Subclasses route their handlers on it, keep
+    their own observations, and say what must hold after any run in
+    invariants()."""
+
+    def __init__(self, server):
+        self.server = server
+
+    # -- faults: the one way in
+    def add_fault(self, fault, match=None):
+        """Install fault (conformance.faults.Fault) for the requests match
+        (a conformance.faults.Match; None: every request this fake receives).
+        Returns the FaultRule (counters, release, remove)."""
+        return self.server.add_fault(fault, match)
+
+    def clear_faults(self):
+        self.server.clear_faults()
+
+    # -- what the server saw
+    @property
+    def port(self):
+        return self.server.port
+
+    @property
+    def origin(self):
+        return self.server.origin
+
+    @property
+    def transcript(self):
+        return self.server.transcript
+
+    @property
+    def events(self):
+        return self.server.events
+
+    @property
+    def connections(self):
+        return self.server.connections
+
+    @property
+    def errors(self):
+        return self.server.errors
+
+    def wait_until(self, condition, timeout):
+        return self.server.wait_until(condition, timeout)
+
+    def invariants(self):
+        """Violations of what must hold after any run (none by default)."""
+        return []
+
+    def close(self):
+        self.server.close()
+
+
+def read_body(ctx, limit=MAX_RECORDED_BODY_BYTES):
+    """The request body's first `limit` bytes; the rest is read and dropped."""
+    kept = bytearray()
+    mv = memoryview(bytearray(65536))
+    while True:
+        n = ctx.body.readinto(mv)
+        if not n:
+            break
+        if len(kept) < limit:
+            kept += mv[:min(n, limit - len(kept))]
+    ctx.body_finished()
+    return bytes(kept)
+
+
+def short(value, limit=120):
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=repr)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def as_bytes(doc):
+    """A crawler_docs builder's result as canonical bytes (it may return bytes or a value)."""
+    if isinstance(doc, (bytes, bytearray)):
+        return bytes(doc)
+    return docs.canonical(doc)
