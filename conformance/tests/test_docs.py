@@ -53,6 +53,19 @@ class ReadmeTest(unittest.TestCase):
                                       "examples", "nodes"]))
 
 
+class GuideTest(unittest.TestCase):
+    """conformance/README.md (adding a contract) names files and modules: they must exist."""
+
+    def test_every_path_the_guide_names_exists(self):
+        with open(os.path.join(ROOT, "conformance", "README.md"), encoding="utf-8") as handle:
+            text = handle.read()
+        named = set(re.findall(r"`((?:conformance|contract|nodes|examples)/[^`<>* ]+?)`", text))
+        self.assertGreater(len(named), 20)
+        missing = sorted(path for path in named
+                         if not os.path.exists(os.path.join(ROOT, path.split(" ", 1)[0].rstrip("/"))))
+        self.assertEqual(missing, [])
+
+
 class DemoTest(unittest.TestCase):
     def test_demo_prints_its_expected_output(self):
         status, text = run(os.path.join("examples", "demo.py"))
