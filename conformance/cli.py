@@ -75,6 +75,7 @@ def build_parser():
     parser.add_argument("-v", "--verbose", action="store_true", help="show every check's transcript")
     parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE")
     parser.add_argument("--json", metavar="FILE", help="also write a JSON report to FILE")
+    parser.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report to FILE")
     parser.add_argument("--no-pid1", dest="pid1", action="store_false",
                         help="never run the node as PID 1 (checks that need it are skipped)")
     return parser
@@ -265,4 +266,7 @@ def main(argv=None, out=None):
         _report.write_junit(run, options.junit)
     if options.json:
         _report.write_json(run, options.json)
+    if options.html:
+        from conformance import report_html
+        report_html.write_html(run, options.html)
     return _report.exit_status(results)

@@ -34,6 +34,10 @@ class ToyPlane:
         self.runs.append(result)
         return result
 
+    def secrets(self):
+        """What every report masks: the token (run_check asks each plane)."""
+        return [self.token]
+
     def invariants(self):
         runs = self.runs + [p.result for p in self.procs if p.result is not None and p.result not in self.runs]
         violations = scan_for_secrets([self.token], paths=[self.scratch], runs=runs,
