@@ -43,6 +43,10 @@ bench-crawler: ## measure the crawler node: peak RSS from 1x to 32x the result b
 demo: ## run the hello node against the embedded fake platform on a small real job
 	@$(PY) examples/demo.py
 
+.PHONY: dist
+dist: ## build dist/conformance.pyz: the harness and its contracts in one file, to run from any directory (python3 conformance.pyz step my_node.py)
+	@$(PY) -m conformance.dist
+
 .PHONY: sync
 sync: ## rewrite the shared blocks embedded in nodes/*.py, and the machinery of the derivatives in examples/, from their sources
 	@$(PY) -m conformance.sync

@@ -28,3 +28,7 @@ Standard library only; Python 3.9+.
 """
 
 __version__ = "1.0"
+
+# The harness's own version: --version prints it with each contract's, and
+# every report records both.
+__version__ = "2026.12.1"

@@ -57,6 +57,8 @@ def build_parser():
                      usage="%(prog)s CONTRACT NODE [options]\n       %(prog)s CONTRACT [options] -- COMMAND [ARG ...]")
     parser.add_argument("contract", metavar="CONTRACT", help="contract name (%s)" % (", ".join(_checks.contracts()) or "none installed"))
     parser.add_argument("node", metavar="NODE", nargs="?", help="the node: a Python file (or `-- COMMAND ...`)")
+    parser.add_argument("--version", action="version", version=versions_text(),
+                        help="print the harness's version and each contract's, and exit")
     parser.add_argument("--list", action="store_true", help="list the checks (after --only) and exit")
     parser.add_argument("--only", metavar="ID[,ID...]", action="append", default=[],
                         help="run only checks whose ID or cited clause ID matches one of these globs")
@@ -79,6 +81,15 @@ def build_parser():
     parser.add_argument("--no-pid1", dest="pid1", action="store_false",
                         help="never run the node as PID 1 (checks that need it are skipped)")
     return parser
+
+
+def versions_text():
+    """`conformance 2026.12.1` and one line per public contract with its document's version."""
+    from conformance import __version__
+    lines = ["conformance %s" % __version__]
+    for name in _checks.contracts():
+        lines.append("  contract %s version %s" % (name, _report.contract_version(name) or "unknown"))
+    return "\n".join(lines)
 
 
 def _positive(text):

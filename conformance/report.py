@@ -65,6 +65,29 @@ def exit_status(results):
     return 1 if any(r.verdict in (FAIL, ERROR) for r in results) else 0
 
 
+_VERSION = re.compile(r"^Version (\S+)", re.M)
+
+
+def contract_version(contract):
+    """The contract document's version (its `Version N (...)` line), or None."""
+    doc = _contract_doc(contract)
+    if doc is None or not doc.path:
+        return None
+    try:
+        with open(doc.path, encoding="utf-8") as handle:
+            match = _VERSION.search(handle.read(4096))
+    except OSError:
+        return None
+    return match.group(1) if match else None
+
+
+def versions_line(contract):
+    """`harness 2026.12.1, contract step version 3`: what every report records."""
+    from conformance import __version__
+    version = contract_version(contract)
+    return "harness %s, contract %s%s" % (__version__, contract, " version %s" % version if version else "")
+
+
 def _contract_doc(contract):
     try:
         return _clauses.load(contract)
@@ -150,7 +173,8 @@ def render_text(report, verbose=False):
     """The terminal report; its last line is the summary line."""
     doc = _contract_doc(report.contract)
     lines = ["conformance %s %s  (seed %s%s)" % (report.contract, report.node, report.seed,
-                                                  ", strict" if report.strict else "")]
+                                                  ", strict" if report.strict else ""),
+             "  " + versions_line(report.contract)]
     lines.extend("  " + note for note in report.notes)
     id_width = max([len(r.id) for r in report.results] + [10])
     for area, title, results in sections(report):
@@ -210,7 +234,9 @@ def to_json(report):
             entry.update(expected=result.expected, actual=result.actual, diagnosis=result.diagnosis,
                          repro=result.repro, transcript=list(result.transcript))
         checks.append(entry)
-    return {"contract": report.contract, "node": report.node, "seed": report.seed, "strict": report.strict,
+    from conformance import __version__
+    return {"contract": report.contract, "contract_version": contract_version(report.contract),
+            "harness_version": __version__, "node": report.node, "seed": report.seed, "strict": report.strict,
             "summary": numbers, "checks": checks}
 
 
@@ -230,6 +256,7 @@ def to_junit(report):
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="node", value=str(report.node))
     ET.SubElement(props, "property", name="seed", value=str(report.seed))
+    ET.SubElement(props, "property", name="versions", value=versions_line(report.contract))
     for result in report.results:
         case = ET.SubElement(suite, "testcase", classname="%s.%s" % (report.contract, result.area),
                              name=result.id, time="%.3f" % result.duration_s)

@@ -20,7 +20,6 @@ a secret is masked here exactly as there.  Every text is escaped.
 """
 
 import html
-import re
 
 from conformance import report as _report
 from conformance.checks import ERROR, FAIL, NON_STRICT, PASS, SKIP
@@ -35,8 +34,6 @@ COLOURS = {
     ERROR: ("#ead9f7", "#4c1d95"),
 }
 ORDER = (FAIL, ERROR, NON_STRICT, SKIP, PASS)
-
-_VERSION = re.compile(r"^Version (\S+)", re.M)
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1100px;
@@ -65,18 +62,6 @@ code{font-family:ui-monospace,Menlo,Consolas,monospace}
 
 def _e(value):
     return html.escape("" if value is None else str(value), quote=True)
-
-
-def contract_version(doc):
-    """'3 (2026-12-01)' from the document's `Version N (...)` line, or None."""
-    if doc is None or not doc.path:
-        return None
-    try:
-        with open(doc.path, encoding="utf-8") as handle:
-            match = _VERSION.search(handle.read(4096))
-    except OSError:
-        return None
-    return match.group(1) if match else None
 
 
 def _chip(verdict, text, title=None):
@@ -161,9 +146,7 @@ def render_html(report):
     doc = _report._contract_doc(report.contract)
     numbers = _report.counts(report.results)
     total = max(1, len(report.results))
-    version = contract_version(doc)
-    head = ["contract %s%s" % (report.contract, " version %s" % version if version else ""),
-            "node %s" % report.node, "seed %s" % report.seed]
+    head = [_report.versions_line(report.contract), "node %s" % report.node, "seed %s" % report.seed]
     if report.strict:
         head.append("strict")
     if report.wall_s is not None:
