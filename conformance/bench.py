@@ -5,7 +5,7 @@
     python3 -m conformance.bench --vs my_node.py --json bench.json
 
 Everything runs through the harness's own parts: the step plane
-(conformance/planes/step.py) serves each job from the fake object store, the
+(conformance/planes/step/) serves each job from the fake object store, the
 runner (conformance/runner.py) starts every program as PID 1 and measures it.
 Nothing here is a second implementation of either.
 
@@ -230,7 +230,7 @@ class BenchContext:
         try:
             plane.close()
         finally:
-            shutil.rmtree(os.path.dirname(plane.creds_dir), ignore_errors=True)
+            shutil.rmtree(os.path.dirname(plane.agent.directory), ignore_errors=True)
             shutil.rmtree(os.path.dirname(plane.store.root_dir), ignore_errors=True)
 
     def close(self):
@@ -332,7 +332,7 @@ def _arrange_stop(ctx, program, phase):
     if phase == "connect":
         hole = faults.blackhole()
         plane = ctx.new_plane(program, inputs=[Input("x.bin", b"x\n", url=hole.url(path="/inputs/0/x.bin"))])
-        trigger, settle = _event("done", key=plane.manifest_key), SETTLE_S
+        trigger, settle = _event("done", key=plane.job.manifest_key), SETTLE_S
     elif phase == "first byte":
         plane = ctx.new_plane(program, inputs=[Input("x.bin", generated=STOP_SMALL_BYTES)])
         plane.store.add_fault(faults.hang(), Match(method="GET", key="inputs/*"))
@@ -382,7 +382,7 @@ def stop_trial(ctx, program, phase, bound_s):
         record["exit_code"] = result.exit_code
         latency = result.stop_latency_s
         if phase == "marker write":
-            obj = plane.store.objects().get(plane.marker_key())
+            obj = plane.store.objects().get(plane.collector.marker_key())
             answered = obj.t_response_sent if obj is not None else None
             if answered is not None and answered > result.t_signal:
                 latency = result.t_exit - answered

@@ -84,14 +84,14 @@ def hold_input(plane, item, phase="response"):
 
 def data_posts_since(plane, t):
     """Uploads of the node's own objects that began at or after monotonic time t."""
-    return [ex for ex in plane.data_posts() if ex.t_start >= t]
+    return [ex for ex in plane.collector.data_posts() if ex.t_start >= t]
 
 
 def expect_nothing_derived(ctx, plane, item, why):
     """No upload of the node's own objects began once `item`'s GET had begun:
     whatever a step makes of an input, it makes nothing of one that failed
     verification (judged from the protocol, not from names)."""
-    gets = plane.gets(item)
+    gets = plane.job.gets(item)
     ctx.expect(gets, expected="a GET of input %r" % item.display_name, actual="it was never requested")
     after = data_posts_since(plane, gets[0].t_start)
     ctx.expect(not after, expected="no upload of the node's own objects after input %r was requested (%s)"
@@ -198,21 +198,21 @@ def expect_marker(ctx, plane, status, exit_code=None):
 
 
 def expect_no_marker(ctx, plane, why):
-    ctx.expect(plane.marker_raw is None and not plane.marker_posts(),
+    ctx.expect(plane.marker_raw is None and not plane.collector.marker_posts(),
                expected="no marker written (%s)" % why,
-               actual="%d marker POST(s); marker %s" % (len(plane.marker_posts()),
+               actual="%d marker POST(s); marker %s" % (len(plane.collector.marker_posts()),
                                                        "stored" if plane.marker_raw else "not stored"))
 
 
 def expect_listed(ctx, plane, relpaths, why):
-    listed = plane.marker_relpaths()
+    listed = plane.collector.marker_relpaths()
     missing = [r for r in relpaths if r not in listed]
     ctx.expect(not missing, expected="marker objects include %s (%s)" % (relpaths, why),
                actual="objects: %s" % listed)
 
 
 def expect_not_listed(ctx, plane, relpaths, why):
-    listed = plane.marker_relpaths()
+    listed = plane.collector.marker_relpaths()
     present = [r for r in relpaths if r in listed]
     ctx.expect(not present, expected="marker objects exclude %s (%s)" % (relpaths, why),
                actual="objects: %s" % listed)

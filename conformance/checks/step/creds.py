@@ -39,7 +39,7 @@ def _startup_refusal(label, title, code, arrange, fakes):
         plane.run()
         expect_exit(ctx, plane, code, "a start-up refusal")
         expect_diagnostics(ctx, plane, count=1, why="one line saying the node could not start")
-        ctx.expect(plane.creds_path not in plane.result.stderr, expected="the message names no path",
+        ctx.expect(plane.agent.path not in plane.result.stderr, expected="the message names no path",
                    actual="stderr contains the credentials path")
         ctx.expect(not plane.store.transcript, expected="no request at all",
                    actual="%d request(s)" % len(plane.store.transcript))
@@ -49,16 +49,16 @@ def _startup_refusal(label, title, code, arrange, fakes):
 
 def _patch(fn):
     def arrange(plane):
-        doc = plane.envelope()
+        doc = plane.agent.envelope()
         fn(doc)
-        plane.write_envelope(doc)
+        plane.agent.write(doc)
     return arrange
 
 
 _startup_refusal("missing", "a missing credentials file is transient at start-up", 1,
-                 lambda plane: plane.remove_credentials(), "LSPO_CREDENTIALS_FILE names no file")
+                 lambda plane: plane.agent.remove(), "LSPO_CREDENTIALS_FILE names no file")
 _startup_refusal("not-json", "a credentials file that is not JSON is transient", 1,
-                 lambda plane: plane.write_envelope(raw=b"{not json"), "the file holds '{not json'")
+                 lambda plane: plane.agent.write(raw=b"{not json"), "the file holds '{not json'")
 _startup_refusal("version-2", "envelope schema_version 2 is permanent", 10,
                  _patch(lambda doc: doc.update(schema_version=2)), "schema_version 2")
 _startup_refusal("version-bool", "envelope schema_version true is permanent (not 1)", 10,
@@ -94,7 +94,7 @@ def _(ctx):
     second = ctx.step_plane(inputs=items, envelope_patch=lambda doc: doc["inputs"].append(42))
     second.run()
     expect_exit(ctx, second, 10, "an entry that is not an object is permanent")
-    ctx.expect(second.gets(items[0]), expected="input 1 read before the bad entry is reached",
+    ctx.expect(second.job.gets(items[0]), expected="input 1 read before the bad entry is reached",
                actual="input 1 was never requested")
     expect_marker(ctx, second, "failed", 10)
 
@@ -121,7 +121,7 @@ def _(ctx):
     ctx.expect(len(lines) == 1, expected="one warning naming LSPO_CREDENTIALS_FILE and LSPO_CREDENTIALS",
                actual="%d such line(s)" % len(lines))
     legacy = plane.env()["LSPO_CREDENTIALS"]
-    ctx.expect(plane.creds_path not in out and legacy not in out, expected="neither path printed",
+    ctx.expect(plane.agent.path not in out and legacy not in out, expected="neither path printed",
                actual="a credentials path appears in the output")
 
 
@@ -147,13 +147,13 @@ def _(ctx):
     committed = _after_first_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
-        plane.rotate(expire_old=True, expires_in_s=900)
+        plane.agent.rotate(expire_old=True, expires_in_s=900)
     plane.wait()
     expect_exit(ctx, plane, 0, "the new envelope was read before the old one was refused")
     ctx.expect(not _refusals(plane), expected="no ExpiredToken refusal",
                actual="%d refusal(s)" % len(_refusals(plane)),
                diagnosis="re-open the credentials path on every access once within 5 s of expires_at")
-    later = [ex for ex in plane.input_gets() if ex.key in (items[1].key, items[2].key)]
+    later = [ex for ex in plane.job.input_gets() if ex.key in (items[1].key, items[2].key)]
     ctx.expect(later and all(_token_of(ex) == 2 for ex in later),
                expected="inputs 2 and 3 fetched with token #2", actual="tokens %s" % [_token_of(ex) for ex in later])
 
@@ -168,7 +168,7 @@ def _expires_variant(label, value, title):
         committed = _after_first_input(plane, items)
         plane.start()
         if plane.store.wait_for(committed, 30):
-            plane.rotate(expire_old=True, expires_in_s=900)
+            plane.agent.rotate(expire_old=True, expires_in_s=900)
         plane.wait()
         expect_exit(ctx, plane, 0, "the rotation is picked up")
         ctx.expect(not _refusals(plane), expected="no ExpiredToken refusal",
@@ -191,10 +191,10 @@ def _(ctx):
     committed = _under_second_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
-        plane.rotate(expire_old=True)
+        plane.agent.rotate(expire_old=True)
     plane.wait()
     expect_exit(ctx, plane, 0, "the retry with the rotated envelope succeeds")
-    tries = plane.gets(items[1])
+    tries = plane.job.gets(items[1])
     ctx.expect([_token_of(ex) for ex in tries] == [1, 2] and tries[0].error_code == "ExpiredToken",
                expected="two GETs of input 2: token #1 refused, then token #2",
                actual="; ".join("token #%s -> %s %s" % (_token_of(ex), ex.status, ex.error_code or "")
@@ -211,11 +211,11 @@ def _(ctx):
     committed = _under_second_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
-        plane.store.expire_token(plane.token)
+        plane.store.expire_token(plane.agent.token)
     plane.wait()
     expect_exit(ctx, plane, 1, "dead credentials are transient, not permanent")
-    ctx.expect(len(plane.gets(items[1])) == 1, expected="one GET of input 2 (nothing new to try)",
-               actual="%d GETs" % len(plane.gets(items[1])))
+    ctx.expect(len(plane.job.gets(items[1])) == 1, expected="one GET of input 2 (nothing new to try)",
+               actual="%d GETs" % len(plane.job.gets(items[1])))
 
 
 @check("creds.same-bytes-no-retry", clauses=["STEP-CREDS-4"], level="MUST",
@@ -230,11 +230,11 @@ def _(ctx):
     committed = _after_first_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
-        plane.rewrite_same()
+        plane.agent.rewrite_same()
     plane.wait()
     expect_exit(ctx, plane, 1, "the same envelope again gives nothing new to try")
-    ctx.expect(len(plane.gets(items[1])) == 1, expected="one GET of input 2",
-               actual="%d GETs" % len(plane.gets(items[1])))
+    ctx.expect(len(plane.job.gets(items[1])) == 1, expected="one GET of input 2",
+               actual="%d GETs" % len(plane.job.gets(items[1])))
 
 
 @check("creds.at-most-one-retry", clauses=["STEP-CREDS-4"], level="MUST",
@@ -248,11 +248,11 @@ def _(ctx):
     committed = _after_first_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
-        plane.rotate(expire_old=False)
+        plane.agent.rotate(expire_old=False)
     plane.wait()
     expect_exit(ctx, plane, 1, "a second refusal is transient")
-    ctx.expect(len(plane.gets(items[1])) == 2, expected="two GETs of input 2",
-               actual="%d GETs" % len(plane.gets(items[1])))
+    ctx.expect(len(plane.job.gets(items[1])) == 2, expected="two GETs of input 2",
+               actual="%d GETs" % len(plane.job.gets(items[1])))
 
 
 @check("creds.marker-rereads", clauses=["STEP-CREDS-6", "STEP-MARKER-1"], level="MUST",
@@ -265,10 +265,10 @@ def _(ctx):
     committed = hold_answer(plane, "*/result.json")
     plane.start()
     if plane.store.wait_for(committed, 30):
-        plane.rotate(expire_old=True)
+        plane.agent.rotate(expire_old=True)
     plane.wait()
     expect_exit(ctx, plane, 0, "a healthy run")
-    posts = plane.marker_posts()
+    posts = plane.collector.marker_posts()
     ctx.expect(posts and _token_of(posts[0]) == 2, expected="first marker POST with token #2",
                actual="marker POSTs with tokens %s" % [_token_of(ex) for ex in posts],
                diagnosis="force a re-read before the receipt: it is written last, on the freshest envelope")
@@ -284,8 +284,8 @@ def _(ctx):
     committed = _after_first_input(plane, items)
     plane.start()
     if plane.store.wait_for(committed, 30):
-        plane.remove_credentials()
+        plane.agent.remove()
     plane.wait()
     expect_exit(ctx, plane, 1, "a vanished file is transient")
-    ctx.expect(not plane.gets(items[1]), expected="input 2 never fetched", actual="it was fetched")
+    ctx.expect(not plane.job.gets(items[1]), expected="input 2 never fetched", actual="it was fetched")
     expect_marker(ctx, plane, "failed", 1)

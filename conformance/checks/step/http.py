@@ -52,13 +52,13 @@ def _(ctx):
     held = hold_input(plane, items[1], phase="response")
     plane.start()
     if plane.store.wait_for(held, 30):
-        plane.rotate(expire_old=False)
+        plane.agent.rotate(expire_old=False)
         # From now on: every earlier upload has ended, so this is the next one.
         plane.store.add_fault(faults.status(401, body=b""), data_upload(first=1))
     plane.wait()
     plane.skip_unless_own_uploads()
     expect_exit(ctx, plane, 0, "the retry succeeds")
-    refused = [ex for ex in plane.data_posts() if ex.status == 401]
+    refused = [ex for ex in plane.collector.data_posts() if ex.status == 401]
     ctx.expect(len(refused) == 1, expected="one upload refused 401", actual="%d" % len(refused))
     again = plane.exchanges("POST", key=refused[0].key)
     ctx.expect(len(again) == 2 and again[1].notes.get("token_seq") == 2,
@@ -83,7 +83,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1))
     plane.store.add_fault(faults.status(404, body=body, endless=True), Match(method="GET", key="inputs/*"))
     plane.run()
-    expect_exit_unwaiting(ctx, plane, (plane.input_gets() or [None])[0], 10, "404 is permanent",
+    expect_exit_unwaiting(ctx, plane, (plane.job.input_gets() or [None])[0], 10, "404 is permanent",
                           diagnosis="read at most 4096 bytes of an error body: this one never ends, so a "
                                     "node that reads it whole waits for its read timeout")
     expect_marker(ctx, plane, "failed", 10)
@@ -196,7 +196,7 @@ def _phase_check(phase, label):
     def _(ctx):
         items = [Input("a.csv", b"1,2\n" * 200)]
         plane = ctx.step_plane(inputs=items)
-        key = plane.manifest_key if phase == "manifest" else key_glob
+        key = plane.job.manifest_key if phase == "manifest" else key_glob
         if kind == "expire":
             # Hold the request before the store looks at its token, and refuse
             # the token meanwhile: the node's envelope went stale under it.
@@ -204,9 +204,9 @@ def _phase_check(phase, label):
             plane.start()
             if plane.wait_event(_phase_event(phase, "key" if method == "POST" else "request", key), 30):
                 if params["rotate"]:
-                    plane.rotate(expire_old=True)
+                    plane.agent.rotate(expire_old=True)
                 else:
-                    plane.store.expire_token(plane.token)
+                    plane.store.expire_token(plane.agent.token)
             plane.wait()
         else:
             plane.store.add_fault(getattr(faults, kind)(**params), _phase_match(phase, key, first=1))

@@ -19,7 +19,7 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 10, "a wrong pin is permanent")
     expect_nothing_derived(ctx, plane, items[1], "its bytes did not match the pin")
-    ctx.expect(not plane.gets(items[2]), expected="input 3 never fetched", actual="it was fetched")
+    ctx.expect(not plane.job.gets(items[2]), expected="input 3 never fetched", actual="it was fetched")
     expect_marker(ctx, plane, "failed", 10)
     expect_listed(ctx, plane, [RESULT_NAME], "the failure-path report")
 
@@ -36,7 +36,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.run()
     expect_exit(ctx, plane, 10, "more bytes than pinned is permanent")
-    sent = max([ex.resp_bytes for ex in plane.gets(items[0])] or [0])
+    sent = max([ex.resp_bytes for ex in plane.job.gets(items[0])] or [0])
     ctx.expect(sent <= pin + allowance,
                expected="at most %.0f of %.0f MiB sent before the node hung up (the pin, one chunk and the "
                         "socket buffers)" % ((pin + allowance) / 1048576.0, items[0].generated / 1048576.0),
@@ -53,8 +53,8 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.run()
     expect_exit(ctx, plane, 10, "an unpinned input is permanent")
-    ctx.expect(not plane.gets(items[0]), expected="no GET of the unpinned input",
-               actual="%d GET(s)" % len(plane.gets(items[0])))
+    ctx.expect(not plane.job.gets(items[0]), expected="no GET of the unpinned input",
+               actual="%d GET(s)" % len(plane.job.gets(items[0])))
     expect_marker(ctx, plane, "failed", 10)
 
 
@@ -67,7 +67,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.run()
     expect_exit(ctx, plane, 10, "a malformed pin is permanent")
-    ctx.expect(not plane.gets(items[0]), expected="no GET", actual="%d GET(s)" % len(plane.gets(items[0])))
+    ctx.expect(not plane.job.gets(items[0]), expected="no GET", actual="%d GET(s)" % len(plane.job.gets(items[0])))
 
 
 @check("input.uppercase-pin", clauses=["STEP-INPUT-1"], level="MUST",
@@ -78,7 +78,7 @@ def _(ctx):
     items = [Input("upper.csv", b"a,b\n")]
     plane = ctx.step_plane(inputs=items)
     items[0].sha256_pin = items[0].true_sha256.upper()
-    plane.write_envelope()
+    plane.agent.write()
     plane.run()
     expect_exit(ctx, plane, 0, "hex is case-insensitive")
 
@@ -92,7 +92,7 @@ def _size_pin_check(label, value):
         plane = ctx.step_plane(inputs=items)
         plane.run()
         expect_exit(ctx, plane, 10, "a size pin that is not an int >= 0 is permanent")
-        ctx.expect(not plane.gets(items[0]), expected="no GET", actual="%d GET(s)" % len(plane.gets(items[0])))
+        ctx.expect(not plane.job.gets(items[0]), expected="no GET", actual="%d GET(s)" % len(plane.job.gets(items[0])))
 
 
 for _label, _value in [("string", "4"), ("bool", True), ("negative", -1)]:
@@ -147,7 +147,7 @@ def _(ctx):
     expect_exit(ctx, plane, 0, "a healthy run")
     ctx.expect(plane.store.max_concurrency == 1, expected="at most one request in flight",
                actual="%d at once" % plane.store.max_concurrency)
-    order = [ex.key for ex in plane.input_gets()]
+    order = [ex.key for ex in plane.job.input_gets()]
     want = [item.key for item in items]
     ctx.expect(order == want, expected="GETs %s" % want, actual="GETs %s" % order)
 
@@ -174,8 +174,8 @@ def _(ctx):
     held = hold_input(plane, items[0], phase="response")
     plane.start()
     if plane.store.wait_for(held, 30):
-        plane.inputs.pop()
-        plane.rotate(expire_old=False, expires_in_s=3)
+        plane.job.inputs.pop()
+        plane.agent.rotate(expire_old=False, expires_in_s=3)
     plane.wait()
     expect_exit(ctx, plane, 1, "a changed list is transient")
     expect_marker(ctx, plane, "failed", 1)

@@ -39,9 +39,9 @@ OVERSIZE_MANIFEST_SENT_BYTES = 9 << 20
 def _(ctx):
     raw = b'{"schema_version": 1, "params": {"pad": "' + b"x" * OVERSIZE_MANIFEST_BYTES + b'"}}'
     plane = ctx.step_plane(inputs=csv_inputs(1), manifest_raw=raw)
-    plane.store.add_fault(faults.stall(OVERSIZE_MANIFEST_SENT_BYTES), Match(method="GET", key=plane.manifest_key))
+    plane.store.add_fault(faults.stall(OVERSIZE_MANIFEST_SENT_BYTES), Match(method="GET", key=plane.job.manifest_key))
     plane.run()
-    expect_exit_unwaiting(ctx, plane, (plane.exchanges("GET", key=plane.manifest_key) or [None])[0], 10,
+    expect_exit_unwaiting(ctx, plane, (plane.exchanges("GET", key=plane.job.manifest_key) or [None])[0], 10,
                           "an oversize document is permanent",
                           diagnosis="read at most MAX_DOCUMENT_BYTES + 1, then refuse: this manifest never "
                                     "ends, so a node that reads it whole waits for its read timeout")
@@ -54,7 +54,7 @@ def _(ctx):
 def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1))
     plane.store.add_fault(faults.garbage(b'<?xml version="1.0"?><Error><Code>AccessDenied</Code></Error>'),
-                          Match(method="GET", key=plane.manifest_key))
+                          Match(method="GET", key=plane.job.manifest_key))
     plane.run()
     expect_exit(ctx, plane, 1, "an unparseable manifest is usually an expired URL: transient")
     expect_marker(ctx, plane, "failed", 1)
@@ -69,7 +69,7 @@ def _bad_manifest(label, doc, why):
         plane = ctx.step_plane(inputs=items, manifest_raw=json.dumps(doc).encode())
         plane.run()
         expect_exit(ctx, plane, 10, "a manifest of the wrong shape is permanent")
-        ctx.expect(not plane.gets(items[0]), expected="no input GET", actual="input fetched")
+        ctx.expect(not plane.job.gets(items[0]), expected="no input GET", actual="input fetched")
 
 
 _bad_manifest("not-object", [1, 2, 3], "that is a JSON array")
@@ -82,7 +82,7 @@ _bad_manifest("version-bool", dict(IDENTITY, schema_version=True), "with schema_
        fakes="the manifest GET answers 404 NoSuchKey", expected="exit 10; failed marker with the env identity")
 def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1))
-    plane.store.add_fault(faults.status(404, s3_code="NoSuchKey"), Match(method="GET", key=plane.manifest_key))
+    plane.store.add_fault(faults.status(404, s3_code="NoSuchKey"), Match(method="GET", key=plane.job.manifest_key))
     plane.run()
     expect_exit(ctx, plane, 10, "404 is permanent")
     marker = expect_marker(ctx, plane, "failed", 10)
@@ -127,7 +127,7 @@ def _(ctx):
        expected="exit 10; no marker POST; a stderr line says why")
 def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1), identity_env=False)
-    plane.store.add_fault(faults.status(404, s3_code="NoSuchKey"), Match(method="GET", key=plane.manifest_key))
+    plane.store.add_fault(faults.status(404, s3_code="NoSuchKey"), Match(method="GET", key=plane.job.manifest_key))
     plane.run()
     expect_exit(ctx, plane, 10, "the original failure's code")
     expect_no_marker(ctx, plane, "a receipt without identity cannot be told apart from another attempt's")

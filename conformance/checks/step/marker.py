@@ -35,8 +35,8 @@ def _(ctx):
     plane.store.add_fault(faults.delay(0.3), data_upload(phase="response"))
     plane.run()
     expect_exit(ctx, plane, 0, "a healthy run")
-    marker_key = plane.marker_key()
-    keys = [ex.key for ex in plane.posts()]
+    marker_key = plane.collector.marker_key()
+    keys = [ex.key for ex in plane.collector.posts()]
     ctx.expect(keys and keys[-1] == marker_key and keys.count(marker_key) == 1,
                expected="exactly one marker POST, the last request", actual="POSTs %s" % keys)
 
@@ -50,8 +50,8 @@ def _(ctx):
     plane.store.add_fault(faults.status(500, s3_code="InternalError"), Match(method="POST", key="*/" + MARKER_NAME))
     plane.run()
     expect_exit(ctx, plane, 0, "the code was decided before the receipt")
-    ctx.expect(len(plane.marker_posts()) == 1, expected="one marker POST (no corrective receipt)",
-               actual="%d" % len(plane.marker_posts()))
+    ctx.expect(len(plane.collector.marker_posts()) == 1, expected="one marker POST (no corrective receipt)",
+               actual="%d" % len(plane.collector.marker_posts()))
     expect_diagnostics(ctx, plane, why="one of them says the receipt is unconfirmed")
 
 
@@ -63,7 +63,8 @@ def _(ctx):
     plane.store.add_fault(faults.status(404, s3_code="NoSuchBucket"), Match(method="POST", key="*/" + MARKER_NAME))
     plane.run()
     expect_exit(ctx, plane, 0, "the code was decided before the receipt (D1)")
-    ctx.expect(len(plane.marker_posts()) == 1, expected="one marker POST", actual="%d" % len(plane.marker_posts()))
+    posts = plane.collector.marker_posts()
+    ctx.expect(len(posts) == 1, expected="one marker POST", actual="%d" % len(posts))
 
 
 @check("marker.failed-fields", clauses=["STEP-MARKER-7", "STEP-MARKER-2", "STEP-REDACT-1"], level="MUST",
@@ -73,7 +74,7 @@ def _(ctx):
 def _(ctx):
     items = csv_inputs(1)
     plane = ctx.step_plane(inputs=items)
-    url = plane.envelope()["inputs"][0]["get_url"]
+    url = plane.agent.envelope()["inputs"][0]["get_url"]
     body = ("<html>denied: " + url + " " + "z" * 2000 + "</html>").encode()
     plane.store.add_fault(faults.status(403, body=body), Match(method="GET", key="inputs/*"))
     plane.run()
@@ -103,7 +104,7 @@ def _(ctx):
                diagnosis="a port's objects go to every step downstream of it: data on report is read as "
                          "the report, and the report on a data port is read as data")
     on_ports = [r for port, listed in ports.items() if port != "report" for r in (listed or [])]
-    unplaced = [r for r in plane.data_relpaths() if r not in on_ports]
+    unplaced = [r for r in plane.collector.data_relpaths() if r not in on_ports]
     ctx.expect(not unplaced,
                expected="each of the node's own objects on one of its output ports",
                actual="not on any port: %s; produced_ports %s" % (unplaced[:3], ports))

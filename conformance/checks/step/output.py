@@ -20,7 +20,7 @@ def is_canonical(relpath):
 
 def _faulted_key(plane):
     """The key of the first upload a fault acted on (the node's own object)."""
-    hit = [ex for ex in plane.data_posts() if ex.fault]
+    hit = [ex for ex in plane.collector.data_posts() if ex.fault]
     return hit[0].key if hit else None
 
 
@@ -40,12 +40,12 @@ def _(ctx):
     plane = ctx.step_plane(inputs=clashing_inputs())
     plane.run()
     expect_exit(ctx, plane, 0, "clashing names are told apart, not refused")
-    keys = [ex.key for ex in plane.posts()]
+    keys = [ex.key for ex in plane.collector.posts()]
     twice = sorted({key for key in keys if keys.count(key) > 1})
     ctx.expect(not twice, expected="no key uploaded twice", actual="uploaded more than once: %s" % twice[:3],
                diagnosis="choose a relpath no earlier object of the run has: two objects on one relpath lose "
                          "one's bytes and the collector refuses the duplicate")
-    listed = plane.marker_relpaths()
+    listed = plane.collector.marker_relpaths()
     ctx.expect(len(listed) == len(set(listed)),
                expected="each relpath once in the marker",
                actual="listed %s" % listed)
@@ -62,12 +62,12 @@ def _bad_relpath_check(label, relpath):
         plane = ctx.step_plane(inputs=items)
         plane.run()
         expect_exit(ctx, plane, (0, 10), "refused as permanent, or never used in a relpath")
-        bad = [ex.key[len(KEY_PREFIX):] for ex in plane.posts()
+        bad = [ex.key[len(KEY_PREFIX):] for ex in plane.collector.posts()
                if ex.key and ex.key.startswith(KEY_PREFIX) and not is_canonical(ex.key[len(KEY_PREFIX):])]
         ctx.expect(not bad, expected="no POST to a non-canonical relpath", actual="POSTed relpaths %r" % bad[:3],
                    diagnosis="check every relpath before its first byte is sent (STEP-OUTPUT-2): the collector "
                              "refuses a whole marker for one bad relpath")
-        listed = [r for r in plane.marker_relpaths() if not is_canonical(r)]
+        listed = [r for r in plane.collector.marker_relpaths() if not is_canonical(r)]
         ctx.expect(not listed, expected="every relpath in the marker canonical", actual="listed %r" % listed[:3])
         if plane.result.exit_code == 10:
             expect_marker(ctx, plane, "failed", 10)
@@ -89,9 +89,9 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.run()
     expect_exit(ctx, plane, 0, "the store accepts a well-formed upload")
-    posts = plane.posts()
+    posts = plane.collector.posts()
     ctx.expect(len(posts) >= 2, expected="at least result.json's and the marker's POSTs", actual="%d" % len(posts))
-    fields = list(plane.store_post_fields())
+    fields = list(plane.collector.post_field_names())
     for ex in posts:
         headers = dict((k.lower(), v) for k, v in ex.headers)
         ctx.expect("chunked" not in headers.get("transfer-encoding", "").lower(),
@@ -212,8 +212,8 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.run(timeout=120)
     expect_exit(ctx, plane, 10, "objects above 1 GiB are refused")
-    ctx.expect(not plane.data_posts(), expected="no upload of the node's own objects",
-               actual="uploaded: %s" % [ex.key for ex in plane.data_posts()][:3],
+    ctx.expect(not plane.collector.data_posts(), expected="no upload of the node's own objects",
+               actual="uploaded: %s" % [ex.key for ex in plane.collector.data_posts()][:3],
                diagnosis="refuse an object over 1 GiB before any byte of it is sent (STEP-OUTPUT-4)")
 
 
@@ -228,10 +228,10 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 0, "local mode succeeds")
     expect_marker(ctx, plane, "succeeded", 0)
-    names = plane.stored_relpaths()
-    want = sorted(plane.marker_relpaths() + [MARKER_NAME])
+    names = plane.collector.stored_relpaths()
+    want = sorted(plane.collector.marker_relpaths() + [MARKER_NAME])
     ctx.expect(names == want,
                expected="staging holds exactly the marker's objects and the marker",
-               actual="staging %s; marker lists %s" % (names, plane.marker_relpaths()),
+               actual="staging %s; marker lists %s" % (names, plane.collector.marker_relpaths()),
                diagnosis="write each object to a temporary name beside it and os.replace it; leave nothing else")
 

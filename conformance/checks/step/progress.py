@@ -39,7 +39,7 @@ def _(ctx):
                and all(isinstance(p, str) and p.strip() and p != "done" for p in phases),
                expected="fractions 0.0, 0.3333, 0.6667 with the work's own phase, then (1.0, 'done')",
                actual="%s" % got)
-    marker_posts = plane.marker_posts()
+    marker_posts = plane.collector.marker_posts()
     last_t = plane.progress()[-1][0] if plane.progress() else None
     ctx.expect(marker_posts and last_t is not None and last_t <= marker_posts[0].t_start + 0.05,
                expected="the done line before the marker POST", actual="after it, or missing")
@@ -70,7 +70,7 @@ def _(ctx):
     plane.wait()
     ctx.expect(seen, expected="'@lspo:progress {\"fraction\": 0.5 ...' seen while input 2 was delayed",
                actual="not seen before exit", diagnosis="flush stdout after each progress line")
-    gets = plane.gets(items[1])
+    gets = plane.job.gets(items[1])
     line_t = [t for t, _doc, raw in plane.progress() if "0.5" in raw]
     answer_t = gets[0].t_headers_sent if gets else None
     ctx.expect(line_t and answer_t is not None and line_t[0] < answer_t, expected="the line before the answer",

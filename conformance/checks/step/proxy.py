@@ -360,7 +360,7 @@ def _(ctx):
         for key in sorted(plane.store.objects()):
             if not key.startswith(KEY_PREFIX):
                 continue
-            data = plane.read_stored(key[len(KEY_PREFIX):]) or b""
+            data = plane.collector.read_stored(key[len(KEY_PREFIX):]) or b""
             leaked = [s for s in secrets if s.encode("utf-8") in data]
             ctx.expect(not leaked, expected="no form of the proxy's credentials in the stored object %s" % key,
                        actual="%d form(s) of them in it" % len(leaked),

@@ -36,7 +36,7 @@ def _(ctx):
        expected="the URL's query never appears in output")
 def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1))
-    url = plane.envelope()["inputs"][0]["get_url"]
+    url = plane.agent.envelope()["inputs"][0]["get_url"]
     plane.store.add_fault(faults.status(403, body=("denied " + url).encode()), Match(method="GET", key="inputs/*"))
     plane.run()
     query = url.split("?", 1)[1]

@@ -179,7 +179,7 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.run()
     expect_exit(ctx, plane, 10, "a wrong pin is permanent")
-    posts = [(ex.key or "").rsplit("/", 1)[-1] for ex in plane.posts()]
+    posts = [(ex.key or "").rsplit("/", 1)[-1] for ex in plane.collector.posts()]
     ctx.expect(RESULT_NAME in posts and posts.index(RESULT_NAME) < posts.index("__lspo_complete.json")
                if "__lspo_complete.json" in posts else False,
                expected="result.json POST then the marker POST", actual="POST order %s" % posts)
@@ -217,8 +217,8 @@ def _(ctx):
         plane.store.add_fault(faults.accept_then_reset(), Match(method="POST", key="*/" + RESULT_NAME, first=1))
         plane.run()
         expect_exit(ctx, plane, code, "result.json on the %s: stored, unanswered" % path)
-        ctx.expect(len(plane.posts(RESULT_NAME)) == 1,
+        ctx.expect(len(plane.collector.posts(RESULT_NAME)) == 1,
                    expected="one result.json POST on the %s (never re-sent after an ambiguous end)" % path,
-                   actual="%d POSTs" % len(plane.posts(RESULT_NAME)))
+                   actual="%d POSTs" % len(plane.collector.posts(RESULT_NAME)))
         expect_marker(ctx, plane, "failed", code)
         expect_listed(ctx, plane, [RESULT_NAME], "on the %s the store may hold it, so salvage must see it" % path)

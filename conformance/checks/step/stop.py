@@ -116,7 +116,7 @@ def _(ctx):
     _stop_in(plane, on_data_event("commit"), "the upload's answer", own_upload=True)
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     expect_prompt_stop(ctx, plane)
-    held = plane.data_posts()[:1]
+    held = plane.collector.data_posts()[:1]
     ctx.expect(held, expected="the held upload", actual="no upload of the node's own objects")
     expect_listed(ctx, plane, [held[0].key[len(KEY_PREFIX):]], "inventory first: the store may have it")
 
@@ -129,7 +129,7 @@ def _(ctx):
     hole = faults.blackhole()
     try:
         plane = ctx.step_plane(inputs=[Input("x.csv", b"1\n", url=hole.url(path="/x.csv?X-Amz-Signature=CANARYhole"))])
-        _stop_in(plane, on_event("done", plane.manifest_key), "the input's connect", settle_s=0.5)
+        _stop_in(plane, on_event("done", plane.job.manifest_key), "the input's connect", settle_s=0.5)
         plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
         expect_prompt_stop(ctx, plane, diagnosis=SLOW_STOP_IN_CONNECT)
     finally:
@@ -177,7 +177,7 @@ def _(ctx):
     t_signal = _stop_in(plane, on_event("fault", items[0].key), "mid-body of input 1")
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     after = _requests_after(plane, t_signal)
-    ctx.expect([ex.key for ex in after] == [plane.marker_key()],
+    ctx.expect([ex.key for ex in after] == [plane.collector.marker_key()],
                expected="only the marker POST after the signal",
                actual="; ".join("%s %s" % (ex.method, ex.key) for ex in after) or "nothing")
 
@@ -194,8 +194,8 @@ def _(ctx):
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     expect_prompt_stop(ctx, plane)
     expect_not_listed(ctx, plane, [RESULT_NAME], "never written after a stop")
-    ctx.expect(not plane.posts(RESULT_NAME), expected="no result.json POST on a stop",
-               actual="%d POST(s)" % len(plane.posts(RESULT_NAME)))
+    ctx.expect(not plane.collector.posts(RESULT_NAME), expected="no result.json POST on a stop",
+               actual="%d POST(s)" % len(plane.collector.posts(RESULT_NAME)))
 
 
 @check("stop.before-manifest", clauses=["STEP-MARKER-6", "STEP-STOP-2"], level="MUST",
@@ -204,8 +204,8 @@ def _(ctx):
        expected="exit 20; cancelled marker with the LSPO_* identity")
 def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(1))
-    plane.store.add_fault(faults.hang(), Match(method="GET", key=plane.manifest_key))
-    _stop_in(plane, on_event("request", plane.manifest_key), "the manifest GET")
+    plane.store.add_fault(faults.hang(), Match(method="GET", key=plane.job.manifest_key))
+    _stop_in(plane, on_event("request", plane.job.manifest_key), "the manifest GET")
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     marker = expect_prompt_stop(ctx, plane)
     got = {k: marker.get(k) for k in IDENTITY}
@@ -226,7 +226,8 @@ def _(ctx):
     plane.wait()
     expect_exit(ctx, plane, 0, "the status was decided before the receipt; a stop cannot change it")
     expect_marker(ctx, plane, "succeeded", 0)
-    ctx.expect(len(plane.marker_posts()) == 1, expected="one marker POST", actual="%d" % len(plane.marker_posts()))
+    posts = plane.collector.marker_posts()
+    ctx.expect(len(posts) == 1, expected="one marker POST", actual="%d" % len(posts))
 
 
 @check("stop.receipt-deadline", clauses=["STEP-STOP-6"], level="MUST",
@@ -243,7 +244,7 @@ def _(ctx):
                diagnosis="a socket timeout bounds silence, not duration: arm an elapsed deadline")
     expect_exit(ctx, plane, 0, "the code decided before the receipt")
     expect_diagnostics(ctx, plane, why="the node says it gave up on the marker")
-    began = plane.marker_posts()[0].t_start if plane.marker_posts() else None
+    began = plane.collector.marker_posts()[0].t_start if plane.collector.marker_posts() else None
     late = [line for t, line in plane.result.stderr_lines
             if began is not None and t >= began + RECEIPT_DEADLINE_S - RECEIPT_LINE_SLACK_S]
     ctx.expect(late, expected="a stderr line printed when the 20 s deadline passed",

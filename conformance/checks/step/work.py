@@ -17,7 +17,7 @@ from conformance.checks.step.result import (
 def _expect_copies(ctx, plane, items, relpaths):
     """Each relpath holds its input's bytes, re-read from staging."""
     for item, relpath in zip(items, relpaths):
-        held = plane.hash_stored(relpath)
+        held = plane.collector.hash_stored(relpath)
         ctx.expect(held == (item.true_sha256, item.true_size),
                    expected="%s holds the bytes of input %r" % (relpath, item.display_name),
                    actual="stored: %s" % (held,), diagnosis="the reference node copies each input byte for byte")
@@ -55,7 +55,7 @@ def _(ctx):
     expect_exit(ctx, plane, 0, "clashing names are told apart, not refused")
     want = ["outputs/data.csv", "outputs/b/data.csv", "outputs/b/data-2.csv",
             "outputs/file", "outputs/my.port/file", "outputs/my.port/file-2"]
-    got = plane.data_relpaths()
+    got = plane.collector.data_relpaths()
     ctx.expect(got == want, expected="relpaths %s" % want, actual="relpaths %s" % got,
                diagnosis="the counter goes before the last dot of the final component only (D5)")
     _expect_copies(ctx, plane, items, want)
@@ -71,7 +71,7 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 0, "every input has a name")
     want = ["outputs/r.csv", "outputs/n.csv", "outputs/input-2"]
-    got = plane.data_relpaths()
+    got = plane.collector.data_relpaths()
     ctx.expect(got == want, expected="relpaths %s" % want, actual="relpaths %s" % got)
     values = [f.get("value") for f in (plane.report or {}).get("facts", [])]
     ctx.expect(values == ["r.csv", "n.csv", "input-2"], expected="facts r.csv, n.csv, input-2",
