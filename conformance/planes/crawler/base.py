@@ -1,21 +1,14 @@
-"""What every crawler fake shares: the run's fixed identity, and the Fake base class.
+"""What every crawler fake shares: the run's fixed identity and small helpers.
 
-A fake owns one LoopbackServer (``fake.server``, as ObjectStore does) and takes
-faults the one way every fake does::
-
-    plane.broker.add_fault(faults.hang(), plane.broker.redeem_match())
-    plane.site.add_fault(faults.truncate(after_bytes=1000))       # every request
-
-``add_fault(fault, match=None)`` speaks conformance/faults.py: a ``Fault`` and
-a ``Match``; no match is every request the fake receives. A fake with more
-than one route offers a small helper per route that returns the Match of that
-route with any other fields added (``redeem_match(first=1)``), never a second
-way to install a fault.
+The Fake base class (one loopback server, faults in through add_fault, the
+server's observations) is the core's, conformance/fake.py; it is re-exported
+here for the crawler's fakes.
 """
 
 import json
 import os
 
+from conformance.fake import Fake  # noqa: F401 (re-exported: the crawler's fakes import it from here)
 from conformance.planes import crawler_docs as docs
 
 __all__ = ["SESSION_ID", "AUDIENCE_BASE", "BROKER_PATH", "BUCKET", "EXECUTION", "IDENTITY_PATH", "SOURCE_PATH",
@@ -38,61 +31,6 @@ CA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 # Control-plane request bodies are tiny; this much is kept for the record and
 # the rest is read and dropped (a node sending more is recorded, not buffered).
 MAX_RECORDED_BODY_BYTES = 64 * 1024
-
-
-class Fake(object):
-    """One fake server of the plane: ``server`` (a LoopbackServer) and the
-    surface every fake shares. Subclasses route their handlers on it, keep
-    their own observations, and say what must hold after any run in
-    invariants()."""
-
-    def __init__(self, server):
-        self.server = server
-
-    # -- faults: the one way in
-    def add_fault(self, fault, match=None):
-        """Install fault (conformance.faults.Fault) for the requests match
-        (a conformance.faults.Match; None: every request this fake receives).
-        Returns the FaultRule (counters, release, remove)."""
-        return self.server.add_fault(fault, match)
-
-    def clear_faults(self):
-        self.server.clear_faults()
-
-    # -- what the server saw
-    @property
-    def port(self):
-        return self.server.port
-
-    @property
-    def origin(self):
-        return self.server.origin
-
-    @property
-    def transcript(self):
-        return self.server.transcript
-
-    @property
-    def events(self):
-        return self.server.events
-
-    @property
-    def connections(self):
-        return self.server.connections
-
-    @property
-    def errors(self):
-        return self.server.errors
-
-    def wait_until(self, condition, timeout):
-        return self.server.wait_until(condition, timeout)
-
-    def invariants(self):
-        """Violations of what must hold after any run (none by default)."""
-        return []
-
-    def close(self):
-        self.server.close()
 
 
 def read_body(ctx, limit=MAX_RECORDED_BODY_BYTES):
