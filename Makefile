@@ -31,13 +31,14 @@ conformance: ## judge the reference nodes (example work too, --reference) and th
 mutants: ## run every mutant of the reference nodes (CONTRACT=crawler for one contract); each must be killed by the checks it names
 	@$(PY) -m conformance.suite mutants $(CONTRACT)
 
+# One bench per contract: conformance/bench/CONTRACT.py, run as python3 -m conformance.bench CONTRACT.
 .PHONY: bench
 bench: ## measure the step node beside the naive node and the bare copy loop: CPU/GiB, RSS, throughput, stop latency, cgroup (~5 min; BENCH_ARGS=--quick: ~25 s)
-	@$(PY) -m conformance.bench $(BENCH_ARGS)
+	@$(PY) -m conformance.bench step $(BENCH_ARGS)
 
 .PHONY: bench-crawler
 bench-crawler: ## measure the crawler node: peak RSS from 1x to 32x the result bound, stop latency mid-fetch and mid-child (~2 min; BENCH_ARGS=--quick)
-	@$(PY) -m conformance.bench_crawler $(BENCH_ARGS)
+	@$(PY) -m conformance.bench crawler $(BENCH_ARGS)
 
 .PHONY: demo
 demo: ## run the hello node against the embedded fake platform on a small real job

@@ -30,8 +30,8 @@ DEFAULT_OUT = os.path.join(ROOT, "dist", "conformance.pyz")
 # What the archive carries, relative to the repository root.
 INCLUDE_DIRS = ("conformance", "contract")
 # Not needed to judge a node: the harness's own tests, the reference nodes'
-# mutants, the benches (they need the repository's nodes and examples).
-EXCLUDE = ("conformance/tests/", "conformance/mutants/", "conformance/bench", "conformance/dist.py",
+# mutants, the benches (conformance/bench/: they need the repository's nodes and examples).
+EXCLUDE = ("conformance/tests/", "conformance/mutants/", "conformance/bench/", "conformance/dist.py",
            "conformance/suite.py")
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)
 

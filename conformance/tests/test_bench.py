@@ -17,7 +17,8 @@ import sys
 import tempfile
 import unittest
 
-from conformance import bench
+from conformance.bench import core
+from conformance.bench import step as bench
 from conformance.timeouts import SHORT_TIMEOUT_S
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -172,7 +173,7 @@ class CpuBudgets(unittest.TestCase):
         self.assertEqual((got, met), ("3.00x (9.00 / 3.00 s)", None))
 
     def _bench(self, sizes, tls_size):
-        node, vs = bench.Program("node", [], "node"), bench.Program("vs", [], "node")
+        node, vs = core.Program("node", [], "node"), core.Program("vs", [], "node")
         made = bench.Bench(node, vs, sizes, 1, tls_size, 1, 1.0, 1, ())
         self.addCleanup(made.ctx.close)
         return made
@@ -237,18 +238,18 @@ class Pieces(unittest.TestCase):
         self.assertEqual([i.generated for i in bench.copy_inputs(64 * bench.MiB)], [64 * bench.MiB])
 
     def test_statistics(self):
-        self.assertEqual(bench.median_range([3.0, 1.0, 2.0]), {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3})
-        self.assertIsNone(bench.median_range([None]))
-        self.assertEqual(bench.p95(list(range(1, 21))), 19)
-        self.assertEqual(bench.p95([5]), 5)
+        self.assertEqual(core.median_range([3.0, 1.0, 2.0]), {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3})
+        self.assertIsNone(core.median_range([None]))
+        self.assertEqual(core.p95(list(range(1, 21))), 19)
+        self.assertEqual(core.p95([5]), 5)
         intercept, slope = bench.fit_line([(0.0, 1.0), (1.0, 3.0), (2.0, 5.0)])
         self.assertAlmostEqual(intercept, 1.0)
         self.assertAlmostEqual(slope, 2.0)
         self.assertIsNone(bench.fit_line([(1.0, 2.0), (1.0, 3.0)]))
 
     def test_labels(self):
-        self.assertEqual(bench.size_label(bench.GiB), "1 GiB")
-        self.assertEqual(bench.size_label(256 * bench.MiB), "256 MiB")
+        self.assertEqual(core.size_label(core.GiB), "1 GiB")
+        self.assertEqual(core.size_label(256 * core.MiB), "256 MiB")
 
     def test_bad_usage_exits_2(self):
         proc = subprocess.run([sys.executable, "-m", "conformance.bench", "--reps", "0"], cwd=ROOT,

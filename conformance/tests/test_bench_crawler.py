@@ -1,7 +1,7 @@
 """The crawler bench: the quick run works and prints the tables the README quotes.
 
 Judged on structure only (every table heading, both stop phases, a figure in
-every cell); the numbers belong to `python3 -m conformance.bench_crawler`.
+every cell); the numbers belong to `python3 -m conformance.bench crawler`.
 """
 
 import os
@@ -24,7 +24,7 @@ class QuickCrawlerBenchTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         before = set(os.listdir(tempfile.gettempdir()))
-        proc = subprocess.run([sys.executable, "-m", "conformance.bench_crawler", "--quick"], cwd=ROOT,
+        proc = subprocess.run([sys.executable, "-m", "conformance.bench", "crawler", "--quick"], cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=QUICK_RUN_TIMEOUT_S)
         cls.status, cls.out = proc.returncode, proc.stdout.decode()
         cls.err = proc.stderr.decode()

@@ -1,20 +1,23 @@
-"""make bench: measure a node beside a comparison node and the floor, in one run.
+"""make bench: measure a step node beside a comparison node and the floor, in one run.
 
-    python3 -m conformance.bench                        # hello node vs the naive node
-    python3 -m conformance.bench --quick                # the < 60 s smoke run `make test` uses
-    python3 -m conformance.bench --vs my_node.py --json bench.json
+    python3 -m conformance.bench step                   # hello node vs the naive node (step: the default)
+    python3 -m conformance.bench step --quick           # the < 60 s smoke run `make test` uses
+    python3 -m conformance.bench step --vs my_node.py --json bench.json
 
 Everything runs through the harness's own parts: the step plane
 (conformance/planes/step/) serves each job from the fake object store, the
 runner (conformance/runner.py) starts every program as PID 1 and measures it.
-Nothing here is a second implementation of either.
+Nothing here is a second implementation of either. What every bench shares
+(running and measuring a node, repetitions and medians, stop trials, the
+tables, the command line, the --json document) is conformance/bench/core.py;
+this module is what is particular to the step contract.
 
 What is measured, and how
 -------------------------
 * **Copies** at 64 MiB, 256 MiB and 1 GiB (2 GiB with --large, as two 1 GiB
   inputs: 1 GiB is the contract's object ceiling, STEP-OUTPUT-4). Each
   repetition runs, at each size, the node, the comparison node, the floor
-  (conformance/bench_floor.py: the node's work and nothing else: GET to a
+  (conformance/bench/floor.py: the node's work and nothing else: GET to a
   temp file while hashing and counting newlines, POST with socket.sendfile),
   the store-alone client, and sha256 alone, in that order, so drift hits all
   of them. A GiB *moved* is a GiB of input copied: downloaded once and
@@ -58,35 +61,25 @@ Exit status 0 when the bench ran (whatever the figures), 1 when it could not
 measure (the node failed every copy at some size), 2 on bad usage.
 """
 
-import argparse
 import fnmatch
 import hashlib
-import json
-import math
 import os
-import resource
 import shutil
-import signal
-import statistics
 import sys
-import tempfile
 import time
 
 from conformance import faults
+from conformance.bench import core
+from conformance.bench.core import GiB, MiB, Program, log, median_range, size_label
 from conformance.faults import Match
 from conformance.planes.step import KEY_PREFIX, MARKER_NAME, Input, StepPlane
-from conformance.runner import HarnessError, Runner, capabilities, forked_nodes_cpu_s
+from conformance.runner import capabilities
 from conformance.store import GENERATED_BLOCK_BYTES, GeneratedSource
-from conformance.timeouts import LONG_TIMEOUT_S, SHORT_TIMEOUT_S
+from conformance.timeouts import LONG_TIMEOUT_S
 
-PROG = "python3 -m conformance.bench"
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_NODE = os.path.join("nodes", "hello_node.py")
 DEFAULT_VS = os.path.join("examples", "naive_step_node.py")
-FLOOR = os.path.join(ROOT, "conformance", "bench_floor.py")
-
-MiB = 1 << 20
-GiB = 1 << 30
+FLOOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor.py")
 
 # Copy sizes. The 2 GiB point (--large) is split into inputs of at most
 # MAX_OBJECT_BYTES: a node that refuses a larger object is right to.
@@ -137,92 +130,39 @@ BUDGET_STOP_MEDIAN_S = 0.100
 BUDGET_CGROUP_BYTES = 1 * GiB
 BUDGET_WALL_S = 600.0
 
-
-def log(text):
-    sys.stderr.write("bench: %s\n" % text)
-    sys.stderr.flush()
-
-
-def size_label(size):
-    if size >= GiB and size % GiB == 0:
-        return "%d GiB" % (size // GiB)
-    return "%d MiB" % (size // MiB)
+# The fixed words of the report (the tests and README's Performance section rely on them).
+TITLE_CPU = "CPU-s per GiB moved (user+sys of the whole process tree), median [min-max]"
+TITLE_RSS = "Peak RSS (MiB), median [min-max]"
+TITLE_WALL = "Wall throughput (MiB/s of input copied, exec to exit), median [min-max]; the store alone beside it"
+TITLE_STOP = "Stop latency: SIGTERM as PID 1"
+TITLE_CGROUP = "Memory cgroup %d MiB" % (CGROUP_LIMIT_BYTES // MiB)
+TITLE_BUDGETS = "Budgets of the step node"
+TABLE_TITLES = (TITLE_CPU, TITLE_RSS, TITLE_WALL, TITLE_STOP, TITLE_CGROUP, TITLE_BUDGETS)
 
 
-def machine_busy_s():
-    """CPU seconds all processes on the machine have spent so far (/proc/stat), or None."""
-    try:
-        with open("/proc/stat", encoding="ascii") as handle:
-            fields = handle.readline().split()
-    except OSError:
-        return None
-    if not fields or fields[0] != "cpu":
-        return None
-    user, nice, system = (int(x) for x in fields[1:4])  # processes' time: no idle, iowait, irq or steal
-    return (user + nice + system) / float(os.sysconf("SC_CLK_TCK"))
+def expected_headers(node, vs):
+    """The column headings of the report's tables, in order."""
+    return [["size", node, vs, "floor", "sha256 alone", "node/vs", "node/floor", "node/sha256"],
+            ["size", node, vs, "floor", "node/vs"],
+            ["size", node, vs, "floor", "store alone", "store CPU-s/GiB", "node/store"],
+            ["phase", "node", "exited", "median", "p95", "max", "receipt", "verdicts"],
+            core.BUDGET_HEADERS]  # the budget table: core.budget_table
 
 
-def own_cpu_s():
-    """CPU seconds of this process, every child it reaped, and every node the
-    runner's fork server reaped (whose launchers are not this process's children)."""
-    total = forked_nodes_cpu_s()
-    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
-        usage = resource.getrusage(who)
-        total += usage.ru_utime + usage.ru_stime
-    return total
+# ---------------------------------------------------------------- planes
 
-
-def harness_cpu_s():
-    """CPU seconds of this process alone: the fake store's threads, and the runner's."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-# ---------------------------------------------------------------- programs and planes
-
-class Program:
-    """One thing to measure: a node, the floor, or the store-alone client."""
-
-    def __init__(self, name, argv, kind, path=None):
-        self.name, self.argv, self.kind, self.path = name, list(argv), kind, path
-
-    def __repr__(self):
-        return "Program(%r)" % self.name
-
-
-class BenchContext:
-    """The little of a check's context the plane uses (as examples/demo.py does).
+class BenchContext(core.Context):
+    """core.Context, with one step plane at a time for a given program.
 
     Scratch and credentials live under a temporary directory on disk; the
     store's objects under /dev/shm when it is writable (see the docstring).
     """
 
     def __init__(self):
-        self.seed = 0
-        self.program = None
-        self.tmp = tempfile.mkdtemp(prefix="conformance-bench-")
-        self.store_tmp = None
-        if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
-            self.store_tmp = tempfile.mkdtemp(prefix="conformance-bench-store-", dir="/dev/shm")
-
-    def tmpdir(self, name):
-        base = self.store_tmp if (self.store_tmp and name.endswith("/store")) else self.tmp
-        path = os.path.join(base, name)
-        os.makedirs(path, exist_ok=True)
-        return path
-
-    def note(self, text):
-        pass
-
-    def start_node(self, env, args=(), pid1=True, memory_limit_bytes=None):
-        return Runner.start(self.program.argv + list(args), env, pid1=pid1,
-                            memory_limit_bytes=memory_limit_bytes)
-
-    def fail(self, expected, actual, diagnosis=None):
-        raise HarnessError("bench: expected %s, got %s" % (expected, actual))
+        super().__init__("conformance-bench-", shm_store=True)
 
     def new_plane(self, program, **kwargs):
-        self.program = program
+        self.argv = program.argv
         return StepPlane(self, **kwargs)
 
     def drop_plane(self, plane):
@@ -232,11 +172,6 @@ class BenchContext:
         finally:
             shutil.rmtree(os.path.dirname(plane.agent.directory), ignore_errors=True)
             shutil.rmtree(os.path.dirname(plane.store.root_dir), ignore_errors=True)
-
-    def close(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        if self.store_tmp:
-            shutil.rmtree(self.store_tmp, ignore_errors=True)
 
 
 def copy_inputs(size):
@@ -256,13 +191,9 @@ def copy_run(ctx, program, size, tls=False, memory_limit_bytes=None):
     record = {"program": program.name, "size_bytes": size, "tls": tls,
               "memory_limit_bytes": memory_limit_bytes}
     try:
-        before = harness_cpu_s()
-        result = plane.run(timeout=LONG_TIMEOUT_S, pid1=True, memory_limit_bytes=memory_limit_bytes)
-        record["store_cpu_s"] = round(harness_cpu_s() - before, 4)
-        record.update(exit_code=result.exit_code, cpu_s=result.cpu_s, maxrss_bytes=result.maxrss_bytes,
-                      wall_s=round(result.wall_s, 4), pid1=result.is_pid1, timed_out=result.timed_out,
-                      oom_killed=result.oom_killed, memory_peak_bytes=result.memory_peak_bytes,
-                      marker=plane.marker.get("status") if isinstance(plane.marker, dict) else None)
+        result, measured = core.run_node(plane, LONG_TIMEOUT_S, memory_limit_bytes=memory_limit_bytes)
+        measured["store_cpu_s"] = measured.pop("harness_cpu_s")  # the store is most of this process's CPU
+        record.update(measured, marker=plane.marker.get("status") if isinstance(plane.marker, dict) else None)
         record["ok"], record["why"] = _judge_copy(plane, program, inputs, result)
     finally:
         ctx.drop_plane(plane)
@@ -359,35 +290,23 @@ def _arrange_stop(ctx, program, phase):
 def stop_trial(ctx, program, phase, bound_s):
     """One SIGTERM in `phase`; the trial's record (latency, exit, receipt, verdict)."""
     plane, trigger, settle, cleanup = _arrange_stop(ctx, program, phase)
-    record = {"program": program.name, "phase": phase, "latency_s": None, "exit_code": None,
-              "receipt": None, "verdict": None}
     try:
-        proc = plane.start(pid1=True)
-        record["pid1"] = proc.is_pid1
-        if plane.store.wait_for(trigger, SHORT_TIMEOUT_S) is None:
-            plane.wait(timeout=0)
-            record["verdict"] = "phase not reached within %.0f s" % SHORT_TIMEOUT_S
+        reached = lambda timeout_s: plane.store.wait_for(trigger, timeout_s) is not None
+        trial, result = core.stop_trial(plane, reached, bound_s, settle_s=settle)
+        record = dict({"program": program.name, "phase": phase, "receipt": None}, **trial)
+        if result is None or result.t_signal is None:  # the phase never came, or the node was gone first
             return record
-        time.sleep(settle)
-        if not proc.signal(signal.SIGTERM):
-            result = plane.wait(timeout=SHORT_TIMEOUT_S)
-            record.update(exit_code=result.exit_code, verdict="exited before the signal")
-            return record
-        result = plane.wait(timeout=bound_s)
         marker = plane.marker if isinstance(plane.marker, dict) else None
         record["receipt"] = marker.get("status") if marker else None
-        if result.timed_out:
-            record["verdict"] = "no exit within %g s" % bound_s
+        if record["latency_s"] is None:  # killed: no exit within the bound
             return record
-        record["exit_code"] = result.exit_code
-        latency = result.stop_latency_s
         if phase == "marker write":
+            # STEP-STOP-5: the receipt is never abandoned, so latency counts from the store's answer
             obj = plane.store.objects().get(plane.collector.marker_key())
             answered = obj.t_response_sent if obj is not None else None
             if answered is not None and answered > result.t_signal:
-                latency = result.t_exit - answered
+                record["latency_s"] = round(result.t_exit - answered, 4)
                 record["store_answer_after_signal_s"] = round(answered - result.t_signal, 4)
-        record["latency_s"] = round(latency, 4)
         record["verdict"] = "exit %s, %s" % (result.exit_code, "receipt %s" % record["receipt"]
                                              if marker else "no receipt")
         return record
@@ -399,18 +318,6 @@ def stop_trial(ctx, program, phase, bound_s):
 
 
 # ---------------------------------------------------------------- statistics
-
-def median_range(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
-
-
-def p95(values):
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
-
 
 def fit_line(points):
     """Least-squares (intercept, slope) of [(x, y)], or None with fewer than 2 x values."""
@@ -451,9 +358,45 @@ def cpu_ratio_budget(transport, size, budget_size, node_cpu, floor_cpu, limit):
 
 # ---------------------------------------------------------------- the bench
 
-class Bench:
-    def __init__(self, node, vs, sizes, reps, tls_size, trials, bound_s, give_up_after, cgroup_sizes):
+class Bench(core.ContractBench):
+    """The step node beside a comparison node, the floor, the store alone and sha256 alone."""
+
+    DESCRIPTION = ("Measure a node beside a comparison node and the floor: CPU per GiB, peak RSS, wall "
+                   "throughput (with the store alone), stop latency and memory-cgroup survival.")
+    DEFAULT_NODE = DEFAULT_NODE
+    REPS, QUICK_REPS, REPS_HELP = DEFAULT_REPS, QUICK_REPS, "repetitions of every copy"
+    TRIALS, QUICK_TRIALS, TRIALS_HELP = DEFAULT_TRIALS, QUICK_TRIALS, "stop trials per phase and node"
+    QUICK_HELP = "small sizes, few repetitions and trials, one cgroup point: a smoke run under 60 s"
+    SCHEMA = "conformance-bench/1"
+    BUDGETS_TITLE = TITLE_BUDGETS
+    EXAMPLES = ("--quick", "--vs my_node.py --json bench.json")
+
+    @classmethod
+    def add_arguments(cls, parser):
+        parser.add_argument("--vs", metavar="PATH", default=DEFAULT_VS, help="comparison node (default %(default)s)")
+        parser.add_argument("--large", action="store_true", help="also copy 2 GiB (as two 1 GiB inputs)")
+
+    @classmethod
+    def from_options(cls, options):
+        node, vs = core.program(options.node), core.program(options.vs)
+        if vs.name == node.name:
+            vs.name += " (vs)"
+        if options.quick:
+            sizes, tls_size, cgroup_sizes = QUICK_SIZES, QUICK_TLS_SIZE, QUICK_CGROUP_SIZES
+            bound, give_up = QUICK_STOP_BOUND_S, QUICK_GIVE_UP_AFTER
+        else:
+            sizes, tls_size, cgroup_sizes = SIZES, TLS_SIZE, CGROUP_SIZES
+            bound, give_up = STOP_BOUND_S, GIVE_UP_AFTER
+        if options.large:
+            sizes, cgroup_sizes = sizes + (LARGE_SIZE,), cgroup_sizes + (LARGE_SIZE,)
+        bench = cls(node, vs, sizes, options.reps, tls_size, options.trials, bound, give_up, cgroup_sizes,
+                    quick=options.quick)
+        bench.large = options.large
+        return bench
+
+    def __init__(self, node, vs, sizes, reps, tls_size, trials, bound_s, give_up_after, cgroup_sizes, quick=False):
         self.node, self.vs = node, vs
+        self.quick, self.large = quick, False
         self.floor = Program("floor", [sys.executable, FLOOR], "floor")
         self.store = Program("store alone", [sys.executable, FLOOR, "--store-only"], "store")
         self.sizes, self.reps, self.tls_size = sizes, reps, tls_size
@@ -476,30 +419,19 @@ class Bench:
                 GeneratedSource(item.generated, index + 1).sha256()
 
     def copies(self):
-        for rep in range(self.reps):
-            started = time.monotonic()
+        for rep in core.repetitions(self.reps, "copies"):
             for size in self.sizes:
                 for program in (self.node, self.vs, self.floor, self.store):
                     self.runs.append(dict(copy_run(self.ctx, program, size), rep=rep))
                 self.runs.append(dict(sha256_alone(size), rep=rep))
             for program in (self.node, self.floor):
                 self.runs.append(dict(copy_run(self.ctx, program, self.tls_size, tls=True), rep=rep))
-            log("copies: repetition %d/%d in %.0f s" % (rep + 1, self.reps, time.monotonic() - started))
 
     def stops(self):
-        for phase in PHASES:
-            started = time.monotonic()
-            no_exit = {self.node.name: 0, self.vs.name: 0}
-            for trial in range(self.trials):
-                for program in (self.node, self.vs):
-                    if no_exit[program.name] >= self.give_up_after:
-                        continue
-                    record = stop_trial(self.ctx, program, phase, self.bound_s)
-                    record["trial"] = trial
-                    self.stop_runs.append(record)
-                    if record["verdict"].startswith("no exit"):
-                        no_exit[program.name] += 1
-            log("stop latency: %s, %d trial(s) in %.0f s" % (phase, self.trials, time.monotonic() - started))
+        """Phase after phase; in each, the node's trials alternate with the comparison node's."""
+        groups = [(phase, [(phase, self.node), (phase, self.vs)]) for phase in PHASES]
+        self.stop_runs += core.stop_trials(groups, self.trials, lambda case: stop_trial(
+            self.ctx, case[1], case[0], self.bound_s), give_up_after=self.give_up_after)
 
     def cgroups(self):
         caps = capabilities()
@@ -523,6 +455,8 @@ class Bench:
             log("memory cgroup: %s done" % size_label(size))
 
     def run(self):
+        log("%s vs %s: %d repetition(s) of %s; %d stop trial(s) per phase" % (
+            self.node.name, self.vs.name, self.reps, ", ".join(size_label(s) for s in self.sizes), self.trials))
         try:
             self.warm_up()
             self.copies()
@@ -588,20 +522,8 @@ class Bench:
             out[phase] = {}
             for program in (self.node, self.vs):
                 trials = [r for r in self.stop_runs if r["phase"] == phase and r["program"] == program.name]
-                latencies = [r["latency_s"] for r in trials if r["latency_s"] is not None]
-                verdicts = {}
-                for r in trials:
-                    key = r["verdict"]
-                    verdicts[key] = verdicts.get(key, 0) + 1
-                out[phase][program.name] = {
-                    "trials": len(trials), "exited": len(latencies),
-                    "receipts": sum(1 for r in trials if r["receipt"]),
-                    "median_s": statistics.median(latencies) if latencies else None,
-                    "p95_s": p95(latencies) if latencies else None,
-                    "max_s": max(latencies) if latencies else None,
-                    "verdicts": verdicts,
-                    "gave_up": len(trials) < self.trials,
-                }
+                out[phase][program.name] = dict(core.stop_summary(trials, self.trials),
+                                                receipts=sum(1 for r in trials if r["receipt"]))
         return out
 
     def cpu_budgets(self, figures):
@@ -617,7 +539,7 @@ class Bench:
                 cpu_ratio_budget("HTTPS", self.tls_size, BUDGET_TLS_SIZE, _med(tls[node]["tls"]["cpu_s_per_gib"]),
                                  _med(tls[floor]["tls"]["cpu_s_per_gib"]), BUDGET_TLS_CPU_OVER_FLOOR)]
 
-    def budgets(self, figures, wall_s, full):
+    def budgets(self, figures, wall_s):
         """The step node's budgets judged on this run: [(figure, budget, this run, met)].
         met is None when this run did not measure the figure (no 1 GiB copy, --quick)."""
         node = self.node.name
@@ -652,12 +574,29 @@ class Bench:
                                          " (1 GiB not tried)"),
                         bool(largest and largest >= BUDGET_CGROUP_BYTES) if tried else None))
         out.append(("make bench wall time", "<= %d min" % (BUDGET_WALL_S // 60), "%.0f s" % wall_s,
-                    wall_s <= BUDGET_WALL_S if full else None))
+                    wall_s <= BUDGET_WALL_S if not self.quick else None))
         return out
 
+    # -- the report and the --json document
 
-def _med(stat):
-    return None if not stat else stat["median"]
+    def render(self, figures, wall_s):
+        return render(self, figures)
+
+    def options(self):
+        return {"large": self.large, "sizes_bytes": list(self.sizes), "tls_size_bytes": self.tls_size,
+                "stop_bound_s": self.bound_s, "give_up_after": self.give_up_after,
+                "cgroup_sizes_bytes": list(self.cgroup_sizes)}
+
+    def document(self):
+        return {"vs": self.vs.path, "names": {"node": self.node.name, "vs": self.vs.name},
+                "runs": self.runs, "stop_trials": self.stop_runs}
+
+    def exit_status(self, figures):
+        """1 when the node failed every copy at some size: nothing was measured there."""
+        return 1 if any(not figures["copies"][size_label(s)][self.node.name]["ok"] for s in self.sizes) else 0
+
+
+_med = core.median
 
 
 def _ratio(a, b):
@@ -666,46 +605,14 @@ def _ratio(a, b):
 
 # ---------------------------------------------------------------- report
 
-# The fixed words of the report (the tests and README's Performance section rely on them).
-TITLE_CPU = "CPU-s per GiB moved (user+sys of the whole process tree), median [min-max]"
-TITLE_RSS = "Peak RSS (MiB), median [min-max]"
-TITLE_WALL = "Wall throughput (MiB/s of input copied, exec to exit), median [min-max]; the store alone beside it"
-TITLE_STOP = "Stop latency: SIGTERM as PID 1"
-TITLE_CGROUP = "Memory cgroup %d MiB" % (CGROUP_LIMIT_BYTES // MiB)
-TITLE_BUDGETS = "Budgets of the step node"
-TABLE_TITLES = (TITLE_CPU, TITLE_RSS, TITLE_WALL, TITLE_STOP, TITLE_CGROUP, TITLE_BUDGETS)
-
-
-def expected_headers(node, vs):
-    """The column headings of the report's tables, in order."""
-    return [["size", node, vs, "floor", "sha256 alone", "node/vs", "node/floor", "node/sha256"],
-            ["size", node, vs, "floor", "node/vs"],
-            ["size", node, vs, "floor", "store alone", "store CPU-s/GiB", "node/store"],
-            ["phase", "node", "exited", "median", "p95", "max", "receipt", "verdicts"],
-            ["figure", "budget", "this run", "verdict"]]
-
-
-def _cell(stat, fmt):
-    if not stat:
-        return "n/a"
-    return ("%s [%s-%s]" % (fmt, fmt, fmt)) % (stat["median"], stat["min"], stat["max"])
-
-
 def _x(value):
     return "n/a" if value is None else "%.2fx" % value
 
 
-def _table(headers, rows):
-    widths = [max(len(str(r[i])) for r in [headers] + rows) for i in range(len(headers))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(headers, widths)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    for row in rows:
-        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
-    return lines
-
-
-def render(bench, figures, budgets, wall_s, caps, machine):
+def render(bench, figures):
+    """The report's lines down to the memory-cgroup line (core adds the budget table and the footer)."""
     node, vs = bench.node.name, bench.vs.name
+    caps = capabilities()
     out = []
     out.append("make bench: node %s (%s), vs %s (%s); %d repetition(s); %s cores; %s; memory cgroup %s" % (
         node, bench.node.path, vs, bench.vs.path, bench.reps, os.cpu_count(), "PID 1" if caps.pid1 else "not PID 1 (%s)" % caps.pid1.reason,
@@ -717,11 +624,11 @@ def render(bench, figures, budgets, wall_s, caps, machine):
     for size in bench.sizes:
         per = figures["copies"][size_label(size)]
         r = per["ratios"]
-        rows.append([size_label(size), _cell(per[node]["cpu_s_per_gib"], "%.2f"),
-                     _cell(per[vs]["cpu_s_per_gib"], "%.2f"), _cell(per["floor"]["cpu_s_per_gib"], "%.2f"),
-                     _cell(per["sha256 alone"]["cpu_s_per_gib"], "%.2f"),
+        rows.append([size_label(size), core.cell(per[node]["cpu_s_per_gib"], "%.2f"),
+                     core.cell(per[vs]["cpu_s_per_gib"], "%.2f"), core.cell(per["floor"]["cpu_s_per_gib"], "%.2f"),
+                     core.cell(per["sha256 alone"]["cpu_s_per_gib"], "%.2f"),
                      _x(r["cpu_node_over_vs"]), _x(r["cpu_node_over_floor"]), _x(r["cpu_node_over_sha256"])])
-    out += _table(headers[0], rows)
+    out += core.table(headers[0], rows)
     marginal = figures["marginal"]
     parts = []
     for name in (node, vs, "floor"):
@@ -735,7 +642,7 @@ def render(bench, figures, budgets, wall_s, caps, machine):
     for name in (node, "floor"):
         t = tls["programs"][name]
         plain = _med((t["plain"] or {}).get("cpu_s_per_gib"))
-        tparts.append("%s %s (plain %s)" % (name, _cell(t["tls"]["cpu_s_per_gib"], "%.2f"),
+        tparts.append("%s %s (plain %s)" % (name, core.cell(t["tls"]["cpu_s_per_gib"], "%.2f"),
                                               "n/a" if plain is None else "%.2f" % plain))
     out.append("over HTTPS at %s: %s; node/floor %s" % (tls["size"], "; ".join(tparts), _x(tls["cpu_node_over_floor"])))
     failures = []
@@ -752,21 +659,21 @@ def render(bench, figures, budgets, wall_s, caps, machine):
     rows = []
     for size in bench.sizes:
         per = figures["copies"][size_label(size)]
-        rows.append([size_label(size), _cell(per[node]["maxrss_mib"], "%.1f"), _cell(per[vs]["maxrss_mib"], "%.1f"),
-                     _cell(per["floor"]["maxrss_mib"], "%.1f"), _x(per["ratios"]["rss_node_over_vs"])])
-    out += _table(headers[1], rows)
+        rows.append([size_label(size), core.cell(per[node]["maxrss_mib"], "%.1f"), core.cell(per[vs]["maxrss_mib"], "%.1f"),
+                     core.cell(per["floor"]["maxrss_mib"], "%.1f"), _x(per["ratios"]["rss_node_over_vs"])])
+    out += core.table(headers[1], rows)
 
     out.append("")
     out.append(TITLE_WALL)
     rows = []
     for size in bench.sizes:
         per = figures["copies"][size_label(size)]
-        rows.append([size_label(size), _cell(per[node]["wall_mib_per_s"], "%.0f"),
-                     _cell(per[vs]["wall_mib_per_s"], "%.0f"), _cell(per["floor"]["wall_mib_per_s"], "%.0f"),
-                     _cell(per["store alone"]["wall_mib_per_s"], "%.0f"),
-                     _cell(per["store alone"]["store_cpu_s_per_gib"], "%.2f"),
+        rows.append([size_label(size), core.cell(per[node]["wall_mib_per_s"], "%.0f"),
+                     core.cell(per[vs]["wall_mib_per_s"], "%.0f"), core.cell(per["floor"]["wall_mib_per_s"], "%.0f"),
+                     core.cell(per["store alone"]["wall_mib_per_s"], "%.0f"),
+                     core.cell(per["store alone"]["store_cpu_s_per_gib"], "%.2f"),
                      _x(per["ratios"]["wall_node_over_store_alone"])])
-    out += _table(headers[2], rows)
+    out += core.table(headers[2], rows)
 
     out.append("")
     out.append("%s, %d trial(s) per phase, no exit within %g s = killed" % (TITLE_STOP, bench.trials, bench.bound_s))
@@ -780,7 +687,7 @@ def render(bench, figures, budgets, wall_s, caps, machine):
                 verdicts += "; gave up"
             rows.append([phase, name, "%d/%d" % (s["exited"], s["trials"]), ms(s["median_s"]), ms(s["p95_s"]),
                          ms(s["max_s"]), "%d/%d" % (s["receipts"], s["trials"]), verdicts])
-    out += _table(headers[3], rows)
+    out += core.table(headers[3], rows)
 
     out.append("")
     cg = figures["cgroup"] or {}
@@ -804,116 +711,4 @@ def render(bench, figures, budgets, wall_s, caps, machine):
             parts.append(text)
         out.append("%s (%s, page cache counted), largest input copied: %s" % (
             TITLE_CGROUP, cg["kind"], "; ".join(parts)))
-
-    out.append("")
-    out.append("%s, judged for %s" % (TITLE_BUDGETS, node))
-    rows = [[what, budget, got, "n/a" if ok is None else ("met" if ok else "NOT MET")]
-            for what, budget, got, ok in budgets]
-    out += _table(headers[4], rows)
-    out.append("")
-    other = machine.get("other_cpu_s")
-    if other is not None:
-        out.append("meanwhile, other processes on this machine used %.0f CPU-s (%.0f%% of %d cores for %.0f s)"
-                   % (other, 100.0 * other / (wall_s * (os.cpu_count() or 1)), os.cpu_count() or 1, wall_s))
-    out.append("bench: finished in %.0f s" % wall_s)
-    return "\n".join(out) + "\n"
-
-
-# ---------------------------------------------------------------- main
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        sys.stderr.write("%s: error: %s\n" % (self.prog, message))
-        sys.exit(2)
-
-
-def build_parser():
-    parser = _Parser(prog=PROG, description="Measure a node beside a comparison node and the floor: CPU per GiB, "
-                     "peak RSS, wall throughput (with the store alone), stop latency and memory-cgroup survival.",
-                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                     epilog="examples:\n  %s\n  %s --quick\n  %s --vs my_node.py --json bench.json" % (PROG, PROG, PROG))
-    parser.add_argument("--node", metavar="PATH", default=DEFAULT_NODE, help="node to measure (default %(default)s)")
-    parser.add_argument("--vs", metavar="PATH", default=DEFAULT_VS, help="comparison node (default %(default)s)")
-    parser.add_argument("--reps", metavar="N", type=int, help="repetitions of every copy (default %d; %d with --quick)"
-                        % (DEFAULT_REPS, QUICK_REPS))
-    parser.add_argument("--trials", metavar="N", type=int, help="stop trials per phase and node (default %d; %d with "
-                        "--quick)" % (DEFAULT_TRIALS, QUICK_TRIALS))
-    parser.add_argument("--large", action="store_true", help="also copy 2 GiB (as two 1 GiB inputs)")
-    parser.add_argument("--quick", action="store_true", help="small sizes, few repetitions and trials, one "
-                        "cgroup point: a smoke run under 60 s")
-    parser.add_argument("--json", metavar="FILE", help="also write every figure and raw run to FILE")
-    return parser
-
-
-def _program(path, kind):
-    full = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
-    if not os.path.isfile(full):
-        full = os.path.join(ROOT, path)
-    if not os.path.isfile(full):
-        raise SystemExit("%s: no such node file: %s" % (PROG, path))
-    return Program(os.path.splitext(os.path.basename(path))[0], [sys.executable, full], kind, path=path)
-
-
-def main(argv=None):
-    args = build_parser().parse_args(argv)
-    for name in ("reps", "trials"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            build_parser().error("--%s must be at least 1" % name)
-    node, vs = _program(args.node, "node"), _program(args.vs, "node")
-    if vs.name == node.name:
-        vs.name += " (vs)"
-    if args.quick:
-        sizes, tls_size, cgroup_sizes = QUICK_SIZES, QUICK_TLS_SIZE, QUICK_CGROUP_SIZES
-        reps, trials, bound, give_up = QUICK_REPS, QUICK_TRIALS, QUICK_STOP_BOUND_S, QUICK_GIVE_UP_AFTER
-    else:
-        sizes, tls_size, cgroup_sizes = SIZES, TLS_SIZE, CGROUP_SIZES
-        reps, trials, bound, give_up = DEFAULT_REPS, DEFAULT_TRIALS, STOP_BOUND_S, GIVE_UP_AFTER
-    if args.large:
-        sizes, cgroup_sizes = sizes + (LARGE_SIZE,), cgroup_sizes + (LARGE_SIZE,)
-    reps = args.reps or reps
-    trials = args.trials or trials
-    started = time.monotonic()
-    busy_before, own_before = machine_busy_s(), own_cpu_s()
-    caps = capabilities()
-    bench = Bench(node, vs, sizes, reps, tls_size, trials, bound, give_up, cgroup_sizes)
-    log("%s vs %s: %d repetition(s) of %s; %d stop trial(s) per phase" % (
-        node.name, vs.name, reps, ", ".join(size_label(s) for s in sizes), trials))
-    bench.run()
-    wall_s = time.monotonic() - started
-    busy_after, own_after = machine_busy_s(), own_cpu_s()
-    machine = {"cpu_count": os.cpu_count(), "python": sys.version.split()[0],
-               "pid1": bool(caps.pid1), "cgroup": caps.cgroup.value or None,
-               "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-               "other_cpu_s": None if busy_before is None or busy_after is None else
-               round(max(0.0, (busy_after - busy_before) - (own_after - own_before)), 1)}
-    figures = bench.figures()
-    budgets = bench.budgets(figures, wall_s, full=not args.quick)
-    sys.stdout.write(render(bench, figures, budgets, wall_s, caps, machine))
-    sys.stdout.flush()
-    if args.json:
-        document = {
-            "schema": "conformance-bench/1",
-            "node": node.path, "vs": vs.path,
-            "names": {"node": node.name, "vs": vs.name},
-            "options": {"reps": reps, "trials": trials, "quick": args.quick, "large": args.large,
-                        "sizes_bytes": list(sizes), "tls_size_bytes": tls_size,
-                        "stop_bound_s": bound, "give_up_after": give_up,
-                        "cgroup_sizes_bytes": list(cgroup_sizes)},
-            "machine": machine,
-            "wall_s": round(wall_s, 1),
-            "figures": figures,
-            "budgets": [{"figure": w, "budget": b, "this_run": g, "met": ok} for w, b, g, ok in budgets],
-            "runs": bench.runs,
-            "stop_trials": bench.stop_runs,
-        }
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-    node_failed = any(not figures["copies"][size_label(s)][node.name]["ok"] for s in sizes)
-    return 1 if node_failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return out

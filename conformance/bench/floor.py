@@ -1,9 +1,9 @@
 """The floor of `make bench`: the least any step can do to copy its inputs.
 
-    LSPO_CREDENTIALS_FILE=creds.json TMPDIR=scratch python3 conformance/bench_floor.py
-    LSPO_CREDENTIALS_FILE=creds.json python3 conformance/bench_floor.py --store-only
+    LSPO_CREDENTIALS_FILE=creds.json TMPDIR=scratch python3 conformance/bench/floor.py
+    LSPO_CREDENTIALS_FILE=creds.json python3 conformance/bench/floor.py --store-only
 
-`python3 -m conformance.bench` runs this program through the same plane and
+`python3 -m conformance.bench step` runs this program through the same plane and
 runner as the nodes and measures it the same way (CPU of the whole process
 tree, peak RSS, wall), so a node's CPU per GiB can be read as a ratio to it.
 
@@ -211,7 +211,7 @@ def main(argv):
         for entry in envelope["inputs"]:
             (store_only_one if store_only else copy_one)(entry, post)
     except (FloorError, OSError, KeyError, ValueError, http.client.HTTPException) as exc:
-        sys.stderr.write("bench_floor: %s: %s\n" % (type(exc).__name__, exc if isinstance(exc, FloorError) else
+        sys.stderr.write("bench floor: %s: %s\n" % (type(exc).__name__, exc if isinstance(exc, FloorError) else
                                                   getattr(exc, "strerror", None) or "failed"))
         return 1
     return 0
