@@ -17,6 +17,12 @@ The embedding rule (nodes/blocks/README.md says the same for block authors):
 * Every standard-library module a block's header imports must also be imported
   at the top level of each node embedding it (the node's section 1).  `--check`
   reports a missing one; a rewrite cannot add it, so it reports it too.
+* A node embeds exactly the blocks whose BEGIN/END lines it carries: that is
+  all this module knows of which node uses which block, and the lines are how a
+  node takes a block on (`make sync` fills them in).  A block that builds on
+  another (its header's `from nodes.blocks.<other> import ...`) refers to the
+  other's names, so a node embedding it must embed the other too; `--check`
+  reports one that does not.
 
 Derivatives get the same treatment one level up. A file `examples/*.py` whose
 module docstring has a line `Derived from nodes/<node>.py` is a copy of that
@@ -86,7 +92,7 @@ def imported_modules(source, label):
 
 
 def load_blocks(root):
-    """{name: (body, stdlib modules its header imports)} for nodes/blocks/*.py."""
+    """{name: (body, stdlib modules its header imports, blocks it builds on)} for nodes/blocks/*.py."""
     directory = os.path.join(root, "nodes", "blocks")
     blocks = {}
     if not os.path.isdir(directory):
@@ -97,9 +103,10 @@ def load_blocks(root):
         name = filename[:-3]
         with open(os.path.join(directory, filename), encoding="utf-8") as handle:
             header, body = split_block(handle.read(), name)
-        needs = set(m for m in imported_modules(header, block_source_path(name))
-                    if m != "nodes" and not m.startswith("nodes."))
-        blocks[name] = (body, needs)
+        imports = imported_modules(header, block_source_path(name))
+        needs = set(m for m in imports if m != "nodes" and not m.startswith("nodes."))
+        builds_on = set(m[len("nodes.blocks."):] for m in imports if m.startswith("nodes.blocks."))
+        blocks[name] = (body, needs, builds_on)
     return blocks
 
 
@@ -244,6 +251,9 @@ def run(root, check):
             for module in sorted(blocks[name][1] - have):
                 problems.append("%s: block %s needs `import %s` in the node's section 1"
                                 % (label, name, module))
+            for other in sorted(blocks[name][2] - set(used)):
+                problems.append("%s: block %s builds on block %s, which the node does not embed"
+                                % (label, name, other))
     # Derivatives after the nodes: their KEEP part comes from a node just synced.
     problems.extend(sync_derivatives(root, check))
     return problems

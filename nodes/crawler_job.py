@@ -31,20 +31,32 @@ the clause, this code and its checks):
     REPORT    stderr-only, :fail or bundle; one status line; exit 0, 1, 2 or 143
     STOP      SIGTERM/SIGINT end every phase at once; a cancelled bundle; a second stop ends it
 
-Layout (`grep -n '^# [0-9]' nodes/crawler_job.py` prints it):
-    1 Imports               standard library only
-    2 Configuration [EDIT]  program name, streaming chunk size
-    3 Your work [EDIT]      the normaliser: the source's column names and rows
+Layout (`grep -n '^# [0-9]' nodes/crawler_job.py` prints it), helpers first,
+then in the order a run goes through them:
+    1 Imports                      standard library only
+    2 Configuration [EDIT]         program name, chunk size, deployment constants
+    3 Your work [EDIT]             normalize(): the source's column names and rows
     ---- Below this line: contract machinery [KEEP] ----
-    4 Limits                every number and wire name, with its unit and its reason
-    5 Errors                failure codes, where each is reported, CrawlerError
-    6 Shared blocks         verbatim copies of nodes/blocks/*.py: edit those instead
-    7 Protocol              canonical JSON, configuration, bootstrap, capability, fetch,
-                            sandbox, child, result binding, upload
-    8 Lifecycle             one Run, start to status line; child (normaliser) mode
-    9 main()                argv, signal handlers, the exit code
+    4 The child's framing          child mode: normalize()'s rows made the result
+    5 Limits                       every number, with its unit and its reason
+    6 Errors                       failure codes, where each goes, exit statuses
+    7 Shared blocks                copies of nodes/blocks/*.py: edit those instead
+    8 Process state and output     STOP, PROCESS, the status line, secret buffers
+    9 Canonical JSON               one encoding, strict parsers, digests
+   10 Forms                        one spelling per URL, host, timestamp, digest
+   11 HTTP exchanges               bounded: metadata server, broker, store
+   12 Configuration                the environment, read once, in the contract's order
+   13 Identity, redemption, :fail  a token per call, one :redeem, the :fail report
+   14 The bootstrap documents      the crawl request, the upload capability
+   15 Fetch                        the egress policy hop by hop, the source spooled
+   16 Sandbox                      the seccomp filter the child runs under
+   17 The child                    start, feed, drain, judge and always reap it
+   18 Result binding               the child's result bound to what was fetched
+   19 Upload                       the one create-only PUT; the failure bundle
+   20 Lifecycle                    one Run, start-up checks to status line
+   21 main()                       argv, signal handlers, the exit code
 
-Edit sections 2 and 3, keep the rest.  Section 6 is rewritten from
+Edit sections 2 and 3, keep the rest.  Section 7 is rewritten from
 nodes/blocks/ by `python3 -m conformance.sync`, and `--check` reports drift.
 Nothing happens on import: configuration, handlers and files wait for main().
 """
@@ -97,17 +109,18 @@ MAX_CRAWLER_RESULT_BYTES = 8 * 1024 * 1024  # the child's stdout and the stored 
 # CONTRACT: fixed per release: it is signed into x-goog-content-length-range (CRAWLER-CAP-7).
 RESULT_MEDIA_TYPE = "application/vnd.mostlyright.crawler-result+json"  # Content-Type of every PUT (CAP-7)
 CHILD_ATTESTATION_ENV = "MOSTLYRIGHT_CRAWLER_EGRESS_POLICY_ATTESTATION"  # the child's one variable (CHILD-2)
-CHILD_CODES = frozenset((  # CRAWLER-CHILD-8: the only codes a child may name; each a bundle code (section 5)
+CHILD_CODES = frozenset((  # CRAWLER-CHILD-8: the only codes a child may name; each a bundle code (section 6)
     "CRAWLER_NORMALIZATION_FAILED", "CRAWLER_SOURCE_ENCODING_UNSUPPORTED", "CRAWLER_LIMIT_EXCEEDED"))
 
 # 3 Your work [EDIT] ===========================================================
 # The normaliser: what the child makes of the fetched bytes (CRAWLER-NORM-*).
 # normalize() is all of it: it yields the column names, then each row's values,
 # and raises CrawlerError with a child code to refuse the source.  Replace it
-# and the readers below to read the source your way.  The framing in section 8
-# turns what it yields into the result (JSON lines, the request's limits, the
-# digests: CRAWLER-CHILD-11, CRAWLER-RESULT-10) and must stay as it is.  A
-# deployment can also pin another program instead (MOSTLYRIGHT_CRAWLER_CHILD).
+# and the readers below to read the source your way.  The framing right below
+# the KEEP line (section 4) turns what it yields into the result (JSON lines,
+# the request's limits, the digests: CRAWLER-CHILD-11, CRAWLER-RESULT-10) and
+# must stay as it is.  A deployment can also pin another program instead
+# (MOSTLYRIGHT_CRAWLER_CHILD).
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -195,11 +208,161 @@ def read_jsonl(source):
 
 # ---- Below this line: contract machinery [KEEP] ----
 
-# 4 Limits =====================================================================
-# Every number and wire name the contract fixes, with its unit and its reason.
-# The bounds keep a hostile broker, source, store or child from making the
-# node read, buffer or wait without end; a `# CONTRACT:` line under one says
-# which clause breaks when it is changed.
+# 4 The child's framing ========================================================
+# Child mode: this file, started by the node as its own normaliser
+# (CRAWLER-CHILD-1, D8), reads the normalisation input on stdin and writes the
+# result on stdout.  The framing around normalize() keeps that protocol
+# whatever normalize() yields: a limit gives its own code rather than a result
+# the node would refuse, the input must match its header, and the summary is
+# computed from the content it describes (CRAWLER-CHILD-11, CRAWLER-RESULT-10).
+# Edit normalize() above, not this; the result's names and keys are in
+# section 18, where the node checks what this writes.
+
+
+class FramedSource(io.RawIOBase):
+    """The raw_size_bytes that follow the input header on stdin, hashed as they pass."""
+
+    def __init__(self, stream, size):
+        super().__init__()
+        self.stream = stream
+        self.left = size
+        self.digest = hashlib.sha256()
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if self.left <= 0:
+            return 0
+        data = self.stream.read(min(len(buffer), self.left))
+        if not data:
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "the input ended early")
+        buffer[:len(data)] = data
+        self.left -= len(data)
+        self.digest.update(data)
+        return len(data)
+
+
+Normalized = collections.namedtuple("Normalized", "column_names content row_count row_digest")
+
+
+def normalized_content(records, limits):
+    """The JSON lines of what normalize() yields, within the request's limits: a Normalized.
+
+    Raises CrawlerError with a child code (CRAWLER-CHILD-11) when the records
+    go past a limit or are not one flat value per column.
+    """
+    columns = next(records, None)
+    if not (isinstance(columns, list) and columns and all(isinstance(name, str) and name for name in columns)):
+        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no column names")  # CRAWLER-RESULT-7: 1+ non-empty names
+    if len(columns) > limits["max_columns"]:
+        # CRAWLER-CHILD-11: its own code; the node would refuse the result as CHILD_INVALID, cause unnamed
+        raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more columns than max_columns")
+    content = bytearray(canonical_bytes(columns) + b"\n")  # CRAWLER-RESULT-10: the header line
+    row_hash = hashlib.sha256()
+    row_count = 0
+    while True:
+        if len(content) > limits["max_normalized_bytes"]:
+            # CRAWLER-CHILD-11: stop at the cap, before the content grows without bound
+            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "content over max_normalized_bytes")
+        values = next(records, None)
+        if values is None:
+            break
+        row_count += 1
+        if row_count > limits["max_rows"]:
+            # CRAWLER-CHILD-11: a LIMIT_EXCEEDED now, not a result the node refuses later
+            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more rows than max_rows")
+        if not (isinstance(values, list) and len(values) == len(columns) and all(map(is_row_value, values))):
+            # CRAWLER-RESULT-10: else the node refuses the result as CHILD_INVALID, naming no cause
+            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "a row that is not one flat value per column")
+        line = canonical_bytes(values) + b"\n"  # CRAWLER-RESULT-10: values in column order
+        row_hash.update(line)  # CRAWLER-RESULT-10: row_digest covers the row lines only
+        content += line
+    return Normalized(columns, content, row_count, row_hash.hexdigest())
+
+
+def normalizer_result(stdin):
+    """The canonical result for the normalisation input read from `stdin` (CRAWLER-CHILD-11)."""
+    line = stdin.readline(MAX_INPUT_HEADER_BYTES + 1)
+    if not line.endswith(b"\n"):
+        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no input header")
+    header = parse_canonical(line[:-1])
+    request, retrieval, clean_room = header["request"], header["retrieval"], header["clean_room"]
+    query = request["query"]
+    framed = FramedSource(stdin, retrieval["raw_size_bytes"])
+    records = normalize(query["data_format"], io.BufferedReader(framed, IO_CHUNK_BYTES))
+    normalized = normalized_content(records, query["limits"])
+    if framed.left or stdin.read(1) or framed.digest.hexdigest() != retrieval["raw_content_sha256"]:
+        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "the input is not what its header describes")
+    content = bytes(normalized.content)
+    content_sha256 = sha256_hex(content)
+    evidence = {  # restated from the input: the node checks every one of these (CRAWLER-RESULT-4)
+        "raw_content_sha256": retrieval["raw_content_sha256"],
+        "normalized_content_sha256": content_sha256,
+        "row_count": normalized.row_count,
+        "row_digest": normalized.row_digest,
+        "http_status_code": retrieval["http_status_code"],
+        "etag_digest": optional_digest(retrieval["etag"]),
+        "last_modified_digest": optional_digest(retrieval["last_modified"]),
+    }
+    receipt = dict(evidence)
+    receipt.update({
+        "schema_version": RECEIPT_SCHEMA,
+        "source_id": request["source_id"], "adapter_id": request["adapter_id"],
+        "adapter_version": request["adapter_version"], "request_digest": header["request_digest"],
+        "source_url": retrieval["source_url"], "final_url": retrieval["final_url"],
+        "fetched_media_type": retrieval["media_type"],
+        "normalized_media_type": NORMALIZED_MEDIA_TYPE,
+        "normalized_data_format": query["data_format"], "normalized_filename": query["filename"],
+        "acquired_at": request["requested_at"],  # CRAWLER-RESULT-6: time comes from the request
+        "raw_size_bytes": retrieval["raw_size_bytes"],
+        "normalized_size_bytes": len(content),
+        "column_names": normalized.column_names,
+        "parsed_schema_digest": digest_of({"column_names": normalized.column_names,
+                                           "data_format": query["data_format"]}),  # CRAWLER-RESULT-10: the parent recomputes it
+        "family_id": None, "family_version": None, "decode_options_digest": None, "decode_flags": [],
+        "resource_caps": None, "reader_budgets": None,  # CRAWLER-RESULT-9: no Reader
+        "transport_evidence_digest": retrieval["transport_evidence_digest"],
+        "egress_policy_attestation": request["egress_policy_attestation"],
+        "clean_room": clean_room,  # CRAWLER-RESULT-8: what the node installed, restated
+    })
+    observation = dict(evidence)
+    observation.update({
+        "schema_version": OBSERVATION_SCHEMA, "source_id": request["source_id"],
+        "request_digest": header["request_digest"], "observed_at": request["requested_at"],
+    })
+    data = canonical_bytes({
+        "schema_version": RESULT_SCHEMA,
+        "request_digest": header["request_digest"], "source_id": request["source_id"],
+        "adapter_id": request["adapter_id"], "adapter_version": request["adapter_version"],
+        "acquisition_receipt": receipt, "observation": observation,
+        "normalized_content": base64.b64encode(content).decode("ascii"),
+        "next_watermark": None,
+    })
+    if len(data) > MAX_CRAWLER_RESULT_BYTES:  # base64 grows the content by a third: say so rather than be killed
+        raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "the result would exceed MAX_CRAWLER_RESULT_BYTES")
+    return data
+
+
+def normalizer_main():
+    """Child mode: the result on fd 1 and exit 0, or one failure line on fd 2 and exit 1 (CRAWLER-CHILD-11)."""
+    try:
+        stdin = io.open(0, "rb", buffering=IO_CHUNK_BYTES, closefd=False)
+        write_all_checked(1, memoryview(normalizer_result(stdin)))  # CRAWLER-CHILD-11: nothing on stderr
+        return EXIT_OK
+    except BaseException as exc:  # CRAWLER-CHILD-11: never a traceback, whatever the input
+        code = exc.code if isinstance(exc, CrawlerError) and exc.code in CHILD_CODES else CRAWLER_NORMALIZATION_FAILED
+        # CRAWLER-CHILD-8: the one line the node admits; anything else becomes CHILD_FAILED
+        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\n")
+        return EXIT_FAILED
+
+
+# 5 Limits =====================================================================
+# Every number the contract fixes, with its unit and its reason.  The bounds
+# keep a hostile broker, source, store or child from making the node read,
+# buffer or wait without end; a `# CONTRACT:` line under one says which clause
+# breaks when it is changed.  Wire names and document keys sit with the
+# section that uses them.
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -226,166 +389,20 @@ UPLOAD_TIMEOUT_S = 600.0  # elapsed, each PUT from connect to the end of the ans
 UPLOAD_RESERVE_S = 5.0  # upload window kept free for the final PUT (CRAWLER-FETCH-7, CRAWLER-CHILD-7)
 UPLOAD_MIN_WINDOW_S = 1.0  # a PUT is not presented with less window than this (CRAWLER-UPLOAD-5)
 CLOCK_SKEW_S = 300.0  # how far in the future X-Goog-Date may lie (CRAWLER-CAP-8)
+MAX_URL_EXPIRES_S = 2100  # X-Goog-Expires, 1..2100 (CRAWLER-CAP-6)
 CANCEL_GRACE_S = 8.0  # after a stop, time allowed for the failure bundle (CRAWLER-STOP-3, -5)
 # CONTRACT: raised past a typical 10 s orchestrator grace, the SIGKILL comes before the status line.
 HELPER_THREAD_JOIN_S = 1.0  # wait for finished lookup/watchdog threads before forking the child
 CHILD_EXIT_POLL_S = 0.05  # how often a child that closed its pipes is checked for exit
 CHILD_REAP_WAIT_S = 5.0  # wait for a SIGKILLed child to be reaped (it cannot refuse)
 
-EXIT_OK = 0  # the result, or a failure bundle, is stored
-EXIT_FAILED = 1  # any other failure
-EXIT_USAGE = 2  # a usage error
-EXIT_CANCELLED = 143  # a stop ended the run before the result was stored (128 + SIGTERM)
 
-OPTION = "--crawler-session-id"
-CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]  # CRAWLER-CHILD-1: the child protocol's argv tail
-ARGV_REDACTED = "[redacted]"  # CRAWLER-ARGV-3: sys.argv is overwritten with this, so nothing later prints the argument
-
-RESULTS_BUCKET_ENV = "MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET"
-AUDIENCE_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_AUDIENCE_BASE"
-URL_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_URL_BASE"
-EXECUTION_ENV = "CLOUD_RUN_EXECUTION"
-METADATA_HOST_ENV = "GCE_METADATA_HOST"  # google-auth's override convention
-STORAGE_ORIGIN_ENV = "STORAGE_EMULATOR_HOST"  # the Cloud Storage clients' override convention
-EGRESS_POLICY_ENV = "MOSTLYRIGHT_CRAWLER_EGRESS_POLICY"
-CHILD_PIN_ENV = "MOSTLYRIGHT_CRAWLER_CHILD"
-TIMEOUT_ENVS = (  # (field, variable, the constant it may only lower)
-    ("bootstrap", "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_TIMEOUT_S", BOOTSTRAP_TIMEOUT_S),
-    ("fetch", "MOSTLYRIGHT_CRAWLER_FETCH_TIMEOUT_S", FETCH_TIMEOUT_S),
-    ("child", "MOSTLYRIGHT_CRAWLER_CHILD_TIMEOUT_S", CHILD_TIMEOUT_S),
-    ("upload", "MOSTLYRIGHT_CRAWLER_UPLOAD_TIMEOUT_S", UPLOAD_TIMEOUT_S),
-)
-# CHILD_ATTESTATION_ENV is a deployment constant: section 2.
-CHILD_THREAD_PINS = (  # the seccomp filter denies clone: native libraries must not start threads
-    ("JE_ARROW_MALLOC_CONF", "background_thread:false"),
-    ("MKL_NUM_THREADS", "1"),
-    ("NUMEXPR_NUM_THREADS", "1"),
-    ("OMP_NUM_THREADS", "1"),
-    ("OPENBLAS_NUM_THREADS", "1"),
-)
-
-DEFAULT_METADATA_HOST = "169.254.169.254"  # plain HTTP, link-local, by platform design
-METADATA_IDENTITY_PATH = "/computeMetadata/v1/instance/service-accounts/default/identity"
-DEFAULT_STORAGE_ORIGIN = "https://storage.googleapis.com"
-RESULT_OBJECT_PREFIX = "crawler-quarantine/v2/"
-USER_AGENT = "mostlyright-crawler/1"  # CRAWLER-FETCH-4: the only identification a source sees
-REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))  # CRAWLER-FETCH-5: any other 3xx is final, never followed
-
-BOOTSTRAP_SCHEMA = "mostlyright-crawler-bootstrap.v1"
-REQUEST_SCHEMA = "mostlyright-crawler-request.v3"
-CAPABILITY_SCHEMA = "mostlyright-crawler-upload-capability.v1"
-POLICY_SCHEMA = "mostlyright-egress-policy.v1"
-EVIDENCE_SCHEMA = "mostlyright-transport-evidence.v1"
-INPUT_SCHEMA = "mostlyright-normalization-input.v1"
-RESULT_SCHEMA = "mostlyright-crawler-result.v3"
-RECEIPT_SCHEMA = "hosted-public-https-acquisition-receipt.v3"
-OBSERVATION_SCHEMA = "hosted-public-https-source-observation.v3"
-FAILURE_SCHEMA = "mostlyright-crawler-failure.v1"
-ADAPTER_ID = "public.https"
-ADAPTER_VERSION = "1.0.0"
-# RESULT_MEDIA_TYPE is a deployment constant: section 2.
-NORMALIZED_MEDIA_TYPE = "application/x-ndjson"
-DATA_FORMATS = ("csv", "jsonl")
-
-BOOTSTRAP_KEYS = frozenset(("schema_version", "crawler_session_id", "request", "upload_capability"))
-REQUEST_KEYS = frozenset(("schema_version", "source_id", "adapter_id", "adapter_version", "requested_at",
-                          "egress_policy_attestation", "query"))
-QUERY_KEYS = frozenset(("url", "data_format", "filename", "limits"))
-LIMIT_RANGES = (  # (key, lowest, highest) of query.limits
-    ("max_source_bytes", 1, 4294967296),
-    ("max_normalized_bytes", 1, MAX_CRAWLER_RESULT_BYTES),
-    ("max_rows", 0, 100000000),
-    ("max_columns", 1, 4096),
-)
-CAPABILITY_KEYS = frozenset(("schema_version", "crawler_session_id", "request_digest", "method", "upload_url",
-                             "required_headers", "max_result_bytes", "expires_at", "redirect_policy",
-                             "single_use"))
-SIGNED_QUERY_FIELDS = frozenset(("X-Goog-Algorithm", "X-Goog-Credential", "X-Goog-Date", "X-Goog-Expires",
-                                 "X-Goog-SignedHeaders", "X-Goog-Signature"))
-SIGNED_HEADERS = ("content-type;host;x-goog-content-length-range;x-goog-content-sha256;"
-                  "x-goog-if-generation-match;x-goog-meta-mostlyright-crawler-session;"
-                  "x-goog-meta-mostlyright-egress-policy;x-goog-meta-mostlyright-request-digest")
-SIGNING_ALGORITHM = "GOOG4-RSA-SHA256"
-MAX_URL_EXPIRES_S = 2100  # X-Goog-Expires, 1..2100 (CRAWLER-CAP-6)
-POLICY_KEYS = frozenset(("schema_version", "allowed_hosts", "allowed_ports", "allowed_addresses", "max_redirects"))
-RESULT_KEYS = frozenset(("schema_version", "request_digest", "source_id", "adapter_id", "adapter_version",
-                         "acquisition_receipt", "observation", "normalized_content", "next_watermark"))
-RECEIPT_KEYS = frozenset((
-    "schema_version", "source_id", "adapter_id", "adapter_version", "request_digest", "source_url",
-    "final_url", "fetched_media_type", "normalized_media_type", "normalized_data_format",
-    "normalized_filename", "acquired_at", "raw_content_sha256", "raw_size_bytes",
-    "normalized_content_sha256", "normalized_size_bytes", "row_count", "column_names",
-    "parsed_schema_digest", "family_id", "family_version", "decode_options_digest", "decode_flags",
-    "resource_caps", "reader_budgets", "transport_evidence_digest", "egress_policy_attestation",
-    "clean_room", "row_digest", "http_status_code", "etag_digest", "last_modified_digest"))
-OBSERVATION_KEYS = frozenset((
-    "schema_version", "source_id", "request_digest", "observed_at", "raw_content_sha256",
-    "normalized_content_sha256", "row_count", "row_digest", "http_status_code", "etag_digest",
-    "last_modified_digest"))
-READER_FIELDS = ("family_id", "family_version", "decode_options_digest", "resource_caps", "reader_budgets")
-
-# Linux prctl(2) and seccomp(2) numbers (include/uapi/linux/prctl.h, seccomp.h, filter.h).
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
-PR_GET_SECCOMP = 21
-PR_SET_SECCOMP = 22
-PR_SET_NO_NEW_PRIVS = 38
-PR_GET_NO_NEW_PRIVS = 39
-SECCOMP_MODE_FILTER = 2
-BPF_LD_W_ABS = 0x20
-BPF_JMP_JEQ_K = 0x15
-BPF_JMP_JGE_K = 0x35
-BPF_RET_K = 0x06
-SECCOMP_RET_KILL_PROCESS = 0x80000000
-SECCOMP_RET_ERRNO = 0x00050000
-SECCOMP_RET_ALLOW = 0x7FFF0000
-SECCOMP_DATA_NR = 0  # offsetof(struct seccomp_data, nr)
-SECCOMP_DATA_ARCH = 4  # offsetof(struct seccomp_data, arch)
-X32_SYSCALL_BIT = 0x40000000
-
-ArchSpec = collections.namedtuple("ArchSpec", "audit_arch host_platform denied enosys")
-# The architectures the sandbox knows.  Only a table read off the kernel's own
-# syscall list belongs here: a wrong number silently lets a syscall through.
-SECCOMP_ARCHES = {
-    "x86_64": ArchSpec(
-        audit_arch=0xC000003E,  # AUDIT_ARCH_X86_64; i386 (int 0x80) has another and is killed
-        host_platform="linux-amd64",  # CRAWLER-RESULT-8: restated in the clean-room claim: the ABI this table filters
-        denied=(41, 42, 43, 44, 45,  # socket connect accept sendto recvfrom
-                46, 47, 48, 49, 50,  # sendmsg recvmsg shutdown bind listen
-                51, 52, 53, 54, 55,  # getsockname getpeername socketpair setsockopt getsockopt
-                56, 57, 58,  # clone fork vfork
-                101,  # ptrace
-                288, 299, 307,  # accept4 recvmmsg sendmmsg
-                310, 311,  # process_vm_readv process_vm_writev
-                322,  # execveat
-                425),  # io_uring_setup
-        enosys=(435,),  # clone3: ENOSYS makes libc fall back to clone, which is denied
-    ),
-    # arm64 uses the generic table (include/uapi/asm-generic/unistd.h): no
-    # fork or vfork there, only clone. From 424 on, numbers are the same on
-    # every architecture (io_uring_setup 425, clone3 435). Read off the
-    # kernel's list; not run on an arm64 machine by the harness yet.
-    "aarch64": ArchSpec(
-        audit_arch=0xC00000B7,  # AUDIT_ARCH_AARCH64; the 32-bit arm ABI has another and is killed
-        host_platform="linux-arm64",  # CRAWLER-RESULT-8: restated in the clean-room claim: the ABI this table filters
-        denied=(198, 199, 200, 201, 202,  # socket socketpair bind listen accept
-                203, 204, 205, 206, 207,  # connect getsockname getpeername sendto recvfrom
-                208, 209, 210, 211, 212,  # setsockopt getsockopt shutdown sendmsg recvmsg
-                220,  # clone
-                117,  # ptrace
-                242, 243, 269,  # accept4 recvmmsg sendmmsg
-                270, 271,  # process_vm_readv process_vm_writev
-                281,  # execveat
-                425),  # io_uring_setup
-        enosys=(435,),  # clone3
-    ),
-}
-
-# 5 Errors =====================================================================
-# The contract's codes and where each one goes (CRAWLER-REPORT-1): a code sent
-# to the wrong place reaches nobody, or tells the broker of a failure it cannot
-# act on.  An error's text is its code alone, so no URL, token or child output
-# can leak into a status line, a bundle or a :fail body (CRAWLER-REPORT-6).
+# 6 Errors =====================================================================
+# The contract's codes, where each one goes (CRAWLER-REPORT-1) and the exit
+# statuses: a code sent to the wrong place reaches nobody, or tells the broker
+# of a failure it cannot act on.  An error's text is its code alone, so no URL,
+# token or child output can leak into a status line, a bundle or a :fail body
+# (CRAWLER-REPORT-6).
 
 CRAWLER_RESULTS_BUCKET_REQUIRED = "CRAWLER_RESULTS_BUCKET_REQUIRED"
 CRAWLER_PROCESS_HARDENING_UNAVAILABLE = "CRAWLER_PROCESS_HARDENING_UNAVAILABLE"
@@ -447,6 +464,11 @@ REPORT_PLACE = dict(
 STATUS_FAILED = "failed"  # nothing was delivered (or the code went only to :fail)
 STATUS_REPORTED = "reported"  # a failure bundle is in the store
 
+EXIT_OK = 0  # the result, or a failure bundle, is stored
+EXIT_FAILED = 1  # any other failure
+EXIT_USAGE = 2  # a usage error
+EXIT_CANCELLED = 143  # a stop ended the run before the result was stored (128 + SIGTERM)
+
 # CRAWLER-REPORT-2, CRAWLER-REPORT-4 (D13): the exit status after a failure
 # bundle, by (bundle stored, stop requested).  A stop always reads as a stop.
 BUNDLE_EXIT = {
@@ -503,14 +525,13 @@ class PutFailed(CrawlerError):
         self.body_sent = body_sent
 
 
-# 6 Shared blocks ==============================================================
+# 7 Shared blocks ==============================================================
 # Verbatim copies of nodes/blocks/<name>.py (the part below its body marker).
 # Do not edit here: edit the block, then run `python3 -m conformance.sync`.
 
 # ---- BEGIN BLOCK deadline (nodes/blocks/deadline.py) ----
-# deadline: elapsed budgets on the monotonic clock, a watchdog that enforces a
-# budget on calls that only know per-call timeouts, and the UTC timestamp
-# parser used for wall-clock expiry times.
+# deadline: elapsed budgets on the monotonic clock, and a watchdog that
+# enforces a budget on calls that only know per-call timeouts.
 
 
 class Deadline(object):
@@ -574,40 +595,6 @@ class Watchdog(object):
         self._timer.cancel()
         self._timer.join(1.0)
         return False
-
-
-_UTC_TIMESTAMP_RE = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})"
-    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?"
-    r"(?:([Zz])|([+-])(\d{2}):?(\d{2}))?\Z"
-)
-
-
-def parse_utc_timestamp(text):
-    """ISO-8601 text to epoch seconds, or None when it is not a usable time.
-
-    A trailing Z and an explicit offset are honoured; a time without a zone is
-    taken as UTC.  The same grammar on every Python version (3.9's
-    datetime.fromisoformat accepts neither Z nor most fraction widths).
-    """
-    if not isinstance(text, str):
-        return None
-    match = _UTC_TIMESTAMP_RE.match(text.strip())
-    if match is None:
-        return None
-    year, month, day, hour, minute, second, fraction, _z, sign, off_h, off_m = match.groups()
-    try:
-        moment = datetime.datetime(
-            int(year), int(month), int(day), int(hour or 0), int(minute or 0),
-            int(second or 0), int((fraction or "0")[:6].ljust(6, "0")),
-            tzinfo=datetime.timezone.utc,
-        )
-        if sign:
-            offset = datetime.timedelta(hours=int(off_h), minutes=int(off_m))
-            moment = moment - offset if sign == "+" else moment + offset
-    except (ValueError, OverflowError):
-        return None
-    return moment.timestamp()
 # ---- END BLOCK deadline ----
 
 # ---- BEGIN BLOCK stop (nodes/blocks/stop.py) ----
@@ -647,19 +634,10 @@ class Stop(object):
         self._wake_w = None
 
     def open(self):
-        """Create the wakeup pipe (call from main(), never at import)."""
+        """Create the wakeup pipe (call from main(), never at import); it lasts as long as the process."""
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
-
-    def close(self):
-        for fd in (self._wake_r, self._wake_w):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._wake_r = self._wake_w = None
 
     def handle(self, signum, frame=None):
         """Signal handler for SIGTERM and SIGINT."""
@@ -719,11 +697,13 @@ class Stop(object):
 # a watchdog) ends a blocked read or write with shutdown().  http.client only
 # formats requests and parses responses: it never opens a connection itself.
 #
-# Proxies are opt-in, per exchange: a node that must never use one passes none
-# and the rest behaves as if this part did not exist.  With a proxy, TCP goes
-# to the proxy; an https target is reached through a CONNECT tunnel, inside
-# the same deadline, every wait stoppable; an http target's request goes to
-# the proxy in absolute form.  Proxy credentials never appear in a message.
+# Proxies are opt-in, per exchange, and live in their own block (proxy): this
+# one only calls the methods of the proxy it is handed (pick, tunnel,
+# forward_target, forwarding_connection), so a node that must never use a
+# proxy passes none and embeds no proxy code.  With a proxy, TCP goes to the
+# proxy; an https target is reached through its CONNECT tunnel, inside the
+# same deadline, every wait stoppable; an http target's request goes to the
+# proxy in absolute form.
 
 Target = collections.namedtuple("Target", "scheme host port request_target")
 
@@ -834,250 +814,6 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-# -- proxies ---------------------------------------------------------------
-# The variables are read as urllib reads them (the upstream's ProxyHandler):
-# a lowercase name wins over its uppercase form, an empty lowercase one turns
-# the proxy off, and HTTP_PROXY is ignored when REQUEST_METHOD is set (a CGI
-# script gets a client's "Proxy:" header as HTTP_PROXY, CVE-2016-1000110).
-# NO_PROXY is matched as curl matches it: by whole domain labels, never by
-# substring, and an address only by itself.
-
-_PROXY_REPLY_MAX_BYTES = 65536  # a CONNECT reply's status line and headers; more is not a proxy talking
-
-
-class Proxy(collections.namedtuple("Proxy", "host port authorization credentials")):
-    """A proxy: where it is, the Proxy-Authorization value to send (None
-    without credentials) and the credential strings a log must never show.
-    Its repr() shows neither."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return "Proxy(host=%r, port=%r%s)" % (self.host, self.port,
-                                              ", with credentials" if self.authorization else "")
-
-
-class ProxyConfigError(ValueError):
-    """A proxy variable that cannot be used; the message names it, never its value."""
-
-
-def parse_proxy_url(url):
-    """The Proxy of `http://[user:password@]host[:port]` (port 80 by default).
-
-    ValueError for anything else; the message never quotes the URL, which
-    may carry a password.  User and password are percent-decoded, as urllib
-    does, before they go into the Basic credentials.
-    """
-    if not isinstance(url, str) or not url:
-        raise ValueError("not a non-empty string")
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme.lower() != "http":
-        raise ValueError("only http:// proxies are supported")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError("a proxy URL has no path, query or fragment")
-    if _FORBIDDEN_IN_TARGET.intersection(parts.netloc):
-        raise ValueError("whitespace or control characters in the proxy URL")
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        raise ValueError("port is not a number from 0 to 65535") from None
-    if not host:
-        raise ValueError("no host")
-    authorization, credentials = None, ()
-    if parts.username is not None:
-        user = urllib.parse.unquote(parts.username)
-        password = urllib.parse.unquote(parts.password or "")
-        token = base64.b64encode(("%s:%s" % (user, password)).encode("utf-8")).decode("ascii")
-        authorization = "Basic " + token
-        credentials = tuple(v for v in (parts.username, parts.password, user, password, token, authorization) if v)
-    return Proxy(host, 80 if port is None else port, authorization, credentials)
-
-
-def _proxy_variables(environ):
-    """{"http"|"https"|"no": (variable name, value)}, by urllib's precedence."""
-    found = {}
-    for name, value in environ.items():  # first pass: any case
-        if value and name.lower().endswith("_proxy"):
-            found[name.lower()[:-6]] = (name, value)
-    if "REQUEST_METHOD" in environ:  # a CGI script: HTTP_PROXY may come from a client
-        found.pop("http", None)
-    for name, value in environ.items():  # second pass: lowercase names win, empty ones unset
-        if name.endswith("_proxy"):
-            if value:
-                found[name.lower()[:-6]] = (name, value)
-            else:
-                found.pop(name.lower()[:-6], None)
-    return dict((k, v) for k, v in found.items() if k in ("http", "https", "no"))
-
-
-def _ip_literal(host):
-    """The packed address of an IPv4 or IPv6 literal, else None."""
-    for family in (socket.AF_INET, socket.AF_INET6):
-        try:
-            return socket.inet_pton(family, host)
-        except (OSError, ValueError):
-            pass
-    return None
-
-
-def _no_proxy_entry(item):
-    """(name, port or None, packed address or None) of one NO_PROXY entry; None if unusable."""
-    port = None
-    if item.startswith("["):  # [v6] or [v6]:port
-        host, bracket, rest = item[1:].partition("]")
-        if not bracket or (rest and not (rest[:1] == ":" and rest[1:].isdigit())):
-            return None
-        port = int(rest[1:]) if rest else None
-    elif item.count(":") == 1:  # name:port or v4:port; more colons is a bare IPv6 address
-        host, _, text = item.partition(":")
-        if not text.isdigit():
-            return None
-        port = int(text)
-    else:
-        host = item
-    host = host.strip(".")  # ".example.com" is "example.com"; a trailing dot is the root
-    if not host or (port is not None and port > 65535):
-        return None
-    return host, port, _ip_literal(host)
-
-
-class Proxies(object):
-    """The proxies an environment names, and its NO_PROXY list.
-
-        proxies = Proxies.from_environ(os.environ)   # ProxyConfigError names a bad variable
-        proxy = proxies.pick(split_url(url))         # a Proxy, or None: connect directly
-
-    NO_PROXY: entries separated by commas or spaces, compared without regard
-    to case.  `*` alone means no proxy for any host.  A name matches itself
-    and every name under it (`example.com` and `.example.com` both match
-    `a.example.com`, neither matches `badexample.com`); an IP address matches
-    only that address (IPv6 bracketed or not); `:port` limits an entry to
-    that port.
-    """
-
-    def __init__(self, http=None, https=None, no_proxy=""):
-        self.by_scheme = {"http": http, "https": https}
-        text = (no_proxy or "").strip()
-        self.bypass_all = text == "*"
-        entries = (_no_proxy_entry(item) for item in text.lower().replace(",", " ").split())
-        self.no_proxy = tuple(entry for entry in entries if entry is not None)
-
-    @classmethod
-    def from_environ(cls, environ):
-        found = _proxy_variables(environ)
-        chosen = {}
-        for scheme in ("http", "https"):
-            if scheme in found:
-                name, value = found[scheme]
-                try:
-                    chosen[scheme] = parse_proxy_url(value)
-                except ValueError as exc:
-                    raise ProxyConfigError("%s is not a usable http://[user:password@]host[:port] proxy URL (%s)"
-                                           % (name, exc)) from None
-        return cls(chosen.get("http"), chosen.get("https"), found.get("no", ("", ""))[1])
-
-    def bypass(self, host, port):
-        """True when NO_PROXY says `host`:`port` is reached directly."""
-        if self.bypass_all:
-            return True
-        host = host.lower().rstrip(".")
-        address = _ip_literal(host)
-        for name, only_port, entry_address in self.no_proxy:
-            if only_port is not None and only_port != port:
-                continue
-            if address is not None or entry_address is not None:
-                if address == entry_address:  # addresses: only the same address
-                    return True
-            elif host == name or host.endswith("." + name):  # names: whole labels, never a substring
-                return True
-        return False
-
-    def pick(self, target):
-        """The Proxy for a Target, or None to connect directly."""
-        proxy = self.by_scheme.get(target.scheme)
-        if proxy is None or self.bypass(target.host, target.port):
-            return None
-        return proxy
-
-    def secrets(self):
-        """Every credential string of the proxies, for a node's redaction."""
-        return [value for proxy in self.by_scheme.values() if proxy is not None for value in proxy.credentials]
-
-
-def proxy_for(url, environ):
-    """The Proxy `environ` names for `url`, or None (connect directly)."""
-    return Proxies.from_environ(environ).pick(split_url(url))
-
-
-def _authority(host, port, default_port=None):
-    """host:port as a request target or Host header writes it: an IPv6
-    address in brackets, the port left out when it is `default_port`."""
-    shown = "[%s]" % host if ":" in host else host
-    return shown if port == default_port else "%s:%d" % (shown, port)
-
-
-def _tunnel(sock, target, proxy, stop, deadline):
-    """CONNECT `target` through the proxy on `sock`; return once it said 2xx.
-
-    Every send and receive waits in wait_ready, so the deadline and a stop
-    end it at once, like the rest of the connect.  Only the reply's head is
-    consumed (peeked first), never a byte of what the origin sends next.
-    A refusal raises ProxyRefused naming the status, never the credentials.
-    """
-    authority = _authority(target.host, target.port)
-    head = "CONNECT %s HTTP/1.1\r\nHost: %s\r\n" % (authority, authority)
-    if proxy.authorization is not None:
-        head += "Proxy-Authorization: %s\r\n" % proxy.authorization
-    pending = memoryview((head + "\r\n").encode("ascii"))  # a non-ASCII host fails here, as in http.client
-    while pending:
-        wait_ready(stop, [], [sock], deadline, "the proxy's CONNECT")
-        try:
-            pending = pending[sock.send(pending):]
-        except (BlockingIOError, InterruptedError):
-            pass
-    reply = bytearray()
-    while True:
-        wait_ready(stop, [sock], [], deadline, "the proxy's CONNECT")
-        try:
-            peeked = sock.recv(4096, socket.MSG_PEEK)
-        except (BlockingIOError, InterruptedError):
-            continue
-        if not peeked:
-            raise ConnectionError("the proxy closed the connection before answering CONNECT")
-        tail = bytes(reply[-3:])
-        end = (tail + peeked).find(b"\r\n\r\n")
-        wanted = len(peeked) if end < 0 else end + 4 - len(tail)
-        while wanted:  # the peeked bytes are there: this never waits
-            got = sock.recv(wanted)
-            if not got:
-                raise ConnectionError("the proxy closed the connection before answering CONNECT")
-            reply += got
-            wanted -= len(got)
-        if end >= 0:
-            break
-        if len(reply) > _PROXY_REPLY_MAX_BYTES:
-            raise ProxyRefused(None, "a reply head longer than %d bytes" % _PROXY_REPLY_MAX_BYTES, authority)
-    status_line = bytes(reply).split(b"\r\n", 1)[0].decode("latin-1")
-    version, _, rest = status_line.partition(" ")
-    code, _, reason = rest.partition(" ")
-    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
-        raise ProxyRefused(None, "a reply that is not HTTP", authority)
-    if not 200 <= int(code) < 300:
-        raise ProxyRefused(int(code), reason, authority)
-
-
-class ProxyRefused(OSError):
-    """The proxy did not open the tunnel: `status` is its answer's code (None
-    when it did not speak HTTP).  An OSError, like every other way a
-    connection fails to be made."""
-
-    def __init__(self, status, reason, authority):
-        shown = "".join(c for c in str(reason) if " " <= c <= "~")[:64].strip()
-        what = "HTTP %d %s" % (status, shown) if status is not None else shown
-        OSError.__init__(self, "the proxy refused CONNECT %s: %s" % (authority, what.strip()))
-        self.status = status
-
-
 def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None):
     """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
 
@@ -1091,11 +827,11 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     has judged the addresses itself: only those are tried, while the TLS server
     name and the certificate's host stay `target.host`.
 
-    `proxy` (a Proxy) makes the TCP peer the proxy (`addresses` are then the
-    proxy's); with `ssl_context` the TLS session runs through a CONNECT tunnel
-    to `target`, still verified against `target.host`.  Without `ssl_context`
-    the caller sends its request to the proxy in absolute form (HttpExchange
-    does).
+    `proxy` (a Proxy of the proxy block) makes the TCP peer the proxy
+    (`addresses` are then the proxy's); with `ssl_context` the TLS session
+    runs through the tunnel its tunnel() opens to `target`, still verified
+    against `target.host`.  Without `ssl_context` the caller sends its
+    request to the proxy in absolute form (HttpExchange does).
     """
     stop.check("opening a connection")
     peer = target if proxy is None else proxy  # whom TCP connects to
@@ -1132,7 +868,7 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
                            % (peer.host, peer.port, deadline.seconds))
     if proxy is not None and ssl_context is not None:
         try:
-            _tunnel(sock, target, proxy, stop, deadline)
+            proxy.tunnel(sock, target, stop, deadline)
         except BaseException as exc:
             stop.untrack(sock)
             sock.close()
@@ -1167,19 +903,6 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     return sock
 
 
-class _ForwardingConnection(http.client.HTTPConnection):
-    """An http.client connection to a proxy that forwards plain-HTTP requests:
-    the request target is absolute-form (http.client then sends the origin's
-    Host), and every request carries the proxy's credentials, if any."""
-
-    proxy_authorization = None
-
-    def putrequest(self, method, url, skip_host=False, skip_accept_encoding=False):
-        http.client.HTTPConnection.putrequest(self, method, url, skip_host, skip_accept_encoding)
-        if self.proxy_authorization is not None:
-            self.putheader("Proxy-Authorization", self.proxy_authorization)
-
-
 class HttpExchange(object):
     """One request and its response, on a fresh connection a stop can end.
 
@@ -1195,9 +918,10 @@ class HttpExchange(object):
     deadline and caps the socket timeout; enforcing it while blocked is the
     caller's Watchdog's job.
 
-    `proxies` (a Proxies) opts this exchange into proxies: `proxy` is then the
-    one NO_PROXY leaves for this URL, or None.  Through a proxy, an http URL's
-    `target.request_target` is absolute-form, so callers send it unchanged.
+    `proxies` (a Proxies of the proxy block) opts this exchange into
+    proxies: `proxy` is then the one NO_PROXY leaves for this URL, or None.
+    Through a proxy, an http URL's `target.request_target` is absolute-form,
+    so callers send it unchanged.
     """
 
     def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
@@ -1210,8 +934,7 @@ class HttpExchange(object):
         self.ssl_context_factory = ssl_context_factory or ssl.create_default_context
         self.proxy = proxies.pick(self.target) if proxies is not None else None
         if self.proxy is not None and self.target.scheme == "http":
-            origin = _authority(self.target.host, self.target.port, default_port=80)
-            self.target = self.target._replace(request_target="http://" + origin + self.target.request_target)
+            self.target = self.proxy.forward_target(self.target)
         self.sock = None
         self.conn = None
 
@@ -1227,8 +950,7 @@ class HttpExchange(object):
             self.conn = http.client.HTTPSConnection(self.target.host, self.target.port,
                                                     timeout=timeout, context=context)
         elif self.proxy is not None:
-            self.conn = _ForwardingConnection(self.target.host, self.target.port, timeout=timeout)
-            self.conn.proxy_authorization = self.proxy.authorization
+            self.conn = self.proxy.forwarding_connection(self.target, timeout)
         else:
             self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
         self.conn.sock = self.sock
@@ -1247,16 +969,16 @@ class HttpExchange(object):
                 self.sock.close()
             except OSError:
                 pass
-
-    def __enter__(self):
-        return self.open()
-
-    def __exit__(self, *exc_info):
-        self.close()
-        return False
 # ---- END BLOCK transport ----
 
-# 7 Protocol ===================================================================
+
+# 8 Process state and output ===================================================
+# The two objects a signal handler reaches (STOP, PROCESS), the status line
+# and the secret buffers.  The status line is written once and whole, even
+# when a second stop or the grace timer lands while it is being written: two
+# lines, or half of one, is a run the orchestrator cannot read
+# (CRAWLER-REPORT-3, CRAWLER-STOP-5).  Secret buffers are registered so that
+# every exit path can wipe them (CRAWLER-SECRET-3).
 
 # Stop's own courtesy line would be a second stderr line (CRAWLER-REPORT-3): none.
 STOP = Stop(PROGRAM, stderr_fd=None)
@@ -1278,12 +1000,6 @@ class ProcessState(object):
 
 PROCESS = ProcessState()  # CRAWLER-NODE-3: these two objects open nothing; main() does the rest
 _STATUS_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGALRM)
-
-# -- output and secrets -------------------------------------------------------------------
-# The status line is written once and whole, even when a second stop or the
-# grace timer lands while it is being written: two lines, or half of one, is a
-# run the orchestrator cannot read (CRAWLER-REPORT-3, CRAWLER-STOP-5).  Secret
-# buffers are registered so that every exit path can wipe them.
 
 
 def write_all(fd, data):
@@ -1341,7 +1057,7 @@ def wipe(buffer):
     PROCESS.secrets[:] = [held for held in PROCESS.secrets if held is not buffer]
 
 
-# -- canonical JSON ------------------------------------------------------------------------
+# 9 Canonical JSON =============================================================
 # One encoding per document, so the node, the child and the platform compute
 # the same digests; parsers that refuse duplicate keys, floats and deep nesting
 # in time linear in the input, so a hostile answer is refused, neither misread
@@ -1450,7 +1166,7 @@ def is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-# -- forms ----------------------------------------------------------------------------------
+# 10 Forms =====================================================================
 # One spelling for every value that ends up in a URL, a header or a route: a
 # second spelling slips past an exact comparison, a space or CR splits a request
 # line, and a numeric host name reaches an address no policy listed
@@ -1600,11 +1316,115 @@ def check_metadata_host(value):
     return value
 
 
-# -- configuration --------------------------------------------------------------------------
+# 11 HTTP exchanges ============================================================
+# Each exchange with the metadata server, the broker or the store runs under
+# one elapsed deadline whose watchdog shuts the socket: with per-read timeouts
+# a peer that drips a byte a second holds the node for ever (D9).  An answer
+# is read into one bounded buffer that can be wiped, and one cut short is
+# never taken for whole (CRAWLER-SECRET-3).  The source is fetched its own
+# way (section 15).
+
+
+def tls_context():
+    """The process's TLS context: verified certificates and host names; SSL_CERT_FILE honoured."""
+    if PROCESS.tls is None:
+        PROCESS.tls = ssl.create_default_context()
+    return PROCESS.tls
+
+
+def shut(sock):
+    """End any blocked read or write on `sock` now (from any thread)."""
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError):
+            pass
+
+
+@contextlib.contextmanager
+def http_exchange(url, budget):
+    """An open HttpExchange whose whole life, connect to last byte, is bounded by `budget`.
+
+    The transport bounds the lookup, connect and handshake; the Watchdog shuts
+    the socket when the budget runs out, which is what turns a per-read
+    timeout into an elapsed deadline (D9): a peer dripping a byte a second is
+    cut off like a silent one.
+    """
+    session = HttpExchange(url, STOP, timeout_s=max(0.05, budget.remaining()),
+                           connect_deadline_s=budget.remaining(), budget=budget, ssl_context_factory=tls_context)
+    try:
+        with Watchdog(budget, lambda: shut(session.sock)):
+            session.open()
+            yield session
+    finally:
+        session.close()
+
+
+def announced_length(response):
+    """The first Content-Length as an int; None when absent or not plain digits."""
+    value = response.headers.get("Content-Length")
+    value = value.strip() if value is not None else ""
+    return int(value) if value and len(value) <= 19 and _DIGITS_RE.fullmatch(value) else None
+
+
+def read_body(response, limit, budget):
+    """(buffer, count): at most limit + 1 body bytes, in one buffer allocated up front.
+
+    One buffer, registered at once, so a token or a signed URL never lies
+    about in chunk objects nobody can wipe, and a hard exit mid-read still
+    wipes it (CRAWLER-SECRET-3).  A body that ends before its Content-Length,
+    or that a stop or the deadline cut (both look like an end of file),
+    raises OSError: a truncated token or document is never taken for whole.
+    """
+    declared = announced_length(response)
+    buffer = hold_secret(bytearray(limit + 1))
+    count = 0
+    with memoryview(buffer) as view:
+        while count <= limit:
+            got = response.readinto(view[count:])
+            if not got:
+                break
+            count += got
+    cut = STOP.should_abandon() or (declared is not None and count < declared) or (
+        declared is None and budget.expired())
+    if cut and count <= limit:
+        wipe(buffer)
+        raise OSError(errno.EPIPE, "the answer ended early")
+    return buffer, count
+
+
+def exchange_failure(code, budget):
+    """The failure a broken exchange stands for: a stop explains it first (CRAWLER-STOP-2)."""
+    if STOP.should_abandon():
+        return Cancelled()
+    return CrawlerError(code, "deadline" if budget.expired() else "transport error")
+
+
+# 12 Configuration =============================================================
 # Read once, at start-up, in the contract's order: a bad variable fails before
 # any request, with the code of the first check it breaks and never its value
 # (CRAWLER-CONFIG-7).  Proxy and credential variables are never read: the
 # node's only authority is the identity token and the capability (CONFIG-8).
+
+RESULTS_BUCKET_ENV = "MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET"
+AUDIENCE_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_AUDIENCE_BASE"
+URL_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_URL_BASE"
+EXECUTION_ENV = "CLOUD_RUN_EXECUTION"
+METADATA_HOST_ENV = "GCE_METADATA_HOST"  # google-auth's override convention
+STORAGE_ORIGIN_ENV = "STORAGE_EMULATOR_HOST"  # the Cloud Storage clients' override convention
+EGRESS_POLICY_ENV = "MOSTLYRIGHT_CRAWLER_EGRESS_POLICY"
+CHILD_PIN_ENV = "MOSTLYRIGHT_CRAWLER_CHILD"
+TIMEOUT_ENVS = (  # (field, variable, the constant it may only lower)
+    ("bootstrap", "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_TIMEOUT_S", BOOTSTRAP_TIMEOUT_S),
+    ("fetch", "MOSTLYRIGHT_CRAWLER_FETCH_TIMEOUT_S", FETCH_TIMEOUT_S),
+    ("child", "MOSTLYRIGHT_CRAWLER_CHILD_TIMEOUT_S", CHILD_TIMEOUT_S),
+    ("upload", "MOSTLYRIGHT_CRAWLER_UPLOAD_TIMEOUT_S", UPLOAD_TIMEOUT_S),
+)
+
+DEFAULT_METADATA_HOST = "169.254.169.254"  # plain HTTP, link-local, by platform design
+DEFAULT_STORAGE_ORIGIN = "https://storage.googleapis.com"
+POLICY_SCHEMA = "mostlyright-egress-policy.v1"
+POLICY_KEYS = frozenset(("schema_version", "allowed_hosts", "allowed_ports", "allowed_addresses", "max_redirects"))
 
 Policy = collections.namedtuple("Policy", "hosts ports addresses max_redirects attestation")
 # D18: the policy of a deployment that sets no MOSTLYRIGHT_CRAWLER_EGRESS_POLICY,
@@ -1620,6 +1440,8 @@ Timeouts = collections.namedtuple("Timeouts", "bootstrap fetch child upload")
 Config = collections.namedtuple(
     "Config", "bucket session_id audience_base url_base execution metadata_host storage_origin "
               "policy timeouts child_pin tmpdir")
+
+PR_SET_DUMPABLE = 4  # a prctl(2) option (include/uapi/linux/prctl.h); the sandbox's are in section 16
 
 
 def load_libc():
@@ -1752,93 +1574,13 @@ def load_config(environ, session_id):
                   environ.get("TMPDIR") or None)  # CRAWLER-STREAM-3: an empty TMPDIR would put scratch in the cwd
 
 
-# -- HTTP -----------------------------------------------------------------------------------
-# Each exchange runs under one elapsed deadline whose watchdog shuts the socket:
-# with per-read timeouts a peer that drips a byte a second holds the node for
-# ever (D9).  An answer is read into one bounded buffer that can be wiped, and
-# one cut short is never taken for whole (CRAWLER-SECRET-3).
-
-
-def tls_context():
-    """The process's TLS context: verified certificates and host names; SSL_CERT_FILE honoured."""
-    if PROCESS.tls is None:
-        PROCESS.tls = ssl.create_default_context()
-    return PROCESS.tls
-
-
-def shut(sock):
-    """End any blocked read or write on `sock` now (from any thread)."""
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except (OSError, ValueError):
-            pass
-
-
-@contextlib.contextmanager
-def http_exchange(url, budget):
-    """An open HttpExchange whose whole life, connect to last byte, is bounded by `budget`.
-
-    The transport bounds the lookup, connect and handshake; the Watchdog shuts
-    the socket when the budget runs out, which is what turns a per-read
-    timeout into an elapsed deadline (D9): a peer dripping a byte a second is
-    cut off like a silent one.
-    """
-    session = HttpExchange(url, STOP, timeout_s=max(0.05, budget.remaining()),
-                           connect_deadline_s=budget.remaining(), budget=budget, ssl_context_factory=tls_context)
-    try:
-        with Watchdog(budget, lambda: shut(session.sock)):
-            session.open()
-            yield session
-    finally:
-        session.close()
-
-
-def announced_length(response):
-    """The first Content-Length as an int; None when absent or not plain digits."""
-    value = response.headers.get("Content-Length")
-    value = value.strip() if value is not None else ""
-    return int(value) if value and len(value) <= 19 and _DIGITS_RE.fullmatch(value) else None
-
-
-def read_body(response, limit, budget):
-    """(buffer, count): at most limit + 1 body bytes, in one buffer allocated up front.
-
-    One buffer, registered at once, so a token or a signed URL never lies
-    about in chunk objects nobody can wipe, and a hard exit mid-read still
-    wipes it (CRAWLER-SECRET-3).  A body that ends before its Content-Length,
-    or that a stop or the deadline cut (both look like an end of file),
-    raises OSError: a truncated token or document is never taken for whole.
-    """
-    declared = announced_length(response)
-    buffer = hold_secret(bytearray(limit + 1))
-    count = 0
-    with memoryview(buffer) as view:
-        while count <= limit:
-            got = response.readinto(view[count:])
-            if not got:
-                break
-            count += got
-    cut = STOP.should_abandon() or (declared is not None and count < declared) or (
-        declared is None and budget.expired())
-    if cut and count <= limit:
-        wipe(buffer)
-        raise OSError(errno.EPIPE, "the answer ended early")
-    return buffer, count
-
-
-def exchange_failure(code, budget):
-    """The failure a broken exchange stands for: a stop explains it first (CRAWLER-STOP-2)."""
-    if STOP.should_abandon():
-        return Cancelled()
-    return CrawlerError(code, "deadline" if budget.expired() else "transport error")
-
-
-# -- identity, redemption, :fail -------------------------------------------------------------------
+# 13 Identity, redemption, :fail ===============================================
 # A fresh token for each broker call, one :redeem that is never retried (the
 # bootstrap is single-use: the first attempt may have spent it), and :fail kept
 # to its three codes: anything else misleads the control plane about what
 # happened (CRAWLER-IDENTITY-2, CRAWLER-BOOT-2, CRAWLER-FAIL-1, -2).
+
+METADATA_IDENTITY_PATH = "/computeMetadata/v1/instance/service-accounts/default/identity"
 
 
 def mint_identity_token(config, audience):
@@ -1966,11 +1708,42 @@ def report_failure(config, code):
         wipe(authorization)
 
 
-# -- the bootstrap response and its documents ---------------------------------------------------
+# 14 The bootstrap documents ===================================================
 # The :redeem answer is parsed strictly and the capability checked rule by rule
 # before any fetch: a fault found only at the PUT wastes the crawl, and a
 # capability read loosely could send the result, or the signed URL, elsewhere
-# (CRAWLER-BOOT-4, -5, CRAWLER-CAP-1..9).
+# (CRAWLER-BOOT-4, -5, CRAWLER-CAP-1..9).  An exact key set per document: an
+# extra key could be a rule this node would silently ignore.
+
+BOOTSTRAP_SCHEMA = "mostlyright-crawler-bootstrap.v1"
+BOOTSTRAP_KEYS = frozenset(("schema_version", "crawler_session_id", "request", "upload_capability"))
+
+REQUEST_SCHEMA = "mostlyright-crawler-request.v3"
+ADAPTER_ID = "public.https"
+ADAPTER_VERSION = "1.0.0"
+DATA_FORMATS = ("csv", "jsonl")
+REQUEST_KEYS = frozenset(("schema_version", "source_id", "adapter_id", "adapter_version", "requested_at",
+                          "egress_policy_attestation", "query"))
+QUERY_KEYS = frozenset(("url", "data_format", "filename", "limits"))
+LIMIT_RANGES = (  # (key, lowest, highest) of query.limits
+    ("max_source_bytes", 1, 4294967296),
+    ("max_normalized_bytes", 1, MAX_CRAWLER_RESULT_BYTES),
+    ("max_rows", 0, 100000000),
+    ("max_columns", 1, 4096),
+)
+
+CAPABILITY_SCHEMA = "mostlyright-crawler-upload-capability.v1"
+CAPABILITY_KEYS = frozenset(("schema_version", "crawler_session_id", "request_digest", "method", "upload_url",
+                             "required_headers", "max_result_bytes", "expires_at", "redirect_policy",
+                             "single_use"))
+SIGNED_QUERY_FIELDS = frozenset(("X-Goog-Algorithm", "X-Goog-Credential", "X-Goog-Date", "X-Goog-Expires",
+                                 "X-Goog-SignedHeaders", "X-Goog-Signature"))
+SIGNED_HEADERS = ("content-type;host;x-goog-content-length-range;x-goog-content-sha256;"
+                  "x-goog-if-generation-match;x-goog-meta-mostlyright-crawler-session;"
+                  "x-goog-meta-mostlyright-egress-policy;x-goog-meta-mostlyright-request-digest")
+SIGNING_ALGORITHM = "GOOG4-RSA-SHA256"
+RESULT_OBJECT_PREFIX = "crawler-quarantine/v2/"
+# RESULT_MEDIA_TYPE is a deployment constant: section 2.
 
 Capability = collections.namedtuple("Capability", "session_id path query headers window_end")
 
@@ -2160,11 +1933,16 @@ def parse_bootstrap(buffer, count, config):
     return request, request_digest, capability
 
 
-# -- fetch ------------------------------------------------------------------------------------
+# 15 Fetch =====================================================================
 # The egress policy, enforced here hop by hop: each URL checked before it is
 # contacted, each address before it is connected to, and the connection made
 # to the checked address (a second lookup would let DNS rebinding answer);
 # redirects followed by hand, evidence recorded (CRAWLER-FETCH-2, -3, -5, -8).
+# The body streams into an unlinked spool, never into memory (CRAWLER-STREAM-1).
+
+USER_AGENT = "mostlyright-crawler/1"  # CRAWLER-FETCH-4: the only identification a source sees
+REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))  # CRAWLER-FETCH-5: any other 3xx is final, never followed
+EVIDENCE_SCHEMA = "mostlyright-transport-evidence.v1"
 
 SourceUrl = collections.namedtuple("SourceUrl", "url host port request_target")
 Retrieval = collections.namedtuple(
@@ -2262,6 +2040,16 @@ def hop_evidence(url, response, peer, sock):
         "peer_address": peer,
         "tls_version": sock.version(),
     }
+
+
+def make_spool(directory):
+    """An unlinked, 0600 scratch file under TMPDIR (CRAWLER-STREAM-1, -3).
+
+    TemporaryFile gives a file that never has a name where O_TMPFILE works,
+    and one unlinked at once where it does not: nothing to clean up, even
+    after SIGKILL.
+    """
+    return tempfile.TemporaryFile(mode="w+b", buffering=0, prefix="crawler-", dir=directory)
 
 
 def stream_body(response, limit, deadline, spool_fd):
@@ -2368,10 +2156,66 @@ def fetch_source(request, policy, deadline, spool_fd):
                      last["status"], last["etag"], last["last_modified"])
 
 
-# -- the sandbox -------------------------------------------------------------------------------
+# 16 Sandbox ===================================================================
 # The child parses untrusted bytes: without the filter it could open a socket
 # or start a process and use the node's network.  Where the filter cannot be
 # installed no child runs, and so nothing is fetched (CRAWLER-CHILD-4, D16).
+
+# Linux prctl(2) and seccomp(2) numbers (include/uapi/linux/prctl.h, seccomp.h, filter.h).
+PR_SET_PDEATHSIG = 1
+PR_GET_SECCOMP = 21
+PR_SET_SECCOMP = 22
+PR_SET_NO_NEW_PRIVS = 38
+PR_GET_NO_NEW_PRIVS = 39
+SECCOMP_MODE_FILTER = 2
+BPF_LD_W_ABS = 0x20
+BPF_JMP_JEQ_K = 0x15
+BPF_JMP_JGE_K = 0x35
+BPF_RET_K = 0x06
+SECCOMP_RET_KILL_PROCESS = 0x80000000
+SECCOMP_RET_ERRNO = 0x00050000
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_DATA_NR = 0  # offsetof(struct seccomp_data, nr)
+SECCOMP_DATA_ARCH = 4  # offsetof(struct seccomp_data, arch)
+X32_SYSCALL_BIT = 0x40000000
+
+ArchSpec = collections.namedtuple("ArchSpec", "audit_arch host_platform denied enosys")
+# The architectures the sandbox knows.  Only a table read off the kernel's own
+# syscall list belongs here: a wrong number silently lets a syscall through.
+SECCOMP_ARCHES = {
+    "x86_64": ArchSpec(
+        audit_arch=0xC000003E,  # AUDIT_ARCH_X86_64; i386 (int 0x80) has another and is killed
+        host_platform="linux-amd64",  # CRAWLER-RESULT-8: restated in the clean-room claim: the ABI this table filters
+        denied=(41, 42, 43, 44, 45,  # socket connect accept sendto recvfrom
+                46, 47, 48, 49, 50,  # sendmsg recvmsg shutdown bind listen
+                51, 52, 53, 54, 55,  # getsockname getpeername socketpair setsockopt getsockopt
+                56, 57, 58,  # clone fork vfork
+                101,  # ptrace
+                288, 299, 307,  # accept4 recvmmsg sendmmsg
+                310, 311,  # process_vm_readv process_vm_writev
+                322,  # execveat
+                425),  # io_uring_setup
+        enosys=(435,),  # clone3: ENOSYS makes libc fall back to clone, which is denied
+    ),
+    # arm64 uses the generic table (include/uapi/asm-generic/unistd.h): no
+    # fork or vfork there, only clone. From 424 on, numbers are the same on
+    # every architecture (io_uring_setup 425, clone3 435). Read off the
+    # kernel's list; not run on an arm64 machine by the harness yet.
+    "aarch64": ArchSpec(
+        audit_arch=0xC00000B7,  # AUDIT_ARCH_AARCH64; the 32-bit arm ABI has another and is killed
+        host_platform="linux-arm64",  # CRAWLER-RESULT-8: restated in the clean-room claim: the ABI this table filters
+        denied=(198, 199, 200, 201, 202,  # socket socketpair bind listen accept
+                203, 204, 205, 206, 207,  # connect getsockname getpeername sendto recvfrom
+                208, 209, 210, 211, 212,  # setsockopt getsockopt shutdown sendmsg recvmsg
+                220,  # clone
+                117,  # ptrace
+                242, 243, 269,  # accept4 recvmmsg sendmmsg
+                270, 271,  # process_vm_readv process_vm_writev
+                281,  # execveat
+                425),  # io_uring_setup
+        enosys=(435,),  # clone3
+    ),
+}
 
 
 class SockFprog(ctypes.Structure):
@@ -2462,13 +2306,32 @@ def prepare_sandbox():
     return Sandbox(libc, spec)
 
 
-# -- the child ---------------------------------------------------------------------------------
+# 17 The child =================================================================
 # The child gets only what it needs and can neither outlive nor flood the
 # node: an environment built from nothing, descriptors 0-2, bounded stdout and
 # stderr, a deadline, and its group killed and reaped on every path
 # (CRAWLER-CHILD-2, -3, -6, -7, -10).
 
+CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]  # CRAWLER-CHILD-1: the child protocol's argv tail
+# CHILD_ATTESTATION_ENV is a deployment constant: section 2.
+CHILD_THREAD_PINS = (  # the seccomp filter denies clone: native libraries must not start threads
+    ("JE_ARROW_MALLOC_CONF", "background_thread:false"),
+    ("MKL_NUM_THREADS", "1"),
+    ("NUMEXPR_NUM_THREADS", "1"),
+    ("OMP_NUM_THREADS", "1"),
+    ("OPENBLAS_NUM_THREADS", "1"),
+)
+INPUT_SCHEMA = "mostlyright-normalization-input.v1"  # the header line the child reads first (CRAWLER-CHILD-5)
+
 ChildOutput = collections.namedtuple("ChildOutput", "returncode stdout_size stderr overflow")
+
+
+def node_file():
+    """This file's absolute path, for the child's argv (CRAWLER-CHILD-1); None when there is no file."""
+    try:
+        return os.path.abspath(__file__)
+    except NameError:
+        return None
 
 
 def child_argv(pin, node_file):
@@ -2554,87 +2417,126 @@ def end_child(proc):
             pass
 
 
+class ChildPipes(object):
+    """The child's stdin, stdout and stderr on one selector: one handler per stream.
+
+    Laid out as CPython's subprocess.Popen._communicate (POSIX): one
+    selector holds the pipes still open, each ready one gets one bounded
+    write or read, and a stream that ends is unregistered; here each
+    stream's branch is its own method, registered as the selector key's
+    data.  Unlike communicate(), stdin is fed from the spool in
+    IO_CHUNK_BYTES blocks, stdout goes to a spool as it comes, and an output
+    past its bound sets `overflow`, which ends the loop so the caller kills
+    the child at once (CRAWLER-CHILD-5, -6, CRAWLER-STREAM-1, -2).
+    """
+
+    def __init__(self, proc, header, source_fd, source_size, result_fd):
+        self.proc = proc
+        self.source_fd, self.source_size, self.result_fd = source_fd, source_size, result_fd
+        self.stdin_fd, self.stdout_fd, self.stderr_fd = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
+        for fd in (self.stdin_fd, self.stdout_fd, self.stderr_fd):
+            os.set_blocking(fd, False)
+        self.pending, self.offset = memoryview(header), 0  # stdin: bytes in hand, then the spool from `offset`
+        self.stdout_size, self.stderr, self.overflow, self.open_outputs = 0, bytearray(), None, 2
+        self.selector = selectors.DefaultSelector()
+
+    def register(self, wake):
+        """Each stream with its handler; `wake`, the stop wakeup fd (None when not abandonable), too."""
+        self.selector.register(self.stdin_fd, selectors.EVENT_WRITE, self.feed_stdin)
+        self.selector.register(self.stdout_fd, selectors.EVENT_READ, self.drain_stdout)
+        self.selector.register(self.stderr_fd, selectors.EVENT_READ, self.drain_stderr)
+        if wake is not None:
+            self.selector.register(wake, selectors.EVENT_READ, self.notice_stop)
+
+    def feed_stdin(self):
+        """Write what is in hand; when it is gone, the next block of the spool, or close stdin at its end."""
+        if not self.pending:
+            left = self.source_size - self.offset
+            chunk = os.pread(self.source_fd, min(IO_CHUNK_BYTES, left), self.offset) if left > 0 else b""
+            if not chunk:
+                self.close_stdin()  # CRAWLER-CHILD-5: exactly raw_size_bytes after the header
+                return
+            self.offset += len(chunk)
+            self.pending = memoryview(chunk)  # CRAWLER-STREAM-1: fed from the spool in blocks
+        try:
+            self.pending = self.pending[os.write(self.stdin_fd, self.pending):]
+        except BlockingIOError:
+            pass
+        except OSError:  # EPIPE: the child stopped reading; its exit status will say why
+            self.pending = memoryview(b"")
+            self.offset = self.source_size
+            self.close_stdin()
+
+    def close_stdin(self):
+        self.selector.unregister(self.stdin_fd)
+        try:
+            self.proc.stdin.close()  # the end of the input, or a child that stopped reading
+        except OSError:
+            pass
+
+    def drain_stdout(self):
+        """Spool what the child wrote, never reading past MAX_CRAWLER_RESULT_BYTES + 1."""
+        data = os.read(self.stdout_fd, min(IO_CHUNK_BYTES, MAX_CRAWLER_RESULT_BYTES + 1 - self.stdout_size))
+        if not data:
+            self.selector.unregister(self.stdout_fd)
+            self.open_outputs -= 1
+            return
+        write_all_checked(self.result_fd, memoryview(data))  # CRAWLER-STREAM-2: spooled as it arrives
+        self.stdout_size += len(data)
+        if self.stdout_size > MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-6: killed at once
+            self.overflow = "stdout"
+
+    def drain_stderr(self):
+        """Keep what the child wrote on stderr, never reading past MAX_CHILD_STDERR_BYTES + 1."""
+        data = os.read(self.stderr_fd, MAX_CHILD_STDERR_BYTES + 1 - len(self.stderr))
+        if not data:
+            self.selector.unregister(self.stderr_fd)
+            self.open_outputs -= 1
+            return
+        self.stderr += data
+        if len(self.stderr) > MAX_CHILD_STDERR_BYTES:  # CRAWLER-CHILD-6: 513 bytes is already inadmissible
+            self.overflow = "stderr"
+
+    def notice_stop(self):
+        """The stop wakeup fd: nothing to do here; the next watch() raises Cancelled."""
+
+    def watch(self, deadline):
+        """Before each wait: the stop, the deadline and the child's exit; how long to wait, or None once it exited."""
+        if STOP.should_abandon():
+            raise Cancelled("stopped while the child ran")  # CRAWLER-STOP-1: killed at once by the caller
+        wait = deadline.remaining()
+        if wait <= 0:
+            # CRAWLER-CHILD-7 (D10): past this the upload window would run out before the PUT
+            raise CrawlerError(CRAWLER_CHILD_TIMEOUT, "the child's deadline")
+        if self.open_outputs == 0:  # it closed both outputs: wait for its exit, still watching stop and deadline
+            if child_exited(self.proc.pid):
+                return None
+            wait = min(wait, CHILD_EXIT_POLL_S)
+        return wait
+
+
 def drive_child(proc, header, source_fd, source_size, result_fd, deadline):
     """Feed, drain and watch the child in one thread, until it exits or must be killed.
 
-    One selectors loop writes the header and the spooled source to stdin in
-    IO_CHUNK_BYTES blocks, spools stdout, keeps stderr in memory, and watches
-    the stop wakeup fd and the deadline (CRAWLER-CHILD-5..7, CRAWLER-STOP-1).
+    ChildPipes writes the header and the spooled source to stdin in
+    IO_CHUNK_BYTES blocks, spools stdout and keeps stderr in memory, one
+    handler per stream; before each wait its watch() looks at the stop, the
+    deadline and the child's exit (CRAWLER-CHILD-5..7, CRAWLER-STOP-1).
     Returns (stdout size, stderr bytes, overflow); raises Cancelled or
     CHILD_TIMEOUT.  The caller kills and reaps in every case.
     """
-    stdin_fd, stdout_fd, stderr_fd = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
-    for fd in (stdin_fd, stdout_fd, stderr_fd):
-        os.set_blocking(fd, False)
-    pending, offset = memoryview(header), 0
-    stdout_size, stderr, overflow, open_outputs = 0, bytearray(), None, 2
-    selector = selectors.DefaultSelector()
+    pipes = ChildPipes(proc, header, source_fd, source_size, result_fd)
     try:
-        selector.register(stdin_fd, selectors.EVENT_WRITE, "stdin")
-        selector.register(stdout_fd, selectors.EVENT_READ, "stdout")
-        selector.register(stderr_fd, selectors.EVENT_READ, "stderr")
-        wake = STOP.wait_fd()
-        if wake is not None:
-            selector.register(wake, selectors.EVENT_READ, "stop")
-
-        def close_stdin():
-            selector.unregister(stdin_fd)
-            try:
-                proc.stdin.close()  # the end of the input, or a child that stopped reading
-            except OSError:
-                pass
-
-        while overflow is None:
-            if STOP.should_abandon():
-                raise Cancelled("stopped while the child ran")  # CRAWLER-STOP-1: killed at once by the caller
-            wait = deadline.remaining()
-            if wait <= 0:
-                # CRAWLER-CHILD-7 (D10): past this the upload window would run out before the PUT
-                raise CrawlerError(CRAWLER_CHILD_TIMEOUT, "the child's deadline")
-            if open_outputs == 0:  # it closed both outputs: wait for its exit, still watching stop and deadline
-                if child_exited(proc.pid):
-                    break
-                wait = min(wait, CHILD_EXIT_POLL_S)
-            for key, _mask in selector.select(wait):
-                if key.data == "stdin":
-                    if not pending:
-                        chunk = os.pread(source_fd, min(IO_CHUNK_BYTES, source_size - offset), offset) if (
-                            offset < source_size) else b""
-                        if not chunk:
-                            close_stdin()  # CRAWLER-CHILD-5: exactly raw_size_bytes after the header
-                            continue
-                        offset += len(chunk)
-                        pending = memoryview(chunk)  # CRAWLER-STREAM-1: fed from the spool in blocks
-                    try:
-                        pending = pending[os.write(stdin_fd, pending):]
-                    except BlockingIOError:
-                        pass
-                    except OSError:  # EPIPE: the child stopped reading; its exit status will say why
-                        pending = memoryview(b"")
-                        offset = source_size
-                        close_stdin()
-                elif key.data == "stdout":
-                    data = os.read(stdout_fd, min(IO_CHUNK_BYTES, MAX_CRAWLER_RESULT_BYTES + 1 - stdout_size))
-                    if not data:
-                        selector.unregister(stdout_fd)
-                        open_outputs -= 1
-                        continue
-                    write_all_checked(result_fd, memoryview(data))  # CRAWLER-STREAM-2: spooled as it arrives
-                    stdout_size += len(data)
-                    if stdout_size > MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-6: killed at once
-                        overflow = "stdout"
-                elif key.data == "stderr":
-                    data = os.read(stderr_fd, MAX_CHILD_STDERR_BYTES + 1 - len(stderr))
-                    if not data:
-                        selector.unregister(stderr_fd)
-                        open_outputs -= 1
-                        continue
-                    stderr += data
-                    if len(stderr) > MAX_CHILD_STDERR_BYTES:  # CRAWLER-CHILD-6: 513 bytes is already inadmissible
-                        overflow = "stderr"
-        return stdout_size, bytes(stderr), overflow
+        pipes.register(STOP.wait_fd())
+        while pipes.overflow is None:
+            wait = pipes.watch(deadline)
+            if wait is None:  # exited, both outputs closed and drained
+                break
+            for key, _mask in pipes.selector.select(wait):
+                key.data()  # feed_stdin, drain_stdout, drain_stderr or notice_stop
+        return pipes.stdout_size, bytes(pipes.stderr), pipes.overflow
     finally:
-        selector.close()
+        pipes.selector.close()
 
 
 def admitted_code(stderr, overflowed):
@@ -2665,11 +2567,45 @@ def judge_child(output):
         raise CrawlerError(CRAWLER_CHILD_INVALID, "no result")
 
 
-# -- result binding -----------------------------------------------------------------------------
+# 18 Result binding ============================================================
 # The child's word is never stored unchecked: everything it restates must equal
 # what this process fetched or the request says, and its summary what its
 # content gives; otherwise the stored receipt could describe bytes nobody
-# fetched (CRAWLER-RESULT-1..10, D17).
+# fetched (CRAWLER-RESULT-1..10, D17).  The names and keys below are also what
+# the framing (section 4) writes.
+
+RESULT_SCHEMA = "mostlyright-crawler-result.v3"
+RECEIPT_SCHEMA = "hosted-public-https-acquisition-receipt.v3"
+OBSERVATION_SCHEMA = "hosted-public-https-source-observation.v3"
+NORMALIZED_MEDIA_TYPE = "application/x-ndjson"
+
+RESULT_KEYS = frozenset(("schema_version", "request_digest", "source_id", "adapter_id", "adapter_version",
+                         "acquisition_receipt", "observation", "normalized_content", "next_watermark"))
+RECEIPT_KEYS = frozenset((
+    "schema_version", "source_id", "adapter_id", "adapter_version", "request_digest", "source_url",
+    "final_url", "fetched_media_type", "normalized_media_type", "normalized_data_format",
+    "normalized_filename", "acquired_at", "raw_content_sha256", "raw_size_bytes",
+    "normalized_content_sha256", "normalized_size_bytes", "row_count", "column_names",
+    "parsed_schema_digest", "family_id", "family_version", "decode_options_digest", "decode_flags",
+    "resource_caps", "reader_budgets", "transport_evidence_digest", "egress_policy_attestation",
+    "clean_room", "row_digest", "http_status_code", "etag_digest", "last_modified_digest"))
+OBSERVATION_KEYS = frozenset((
+    "schema_version", "source_id", "request_digest", "observed_at", "raw_content_sha256",
+    "normalized_content_sha256", "row_count", "row_digest", "http_status_code", "etag_digest",
+    "last_modified_digest"))
+READER_FIELDS = ("family_id", "family_version", "decode_options_digest", "resource_caps", "reader_budgets")
+
+
+def read_spool(fd, size):
+    """The whole spool, at most MAX_CRAWLER_RESULT_BYTES (CRAWLER-STREAM-2 allows this one copy)."""
+    parts, offset = [], 0
+    while offset < size:
+        chunk = os.pread(fd, size - offset, offset)
+        if not chunk:
+            break
+        parts.append(chunk)
+        offset += len(chunk)
+    return b"".join(parts)
 
 
 def optional_digest(text):
@@ -2787,11 +2723,14 @@ def check_result(data, request, request_digest, retrieval, clean_room):
     require(result["next_watermark"] is None)  # CRAWLER-RESULT-9: one-shot: no watermark for a next run to trust
 
 
-# -- upload -------------------------------------------------------------------------------------
+# 19 Upload ====================================================================
 # One create-only PUT of the spooled bytes, never retried and never with an
 # expired URL: a second PUT only adds an ambiguous record (D12).  Once its last
 # byte is going out the store may commit it, so a stop waits for the answer
 # instead of reporting a cancellation over a stored result (CRAWLER-STOP-4).
+# The failure bundle goes through the same capability (CRAWLER-REPORT-2).
+
+FAILURE_SCHEMA = "mostlyright-crawler-failure.v1"
 
 
 def body_pieces(body, size):
@@ -2880,40 +2819,11 @@ def failure_bundle(request, request_digest, code):
                             "adapter_version": request["adapter_version"], "failure_code": code})
 
 
-def make_spool(directory):
-    """An unlinked, 0600 scratch file under TMPDIR (CRAWLER-STREAM-1, -3).
-
-    TemporaryFile gives a file that never has a name where O_TMPFILE works,
-    and one unlinked at once where it does not: nothing to clean up, even
-    after SIGKILL.
-    """
-    return tempfile.TemporaryFile(mode="w+b", buffering=0, prefix="crawler-", dir=directory)
-
-
-def read_spool(fd, size):
-    """The whole spool, at most MAX_CRAWLER_RESULT_BYTES (CRAWLER-STREAM-2 allows this one copy)."""
-    parts, offset = [], 0
-    while offset < size:
-        chunk = os.pread(fd, size - offset, offset)
-        if not chunk:
-            break
-        parts.append(chunk)
-        offset += len(chunk)
-    return b"".join(parts)
-
-# 8 Lifecycle ==================================================================
+# 20 Lifecycle =================================================================
 # One Run, start-up checks to status line.  Where a failure goes depends on how
 # far the run got, and every path ends in settle(): a failure reported in the
 # wrong place reaches nobody, and one reported twice contradicts itself
 # (CRAWLER-REPORT-1..4).
-
-
-def node_file():
-    """This file's absolute path, for the child's argv (CRAWLER-CHILD-1); None when there is no file."""
-    try:
-        return os.path.abspath(__file__)
-    except NameError:
-        return None
 
 
 class Run(object):
@@ -3143,156 +3053,14 @@ class Run(object):
             wipe(buffer)  # CRAWLER-SECRET-3: a buffer an error path skipped is wiped here
 
 
-# -- child mode: the framing around normalize() (CRAWLER-CHILD-11) -----------------------------
-# Whatever normalize() yields, the framing keeps the protocol: a limit gives
-# its own code rather than a result the node would refuse, the input must match
-# its header, and the summary is computed from the content it describes
-# (CRAWLER-CHILD-11, CRAWLER-RESULT-10).
-
-
-class FramedSource(io.RawIOBase):
-    """The raw_size_bytes that follow the input header on stdin, hashed as they pass."""
-
-    def __init__(self, stream, size):
-        super().__init__()
-        self.stream = stream
-        self.left = size
-        self.digest = hashlib.sha256()
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        if self.left <= 0:
-            return 0
-        data = self.stream.read(min(len(buffer), self.left))
-        if not data:
-            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "the input ended early")
-        buffer[:len(data)] = data
-        self.left -= len(data)
-        self.digest.update(data)
-        return len(data)
-
-
-Normalized = collections.namedtuple("Normalized", "column_names content row_count row_digest")
-
-
-def normalized_content(records, limits):
-    """The JSON lines of what normalize() yields, within the request's limits: a Normalized.
-
-    Raises CrawlerError with a child code (CRAWLER-CHILD-11) when the records
-    go past a limit or are not one flat value per column.
-    """
-    columns = next(records, None)
-    if not (isinstance(columns, list) and columns and all(isinstance(name, str) and name for name in columns)):
-        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no column names")  # CRAWLER-RESULT-7: 1+ non-empty names
-    if len(columns) > limits["max_columns"]:
-        # CRAWLER-CHILD-11: its own code; the node would refuse the result as CHILD_INVALID, cause unnamed
-        raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more columns than max_columns")
-    content = bytearray(canonical_bytes(columns) + b"\n")  # CRAWLER-RESULT-10: the header line
-    row_hash = hashlib.sha256()
-    row_count = 0
-    while True:
-        if len(content) > limits["max_normalized_bytes"]:
-            # CRAWLER-CHILD-11: stop at the cap, before the content grows without bound
-            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "content over max_normalized_bytes")
-        values = next(records, None)
-        if values is None:
-            break
-        row_count += 1
-        if row_count > limits["max_rows"]:
-            # CRAWLER-CHILD-11: a LIMIT_EXCEEDED now, not a result the node refuses later
-            raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "more rows than max_rows")
-        if not (isinstance(values, list) and len(values) == len(columns) and all(map(is_row_value, values))):
-            # CRAWLER-RESULT-10: else the node refuses the result as CHILD_INVALID, naming no cause
-            raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "a row that is not one flat value per column")
-        line = canonical_bytes(values) + b"\n"  # CRAWLER-RESULT-10: values in column order
-        row_hash.update(line)  # CRAWLER-RESULT-10: row_digest covers the row lines only
-        content += line
-    return Normalized(columns, content, row_count, row_hash.hexdigest())
-
-
-def normalizer_result(stdin):
-    """The canonical result for the normalisation input read from `stdin` (CRAWLER-CHILD-11)."""
-    line = stdin.readline(MAX_INPUT_HEADER_BYTES + 1)
-    if not line.endswith(b"\n"):
-        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "no input header")
-    header = parse_canonical(line[:-1])
-    request, retrieval, clean_room = header["request"], header["retrieval"], header["clean_room"]
-    query = request["query"]
-    framed = FramedSource(stdin, retrieval["raw_size_bytes"])
-    records = normalize(query["data_format"], io.BufferedReader(framed, IO_CHUNK_BYTES))
-    normalized = normalized_content(records, query["limits"])
-    if framed.left or stdin.read(1) or framed.digest.hexdigest() != retrieval["raw_content_sha256"]:
-        raise CrawlerError(CRAWLER_NORMALIZATION_FAILED, "the input is not what its header describes")
-    content = bytes(normalized.content)
-    content_sha256 = sha256_hex(content)
-    evidence = {  # restated from the input: the node checks every one of these (CRAWLER-RESULT-4)
-        "raw_content_sha256": retrieval["raw_content_sha256"],
-        "normalized_content_sha256": content_sha256,
-        "row_count": normalized.row_count,
-        "row_digest": normalized.row_digest,
-        "http_status_code": retrieval["http_status_code"],
-        "etag_digest": optional_digest(retrieval["etag"]),
-        "last_modified_digest": optional_digest(retrieval["last_modified"]),
-    }
-    receipt = dict(evidence)
-    receipt.update({
-        "schema_version": RECEIPT_SCHEMA,
-        "source_id": request["source_id"], "adapter_id": request["adapter_id"],
-        "adapter_version": request["adapter_version"], "request_digest": header["request_digest"],
-        "source_url": retrieval["source_url"], "final_url": retrieval["final_url"],
-        "fetched_media_type": retrieval["media_type"],
-        "normalized_media_type": NORMALIZED_MEDIA_TYPE,
-        "normalized_data_format": query["data_format"], "normalized_filename": query["filename"],
-        "acquired_at": request["requested_at"],  # CRAWLER-RESULT-6: time comes from the request
-        "raw_size_bytes": retrieval["raw_size_bytes"],
-        "normalized_size_bytes": len(content),
-        "column_names": normalized.column_names,
-        "parsed_schema_digest": digest_of({"column_names": normalized.column_names,
-                                           "data_format": query["data_format"]}),  # CRAWLER-RESULT-10: the parent recomputes it
-        "family_id": None, "family_version": None, "decode_options_digest": None, "decode_flags": [],
-        "resource_caps": None, "reader_budgets": None,  # CRAWLER-RESULT-9: no Reader
-        "transport_evidence_digest": retrieval["transport_evidence_digest"],
-        "egress_policy_attestation": request["egress_policy_attestation"],
-        "clean_room": clean_room,  # CRAWLER-RESULT-8: what the node installed, restated
-    })
-    observation = dict(evidence)
-    observation.update({
-        "schema_version": OBSERVATION_SCHEMA, "source_id": request["source_id"],
-        "request_digest": header["request_digest"], "observed_at": request["requested_at"],
-    })
-    data = canonical_bytes({
-        "schema_version": RESULT_SCHEMA,
-        "request_digest": header["request_digest"], "source_id": request["source_id"],
-        "adapter_id": request["adapter_id"], "adapter_version": request["adapter_version"],
-        "acquisition_receipt": receipt, "observation": observation,
-        "normalized_content": base64.b64encode(content).decode("ascii"),
-        "next_watermark": None,
-    })
-    if len(data) > MAX_CRAWLER_RESULT_BYTES:  # base64 grows the content by a third: say so rather than be killed
-        raise CrawlerError(CRAWLER_LIMIT_EXCEEDED, "the result would exceed MAX_CRAWLER_RESULT_BYTES")
-    return data
-
-
-def normalizer_main():
-    """Child mode: the result on fd 1 and exit 0, or one failure line on fd 2 and exit 1 (CRAWLER-CHILD-11)."""
-    try:
-        stdin = io.open(0, "rb", buffering=IO_CHUNK_BYTES, closefd=False)
-        write_all_checked(1, memoryview(normalizer_result(stdin)))  # CRAWLER-CHILD-11: nothing on stderr
-        return EXIT_OK
-    except BaseException as exc:  # CRAWLER-CHILD-11: never a traceback, whatever the input
-        code = exc.code if isinstance(exc, CrawlerError) and exc.code in CHILD_CODES else CRAWLER_NORMALIZATION_FAILED
-        # CRAWLER-CHILD-8: the one line the node admits; anything else becomes CHILD_FAILED
-        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\n")
-        return EXIT_FAILED
-
-
-# 9 main() =====================================================================
+# 21 main() ====================================================================
 # The argv is parsed exactly and echoed nowhere, the stop handlers go in before
 # the first request (as PID 1 a SIGTERM with no handler is ignored), and a
 # defect in this file still ends in one status line, never a traceback
 # (CRAWLER-ARGV-1, CRAWLER-STOP-1, CRAWLER-REPORT-5).
+
+OPTION = "--crawler-session-id"
+ARGV_REDACTED = "[redacted]"  # CRAWLER-ARGV-3: sys.argv is overwritten with this, so nothing later prints the argument
 
 USAGE = """usage: %(prog)s --crawler-session-id UUID
        %(prog)s --help

@@ -276,9 +276,8 @@ class Stopped(StepFailure):
 # Do not edit here: edit the block, then run `python3 -m conformance.sync`.
 
 # ---- BEGIN BLOCK deadline (nodes/blocks/deadline.py) ----
-# deadline: elapsed budgets on the monotonic clock, a watchdog that enforces a
-# budget on calls that only know per-call timeouts, and the UTC timestamp
-# parser used for wall-clock expiry times.
+# deadline: elapsed budgets on the monotonic clock, and a watchdog that
+# enforces a budget on calls that only know per-call timeouts.
 
 
 class Deadline(object):
@@ -342,7 +341,11 @@ class Watchdog(object):
         self._timer.cancel()
         self._timer.join(1.0)
         return False
+# ---- END BLOCK deadline ----
 
+# ---- BEGIN BLOCK utc_timestamp (nodes/blocks/utc_timestamp.py) ----
+# utc_timestamp: the lenient ISO-8601 parser used for wall-clock expiry times
+# (an envelope's expires_at), the same on every Python version.
 
 _UTC_TIMESTAMP_RE = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})"
@@ -376,7 +379,7 @@ def parse_utc_timestamp(text):
     except (ValueError, OverflowError):
         return None
     return moment.timestamp()
-# ---- END BLOCK deadline ----
+# ---- END BLOCK utc_timestamp ----
 
 # ---- BEGIN BLOCK redact (nodes/blocks/redact.py) ----
 # redact: make any text safe to print.  Whoever holds a presigned URL's query
@@ -464,19 +467,10 @@ class Stop(object):
         self._wake_w = None
 
     def open(self):
-        """Create the wakeup pipe (call from main(), never at import)."""
+        """Create the wakeup pipe (call from main(), never at import); it lasts as long as the process."""
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
-
-    def close(self):
-        for fd in (self._wake_r, self._wake_w):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._wake_r = self._wake_w = None
 
     def handle(self, signum, frame=None):
         """Signal handler for SIGTERM and SIGINT."""
@@ -536,11 +530,13 @@ class Stop(object):
 # a watchdog) ends a blocked read or write with shutdown().  http.client only
 # formats requests and parses responses: it never opens a connection itself.
 #
-# Proxies are opt-in, per exchange: a node that must never use one passes none
-# and the rest behaves as if this part did not exist.  With a proxy, TCP goes
-# to the proxy; an https target is reached through a CONNECT tunnel, inside
-# the same deadline, every wait stoppable; an http target's request goes to
-# the proxy in absolute form.  Proxy credentials never appear in a message.
+# Proxies are opt-in, per exchange, and live in their own block (proxy): this
+# one only calls the methods of the proxy it is handed (pick, tunnel,
+# forward_target, forwarding_connection), so a node that must never use a
+# proxy passes none and embeds no proxy code.  With a proxy, TCP goes to the
+# proxy; an https target is reached through its CONNECT tunnel, inside the
+# same deadline, every wait stoppable; an http target's request goes to the
+# proxy in absolute form.
 
 Target = collections.namedtuple("Target", "scheme host port request_target")
 
@@ -651,7 +647,169 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-# -- proxies ---------------------------------------------------------------
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None):
+    """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
+
+    One deadline covers the lookup, every address in turn (each gets only what
+    is left, so N addresses cannot take N timeouts), a proxy's CONNECT and the
+    handshake.  The returned socket is non-blocking; the caller sets its
+    timeout.  A stop during any of it, or found once it is done, raises
+    StopRequested and no byte of a request goes out.
+
+    `addresses` (getaddrinfo() entries) replaces the lookup for a caller that
+    has judged the addresses itself: only those are tried, while the TLS server
+    name and the certificate's host stay `target.host`.
+
+    `proxy` (a Proxy of the proxy block) makes the TCP peer the proxy
+    (`addresses` are then the proxy's); with `ssl_context` the TLS session
+    runs through the tunnel its tunnel() opens to `target`, still verified
+    against `target.host`.  Without `ssl_context` the caller sends its
+    request to the proxy in absolute form (HttpExchange does).
+    """
+    stop.check("opening a connection")
+    peer = target if proxy is None else proxy  # whom TCP connects to
+    if addresses is None:
+        addresses = resolve(peer.host, peer.port, stop, deadline)
+    sock, last_error = None, None
+    for family, kind, proto, _name, address in addresses:
+        if deadline.expired():
+            break
+        try:
+            candidate = socket.socket(family, kind, proto)
+        except OSError as exc:  # no IPv6 on this host, say: the next address may still do
+            last_error = exc
+            continue
+        stop.track(candidate)
+        try:
+            _connect_one(candidate, address, stop, deadline)
+        except OSError as exc:  # TimeoutError included: try what time is left on the next
+            stop.untrack(candidate)
+            candidate.close()
+            last_error = exc
+            continue
+        except BaseException:
+            stop.untrack(candidate)
+            candidate.close()
+            raise
+        sock = candidate
+        break
+    if sock is None:
+        stop.check("opening a connection")  # a stop shuts the socket: the error it leaves is the stop's
+        if last_error is not None and not isinstance(last_error, TimeoutError):
+            raise last_error
+        raise TimeoutError("no address of %s:%d accepted a connection within %gs"
+                           % (peer.host, peer.port, deadline.seconds))
+    if proxy is not None and ssl_context is not None:
+        try:
+            proxy.tunnel(sock, target, stop, deadline)
+        except BaseException as exc:
+            stop.untrack(sock)
+            sock.close()
+            if isinstance(exc, OSError):
+                stop.check("the proxy's CONNECT")  # the end of file a stop's shutdown leaves is the stop's
+            raise
+    if ssl_context is not None:
+        stop.untrack(sock)
+        try:
+            # wrap_socket() detaches `sock`; from here only `tls` owns the fd.
+            tls = ssl_context.wrap_socket(sock, server_hostname=target.host,
+                                          do_handshake_on_connect=False)
+        except BaseException:
+            sock.close()
+            raise
+        stop.track(tls)
+        try:
+            _handshake(tls, stop, deadline)
+        except BaseException as exc:
+            stop.untrack(tls)
+            tls.close()
+            if isinstance(exc, OSError):
+                stop.check("the TLS handshake")  # the error a stop's shutdown leaves is the stop's
+            raise
+        sock = tls
+    try:
+        stop.check("sending a request")
+    except StopRequested:
+        stop.untrack(sock)
+        sock.close()
+        raise
+    return sock
+
+
+class HttpExchange(object):
+    """One request and its response, on a fresh connection a stop can end.
+
+        exchange = HttpExchange(url, stop, timeout_s=25, connect_deadline_s=10)
+        exchange.open()          # lookup + connect + TLS; raises before any byte is sent
+        exchange.conn.putrequest("GET", exchange.target.request_target)
+        ...
+        exchange.close()         # always
+
+    `conn` is an http.client connection whose socket is ours: http.client
+    drops its own reference once a response exists, we keep `sock` on the
+    ledger until close().  `budget`, an outer Deadline, tightens the connect
+    deadline and caps the socket timeout; enforcing it while blocked is the
+    caller's Watchdog's job.
+
+    `proxies` (a Proxies of the proxy block) opts this exchange into
+    proxies: `proxy` is then the one NO_PROXY leaves for this URL, or None.
+    Through a proxy, an http URL's `target.request_target` is absolute-form,
+    so callers send it unchanged.
+    """
+
+    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
+                 proxies=None):
+        self.target = split_url(url)
+        self.stop = stop
+        self.timeout_s = timeout_s
+        self.connect_deadline_s = connect_deadline_s
+        self.budget = budget
+        self.ssl_context_factory = ssl_context_factory or ssl.create_default_context
+        self.proxy = proxies.pick(self.target) if proxies is not None else None
+        if self.proxy is not None and self.target.scheme == "http":
+            self.target = self.proxy.forward_target(self.target)
+        self.sock = None
+        self.conn = None
+
+    def open(self):
+        deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
+        context = self.ssl_context_factory() if self.target.scheme == "https" else None
+        self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
+        timeout = self.timeout_s
+        if self.budget is not None:
+            timeout = max(0.05, min(timeout, self.budget.remaining()))
+        self.sock.settimeout(timeout)
+        if context is not None:
+            self.conn = http.client.HTTPSConnection(self.target.host, self.target.port,
+                                                    timeout=timeout, context=context)
+        elif self.proxy is not None:
+            self.conn = self.proxy.forwarding_connection(self.target, timeout)
+        else:
+            self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
+        self.conn.sock = self.sock
+        self.conn.auto_open = 0  # never let http.client open a connection behind our back
+        return self
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:
+                pass
+        if self.sock is not None:
+            self.stop.untrack(self.sock)
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+# ---- END BLOCK transport ----
+
+# ---- BEGIN BLOCK proxy (nodes/blocks/proxy.py) ----
+# proxy: the proxies an environment names, and the CONNECT tunnel and
+# absolute-form forwarding the transport block uses through a Proxy's methods
+# (tunnel, forward_target, forwarding_connection) when a node hands it one.
+# Proxy credentials never appear in a message.
+#
 # The variables are read as urllib reads them (the upstream's ProxyHandler):
 # a lowercase name wins over its uppercase form, an empty lowercase one turns
 # the proxy off, and HTTP_PROXY is ignored when REQUEST_METHOD is set (a CGI
@@ -672,6 +830,27 @@ class Proxy(collections.namedtuple("Proxy", "host port authorization credentials
     def __repr__(self):
         return "Proxy(host=%r, port=%r%s)" % (self.host, self.port,
                                               ", with credentials" if self.authorization else "")
+
+    # The three hooks the transport block calls on the proxy it is given: it
+    # names nothing of this block, so a node that never uses a proxy leaves
+    # this block out and carries no proxy code.
+
+    def tunnel(self, sock, target, stop, deadline):
+        """open_socket(), for an https target: CONNECT through this proxy (_tunnel)."""
+        _tunnel(sock, target, self, stop, deadline)
+
+    def forward_target(self, target):
+        """HttpExchange, for an http target: the absolute-form request target
+        a forwarding proxy needs (the port left out when it is 80)."""
+        origin = _authority(target.host, target.port, default_port=80)
+        return target._replace(request_target="http://" + origin + target.request_target)
+
+    def forwarding_connection(self, target, timeout):
+        """HttpExchange, for an http target: an http.client connection to
+        this proxy that sends its credentials with every request."""
+        conn = _ForwardingConnection(target.host, target.port, timeout=timeout)
+        conn.proxy_authorization = self.authorization
+        return conn
 
 
 class ProxyConfigError(ValueError):
@@ -821,11 +1000,6 @@ class Proxies(object):
         return [value for proxy in self.by_scheme.values() if proxy is not None for value in proxy.credentials]
 
 
-def proxy_for(url, environ):
-    """The Proxy `environ` names for `url`, or None (connect directly)."""
-    return Proxies.from_environ(environ).pick(split_url(url))
-
-
 def _authority(host, port, default_port=None):
     """host:port as a request target or Host header writes it: an IPv6
     address in brackets, the port left out when it is `default_port`."""
@@ -895,95 +1069,6 @@ class ProxyRefused(OSError):
         self.status = status
 
 
-def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None):
-    """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
-
-    One deadline covers the lookup, every address in turn (each gets only what
-    is left, so N addresses cannot take N timeouts), a proxy's CONNECT and the
-    handshake.  The returned socket is non-blocking; the caller sets its
-    timeout.  A stop during any of it, or found once it is done, raises
-    StopRequested and no byte of a request goes out.
-
-    `addresses` (getaddrinfo() entries) replaces the lookup for a caller that
-    has judged the addresses itself: only those are tried, while the TLS server
-    name and the certificate's host stay `target.host`.
-
-    `proxy` (a Proxy) makes the TCP peer the proxy (`addresses` are then the
-    proxy's); with `ssl_context` the TLS session runs through a CONNECT tunnel
-    to `target`, still verified against `target.host`.  Without `ssl_context`
-    the caller sends its request to the proxy in absolute form (HttpExchange
-    does).
-    """
-    stop.check("opening a connection")
-    peer = target if proxy is None else proxy  # whom TCP connects to
-    if addresses is None:
-        addresses = resolve(peer.host, peer.port, stop, deadline)
-    sock, last_error = None, None
-    for family, kind, proto, _name, address in addresses:
-        if deadline.expired():
-            break
-        try:
-            candidate = socket.socket(family, kind, proto)
-        except OSError as exc:  # no IPv6 on this host, say: the next address may still do
-            last_error = exc
-            continue
-        stop.track(candidate)
-        try:
-            _connect_one(candidate, address, stop, deadline)
-        except OSError as exc:  # TimeoutError included: try what time is left on the next
-            stop.untrack(candidate)
-            candidate.close()
-            last_error = exc
-            continue
-        except BaseException:
-            stop.untrack(candidate)
-            candidate.close()
-            raise
-        sock = candidate
-        break
-    if sock is None:
-        stop.check("opening a connection")  # a stop shuts the socket: the error it leaves is the stop's
-        if last_error is not None and not isinstance(last_error, TimeoutError):
-            raise last_error
-        raise TimeoutError("no address of %s:%d accepted a connection within %gs"
-                           % (peer.host, peer.port, deadline.seconds))
-    if proxy is not None and ssl_context is not None:
-        try:
-            _tunnel(sock, target, proxy, stop, deadline)
-        except BaseException as exc:
-            stop.untrack(sock)
-            sock.close()
-            if isinstance(exc, OSError):
-                stop.check("the proxy's CONNECT")  # the end of file a stop's shutdown leaves is the stop's
-            raise
-    if ssl_context is not None:
-        stop.untrack(sock)
-        try:
-            # wrap_socket() detaches `sock`; from here only `tls` owns the fd.
-            tls = ssl_context.wrap_socket(sock, server_hostname=target.host,
-                                          do_handshake_on_connect=False)
-        except BaseException:
-            sock.close()
-            raise
-        stop.track(tls)
-        try:
-            _handshake(tls, stop, deadline)
-        except BaseException as exc:
-            stop.untrack(tls)
-            tls.close()
-            if isinstance(exc, OSError):
-                stop.check("the TLS handshake")  # the error a stop's shutdown leaves is the stop's
-            raise
-        sock = tls
-    try:
-        stop.check("sending a request")
-    except StopRequested:
-        stop.untrack(sock)
-        sock.close()
-        raise
-    return sock
-
-
 class _ForwardingConnection(http.client.HTTPConnection):
     """An http.client connection to a proxy that forwards plain-HTTP requests:
     the request target is absolute-form (http.client then sends the origin's
@@ -995,83 +1080,7 @@ class _ForwardingConnection(http.client.HTTPConnection):
         http.client.HTTPConnection.putrequest(self, method, url, skip_host, skip_accept_encoding)
         if self.proxy_authorization is not None:
             self.putheader("Proxy-Authorization", self.proxy_authorization)
-
-
-class HttpExchange(object):
-    """One request and its response, on a fresh connection a stop can end.
-
-        exchange = HttpExchange(url, stop, timeout_s=25, connect_deadline_s=10)
-        exchange.open()          # lookup + connect + TLS; raises before any byte is sent
-        exchange.conn.putrequest("GET", exchange.target.request_target)
-        ...
-        exchange.close()         # always
-
-    `conn` is an http.client connection whose socket is ours: http.client
-    drops its own reference once a response exists, we keep `sock` on the
-    ledger until close().  `budget`, an outer Deadline, tightens the connect
-    deadline and caps the socket timeout; enforcing it while blocked is the
-    caller's Watchdog's job.
-
-    `proxies` (a Proxies) opts this exchange into proxies: `proxy` is then the
-    one NO_PROXY leaves for this URL, or None.  Through a proxy, an http URL's
-    `target.request_target` is absolute-form, so callers send it unchanged.
-    """
-
-    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
-                 proxies=None):
-        self.target = split_url(url)
-        self.stop = stop
-        self.timeout_s = timeout_s
-        self.connect_deadline_s = connect_deadline_s
-        self.budget = budget
-        self.ssl_context_factory = ssl_context_factory or ssl.create_default_context
-        self.proxy = proxies.pick(self.target) if proxies is not None else None
-        if self.proxy is not None and self.target.scheme == "http":
-            origin = _authority(self.target.host, self.target.port, default_port=80)
-            self.target = self.target._replace(request_target="http://" + origin + self.target.request_target)
-        self.sock = None
-        self.conn = None
-
-    def open(self):
-        deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
-        context = self.ssl_context_factory() if self.target.scheme == "https" else None
-        self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
-        timeout = self.timeout_s
-        if self.budget is not None:
-            timeout = max(0.05, min(timeout, self.budget.remaining()))
-        self.sock.settimeout(timeout)
-        if context is not None:
-            self.conn = http.client.HTTPSConnection(self.target.host, self.target.port,
-                                                    timeout=timeout, context=context)
-        elif self.proxy is not None:
-            self.conn = _ForwardingConnection(self.target.host, self.target.port, timeout=timeout)
-            self.conn.proxy_authorization = self.proxy.authorization
-        else:
-            self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
-        self.conn.sock = self.sock
-        self.conn.auto_open = 0  # never let http.client open a connection behind our back
-        return self
-
-    def close(self):
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except Exception:
-                pass
-        if self.sock is not None:
-            self.stop.untrack(self.sock)
-            try:
-                self.sock.close()
-            except OSError:
-                pass
-
-    def __enter__(self):
-        return self.open()
-
-    def __exit__(self, *exc_info):
-        self.close()
-        return False
-# ---- END BLOCK transport ----
+# ---- END BLOCK proxy ----
 
 # ---- BEGIN BLOCK atomic_write (nodes/blocks/atomic_write.py) ----
 # atomic_write: a file appears whole under its final name or not at all, and

@@ -5,6 +5,8 @@ copies embedded in the nodes are kept identical by conformance.sync, which
 test_sync.py covers.
 """
 
+import ast
+import contextlib
 import http.client
 import os
 import signal
@@ -18,12 +20,15 @@ import unittest
 
 from conformance import faults
 from conformance import servers
+from conformance import sync
 from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S
 from nodes.blocks import atomic_write as atomic_block
 from nodes.blocks import deadline as deadline_block
+from nodes.blocks import proxy as proxy_block
 from nodes.blocks import redact as redact_block
 from nodes.blocks import stop as stop_block
 from nodes.blocks import transport as transport_block
+from nodes.blocks import utc_timestamp as utc_timestamp_block
 
 # A stop or an expired budget must end a blocked call well within this (the
 # contract's goal is 0.1 s; this bound only has to tell "at once" from "waited
@@ -126,11 +131,27 @@ def new_stop(testcase):
     os.set_blocking(err_r, False)
     stop = stop_block.Stop("test", stderr_fd=err_w)
     stop.open()
-    testcase.addCleanup(stop.close)
+    testcase.addCleanup(close_wakeup_pipe, stop)
     testcase.addCleanup(os.close, err_r)
     testcase.addCleanup(os.close, err_w)
     stop.err_r = err_r
     return stop
+
+
+def close_wakeup_pipe(stop):
+    """A node's wakeup pipe lasts as long as its process (the block has no close()); a test's does not."""
+    for fd in (stop._wake_r, stop._wake_w):
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def opened(exchange):
+    """`exchange` opened for a with block and closed after it (HttpExchange is not a context manager:
+    no node uses it as one)."""
+    try:
+        yield exchange.open()
+    finally:
+        exchange.close()
 
 
 def handler_output(stop):
@@ -222,8 +243,10 @@ class DeadlineTest(unittest.TestCase):
             time.sleep(SETTLE_S)
         self.assertTrue(dog.fired)
 
+
+class UtcTimestampTest(unittest.TestCase):
     def test_parse_utc_timestamp(self):
-        parse = deadline_block.parse_utc_timestamp
+        parse = utc_timestamp_block.parse_utc_timestamp
         self.assertEqual(parse("1970-01-01T00:00:10Z"), 10.0)
         self.assertEqual(parse("1970-01-01T00:00:10z"), 10.0)
         self.assertEqual(parse("1970-01-01T00:00:10"), 10.0)  # naive means UTC
@@ -359,8 +382,8 @@ class TransportTest(unittest.TestCase):
 
     def test_exchange_round_trip(self):
         server = self.server("ok")
-        with transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
-                                          connect_deadline_s=SHORT_TIMEOUT_S) as exchange:
+        with opened(transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                                 connect_deadline_s=SHORT_TIMEOUT_S)) as exchange:
             self.assertIn(exchange.sock, self.stop._inflight)
             exchange.conn.request("GET", exchange.target.request_target)
             response = exchange.conn.getresponse()
@@ -443,8 +466,8 @@ class TransportTest(unittest.TestCase):
 
     def test_shutdown_ends_a_blocked_first_byte_wait(self):
         server = self.server("silent")
-        with transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
-                                          connect_deadline_s=SHORT_TIMEOUT_S) as exchange:
+        with opened(transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                                 connect_deadline_s=SHORT_TIMEOUT_S)) as exchange:
             exchange.conn.request("GET", exchange.target.request_target)
             later(SETTLE_S, lambda: self.stop.handle(signal.SIGTERM, None))
             started = time.monotonic()
@@ -456,8 +479,8 @@ class TransportTest(unittest.TestCase):
         server = self.server("dribble", interval_s=SETTLE_S / 4)
         budget = deadline_block.Deadline(SETTLE_S * 2)
         self.stop.abandonable = False  # the receipt: a stop would not cut it, the budget does
-        with transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
-                                          connect_deadline_s=SHORT_TIMEOUT_S, budget=budget) as exchange:
+        with opened(transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                                 connect_deadline_s=SHORT_TIMEOUT_S, budget=budget)) as exchange:
             exchange.conn.request("GET", exchange.target.request_target)
             started = time.monotonic()
             with deadline_block.Watchdog(budget, self.stop.abandon_all) as dog:
@@ -573,7 +596,7 @@ class ProxyConfigTest(unittest.TestCase):
     """Which proxy a URL gets from an environment: urllib's variables, curl's NO_PROXY."""
 
     def pick(self, environ, url):
-        return transport_block.proxy_for(url, environ)
+        return proxy_block.Proxies.from_environ(environ).pick(transport_block.split_url(url))
 
     def test_each_scheme_its_own_variable(self):
         environ = {"HTTPS_PROXY": "http://s:3128", "HTTP_PROXY": "http://p:8080"}
@@ -594,7 +617,7 @@ class ProxyConfigTest(unittest.TestCase):
         self.assertEqual(self.pick({"http_proxy": "http://p:1", "REQUEST_METHOD": "GET"}, "http://h/")[:2], ("p", 1))
 
     def test_proxy_url_forms(self):
-        parse = transport_block.parse_proxy_url
+        parse = proxy_block.parse_proxy_url
         self.assertEqual(parse("http://proxy")[:3], ("proxy", 80, None))
         self.assertEqual(parse("HTTP://[::1]:3128/")[:2], ("::1", 3128))
         proxy = parse("http://us%40er:p%2Fss%25@proxy:1")
@@ -609,8 +632,8 @@ class ProxyConfigTest(unittest.TestCase):
             with self.assertRaises(ValueError) as caught:
                 parse(bad)
             self.assertNotIn("SECRET", str(caught.exception))
-            with self.assertRaises(transport_block.ProxyConfigError) as caught:
-                transport_block.Proxies.from_environ({"https_proxy": bad or "x"})
+            with self.assertRaises(proxy_block.ProxyConfigError) as caught:
+                proxy_block.Proxies.from_environ({"https_proxy": bad or "x"})
             self.assertIn("https_proxy", str(caught.exception))
             self.assertNotIn("SECRET", str(caught.exception))
 
@@ -650,7 +673,7 @@ class ProxyConfigTest(unittest.TestCase):
                 self.assertEqual(self.pick(environ, url) is None, direct)
 
     def test_secrets_every_form(self):
-        proxies = transport_block.Proxies.from_environ({"https_proxy": "http://user1234:pass%2F5678@p:1",
+        proxies = proxy_block.Proxies.from_environ({"https_proxy": "http://user1234:pass%2F5678@p:1",
                                                         "http_proxy": "http://p:2"})
         found = proxies.secrets()
         for form in ("user1234", "pass%2F5678", "pass/5678", "dXNlcjEyMzQ6cGFzcy81Njc4"):
@@ -669,7 +692,7 @@ class ProxyTransportTest(unittest.TestCase):
         return proxy
 
     def proxies(self, proxy, userinfo="user:pa%2Fss@"):
-        return transport_block.Proxies.from_environ({"https_proxy": proxy.url(userinfo),
+        return proxy_block.Proxies.from_environ({"https_proxy": proxy.url(userinfo),
                                                      "http_proxy": proxy.url(userinfo)})
 
     def test_tunnel_then_tls_to_the_origin(self):
@@ -678,9 +701,9 @@ class ProxyTransportTest(unittest.TestCase):
         origin.serve_bytes("/x", b"through the tunnel")
         proxy = self.proxy("tunnel")
         context = lambda: ssl.create_default_context(cafile=servers.CA_FILE)  # noqa: E731
-        with transport_block.HttpExchange(origin.origin + "/x?X-Amz-Signature=secret", self.stop,
-                                          timeout_s=SHORT_TIMEOUT_S, connect_deadline_s=SHORT_TIMEOUT_S,
-                                          ssl_context_factory=context, proxies=self.proxies(proxy)) as exchange:
+        with opened(transport_block.HttpExchange(origin.origin + "/x?X-Amz-Signature=secret", self.stop,
+                                                 timeout_s=SHORT_TIMEOUT_S, connect_deadline_s=SHORT_TIMEOUT_S,
+                                                 ssl_context_factory=context, proxies=self.proxies(proxy))) as exchange:
             self.assertEqual(exchange.target.request_target, "/x?X-Amz-Signature=secret")
             self.assertIn(exchange.sock, self.stop._inflight)
             exchange.conn.request("GET", exchange.target.request_target)
@@ -697,7 +720,7 @@ class ProxyTransportTest(unittest.TestCase):
 
     def test_refused_tunnel_names_the_status_not_the_credentials(self):
         proxy = self.proxy("refuse")
-        with self.assertRaises(transport_block.ProxyRefused) as caught:
+        with self.assertRaises(proxy_block.ProxyRefused) as caught:
             transport_block.HttpExchange("https://127.0.0.1:1/x", self.stop, timeout_s=1,
                                          connect_deadline_s=SHORT_TIMEOUT_S,
                                          proxies=self.proxies(proxy, "user:SECRETPASSWORD@")).open()
@@ -705,7 +728,7 @@ class ProxyTransportTest(unittest.TestCase):
         self.assertIsInstance(caught.exception, OSError)
         self.assertIn("407", str(caught.exception))
         self.assertNotIn("SECRETPASSWORD", str(caught.exception))
-        self.assertNotIn(transport_block.parse_proxy_url(proxy.url("user:SECRETPASSWORD@")).authorization[6:],
+        self.assertNotIn(proxy_block.parse_proxy_url(proxy.url("user:SECRETPASSWORD@")).authorization[6:],
                          str(caught.exception))
         self.assertEqual(self.stop._inflight, set())
 
@@ -729,15 +752,16 @@ class ProxyTransportTest(unittest.TestCase):
 
     def test_an_endless_reply_head_is_refused(self):
         proxy = self.proxy("endless")
-        with self.assertRaises(transport_block.ProxyRefused) as caught:
+        with self.assertRaises(proxy_block.ProxyRefused) as caught:
             transport_block.HttpExchange("https://127.0.0.1:1/x", self.stop, timeout_s=1,
                                          connect_deadline_s=SHORT_TIMEOUT_S, proxies=self.proxies(proxy)).open()
         self.assertIsNone(caught.exception.status)
 
     def test_plain_http_goes_to_the_proxy_in_absolute_form(self):
         proxy = self.proxy("answer")
-        with transport_block.HttpExchange("http://origin.invalid:8080/a/b?q=1", self.stop, timeout_s=SHORT_TIMEOUT_S,
-                                          connect_deadline_s=SHORT_TIMEOUT_S, proxies=self.proxies(proxy)) as exchange:
+        with opened(transport_block.HttpExchange("http://origin.invalid:8080/a/b?q=1", self.stop,
+                                                 timeout_s=SHORT_TIMEOUT_S, connect_deadline_s=SHORT_TIMEOUT_S,
+                                                 proxies=self.proxies(proxy))) as exchange:
             exchange.conn.putrequest("GET", exchange.target.request_target)
             exchange.conn.endheaders()
             response = exchange.conn.getresponse()
@@ -751,16 +775,71 @@ class ProxyTransportTest(unittest.TestCase):
         server = SilentServer("ok")
         self.addCleanup(server.close)
         proxy = self.proxy("answer")
-        exempt = transport_block.Proxies.from_environ({"http_proxy": proxy.url(), "no_proxy": "127.0.0.1"})
+        exempt = proxy_block.Proxies.from_environ({"http_proxy": proxy.url(), "no_proxy": "127.0.0.1"})
         for proxies in (None, exempt):
-            with transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
-                                              connect_deadline_s=SHORT_TIMEOUT_S, proxies=proxies) as exchange:
+            with opened(transport_block.HttpExchange(server.url(), self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                                     connect_deadline_s=SHORT_TIMEOUT_S, proxies=proxies)) as exchange:
                 self.assertIsNone(exchange.proxy)
                 self.assertIs(type(exchange.conn), http.client.HTTPConnection)
                 self.assertEqual(exchange.target.request_target, "/x?X-Amz-Signature=secret")
                 exchange.conn.request("GET", exchange.target.request_target)
                 self.assertEqual(exchange.conn.getresponse().read(), b"hello")
         self.assertEqual(proxy.heads, [])
+
+
+def unreached_block_names(text, label):
+    """[(block, name)] for each top-level name an embedded block defines that
+    nothing reachable from the node's own code (outside its blocks) uses."""
+    owner = {}
+    for block, begin, end in sync.find_regions(text, label):
+        for index in range(begin + 1, end):
+            owner[index + 1] = block  # 1-based line numbers, as ast gives them
+    definitions, todo = {}, []
+    for statement in ast.parse(text).body:
+        names = []
+        if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+            names = [statement.name]
+        elif isinstance(statement, ast.Assign):
+            names = [node.id for target in statement.targets for node in ast.walk(target)
+                     if isinstance(node, ast.Name)]
+        block = owner.get(statement.lineno)
+        for name in names:
+            definitions[name] = (block, statement)
+        if block is None:  # the node's own code: everything it names is reached
+            todo.extend(node.id for node in ast.walk(statement) if isinstance(node, ast.Name))
+    reached = set()
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        if name in definitions:
+            todo.extend(node.id for node in ast.walk(definitions[name][1]) if isinstance(node, ast.Name))
+    return sorted((block, name) for name, (block, _statement) in definitions.items()
+                  if block is not None and name not in reached)
+
+
+class EmbeddingTest(unittest.TestCase):
+    """A node embeds only what it calls: a block function no code of the node
+    reaches is code a reader of the node must understand for nothing (and,
+    for the crawler, proxy code its contract forbids it to use).  The fix is
+    a finer block, embedded only where it is called (see nodes/blocks/README.md)."""
+
+    def test_no_node_embeds_a_name_it_never_reaches(self):
+        paths = sync.node_paths(sync.DEFAULT_ROOT) + [path for path, _ in sync.derivative_paths(sync.DEFAULT_ROOT)]
+        self.assertTrue(paths)
+        for path in paths:
+            label = os.path.relpath(path, sync.DEFAULT_ROOT)
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            with self.subTest(node=label):
+                self.assertEqual(unreached_block_names(text, label), [])
+
+    def test_the_finder_sees_an_unreached_name(self):
+        text = ("# ---- BEGIN BLOCK b (nodes/blocks/b.py) ----\n"
+                "def used():\n    return helper()\n\n\ndef helper():\n    return 1\n\n\ndef spare():\n    return 2\n"
+                "# ---- END BLOCK b ----\n\nprint(used())\n")
+        self.assertEqual(unreached_block_names(text, "n.py"), [("b", "spare")])
 
 
 if __name__ == "__main__":

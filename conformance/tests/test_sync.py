@@ -33,6 +33,10 @@ NODE = textwrap.dedent('''\
 
 BODY = 'def greet():\n    return os.sep + "hello"\n'
 
+OTHER_BLOCK = '"""Block `other`."""\n# ---- block body ----\ndef x():\n    return 1\n'
+OTHER_REGION = ('# ---- BEGIN BLOCK other (nodes/blocks/other.py) ----\ndef x():\n    return 1\n'
+                '# ---- END BLOCK other ----\n')
+
 
 class SyncTest(unittest.TestCase):
     def setUp(self):
@@ -89,8 +93,17 @@ class SyncTest(unittest.TestCase):
 
     def test_sibling_block_imports_are_not_required(self):
         self.write("nodes/blocks/greet.py", BLOCK.replace("import os\n", "import os\nfrom nodes.blocks.other import x\n"))
-        self.write("nodes/n.py", NODE.format(body=BODY))
+        self.write("nodes/blocks/other.py", OTHER_BLOCK)
+        self.write("nodes/n.py", NODE.format(body=BODY) + OTHER_REGION)
         self.assertEqual(self.main("--check"), (0, "", ""))
+
+    def test_a_block_needs_the_blocks_it_builds_on(self):
+        self.write("nodes/blocks/greet.py", BLOCK.replace("import os\n", "import os\nfrom nodes.blocks.other import x\n"))
+        self.write("nodes/blocks/other.py", OTHER_BLOCK)
+        self.write("nodes/n.py", NODE.format(body=BODY))
+        code, _, err = self.main("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("nodes/n.py: block greet builds on block other, which the node does not embed", err)
 
     def test_unknown_block(self):
         self.write("nodes/n.py", NODE.format(body=BODY).replace("greet (nodes/blocks/greet.py)", "nope (nodes/blocks/nope.py)")

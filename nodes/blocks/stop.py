@@ -43,19 +43,10 @@ class Stop(object):
         self._wake_w = None
 
     def open(self):
-        """Create the wakeup pipe (call from main(), never at import)."""
+        """Create the wakeup pipe (call from main(), never at import); it lasts as long as the process."""
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
-
-    def close(self):
-        for fd in (self._wake_r, self._wake_w):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._wake_r = self._wake_w = None
 
     def handle(self, signum, frame=None):
         """Signal handler for SIGTERM and SIGINT."""

@@ -5,7 +5,6 @@ each node that uses it; the imports above the line are the node's own job.
 The `from nodes.blocks...` lines exist only for this standalone copy: inside a
 node the blocks share one namespace.
 """
-import base64
 import collections
 import errno
 import http.client
@@ -27,11 +26,13 @@ from nodes.blocks.stop import StopRequested
 # a watchdog) ends a blocked read or write with shutdown().  http.client only
 # formats requests and parses responses: it never opens a connection itself.
 #
-# Proxies are opt-in, per exchange: a node that must never use one passes none
-# and the rest behaves as if this part did not exist.  With a proxy, TCP goes
-# to the proxy; an https target is reached through a CONNECT tunnel, inside
-# the same deadline, every wait stoppable; an http target's request goes to
-# the proxy in absolute form.  Proxy credentials never appear in a message.
+# Proxies are opt-in, per exchange, and live in their own block (proxy): this
+# one only calls the methods of the proxy it is handed (pick, tunnel,
+# forward_target, forwarding_connection), so a node that must never use a
+# proxy passes none and embeds no proxy code.  With a proxy, TCP goes to the
+# proxy; an https target is reached through its CONNECT tunnel, inside the
+# same deadline, every wait stoppable; an http target's request goes to the
+# proxy in absolute form.
 
 Target = collections.namedtuple("Target", "scheme host port request_target")
 
@@ -142,250 +143,6 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-# -- proxies ---------------------------------------------------------------
-# The variables are read as urllib reads them (the upstream's ProxyHandler):
-# a lowercase name wins over its uppercase form, an empty lowercase one turns
-# the proxy off, and HTTP_PROXY is ignored when REQUEST_METHOD is set (a CGI
-# script gets a client's "Proxy:" header as HTTP_PROXY, CVE-2016-1000110).
-# NO_PROXY is matched as curl matches it: by whole domain labels, never by
-# substring, and an address only by itself.
-
-_PROXY_REPLY_MAX_BYTES = 65536  # a CONNECT reply's status line and headers; more is not a proxy talking
-
-
-class Proxy(collections.namedtuple("Proxy", "host port authorization credentials")):
-    """A proxy: where it is, the Proxy-Authorization value to send (None
-    without credentials) and the credential strings a log must never show.
-    Its repr() shows neither."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return "Proxy(host=%r, port=%r%s)" % (self.host, self.port,
-                                              ", with credentials" if self.authorization else "")
-
-
-class ProxyConfigError(ValueError):
-    """A proxy variable that cannot be used; the message names it, never its value."""
-
-
-def parse_proxy_url(url):
-    """The Proxy of `http://[user:password@]host[:port]` (port 80 by default).
-
-    ValueError for anything else; the message never quotes the URL, which
-    may carry a password.  User and password are percent-decoded, as urllib
-    does, before they go into the Basic credentials.
-    """
-    if not isinstance(url, str) or not url:
-        raise ValueError("not a non-empty string")
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme.lower() != "http":
-        raise ValueError("only http:// proxies are supported")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError("a proxy URL has no path, query or fragment")
-    if _FORBIDDEN_IN_TARGET.intersection(parts.netloc):
-        raise ValueError("whitespace or control characters in the proxy URL")
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        raise ValueError("port is not a number from 0 to 65535") from None
-    if not host:
-        raise ValueError("no host")
-    authorization, credentials = None, ()
-    if parts.username is not None:
-        user = urllib.parse.unquote(parts.username)
-        password = urllib.parse.unquote(parts.password or "")
-        token = base64.b64encode(("%s:%s" % (user, password)).encode("utf-8")).decode("ascii")
-        authorization = "Basic " + token
-        credentials = tuple(v for v in (parts.username, parts.password, user, password, token, authorization) if v)
-    return Proxy(host, 80 if port is None else port, authorization, credentials)
-
-
-def _proxy_variables(environ):
-    """{"http"|"https"|"no": (variable name, value)}, by urllib's precedence."""
-    found = {}
-    for name, value in environ.items():  # first pass: any case
-        if value and name.lower().endswith("_proxy"):
-            found[name.lower()[:-6]] = (name, value)
-    if "REQUEST_METHOD" in environ:  # a CGI script: HTTP_PROXY may come from a client
-        found.pop("http", None)
-    for name, value in environ.items():  # second pass: lowercase names win, empty ones unset
-        if name.endswith("_proxy"):
-            if value:
-                found[name.lower()[:-6]] = (name, value)
-            else:
-                found.pop(name.lower()[:-6], None)
-    return dict((k, v) for k, v in found.items() if k in ("http", "https", "no"))
-
-
-def _ip_literal(host):
-    """The packed address of an IPv4 or IPv6 literal, else None."""
-    for family in (socket.AF_INET, socket.AF_INET6):
-        try:
-            return socket.inet_pton(family, host)
-        except (OSError, ValueError):
-            pass
-    return None
-
-
-def _no_proxy_entry(item):
-    """(name, port or None, packed address or None) of one NO_PROXY entry; None if unusable."""
-    port = None
-    if item.startswith("["):  # [v6] or [v6]:port
-        host, bracket, rest = item[1:].partition("]")
-        if not bracket or (rest and not (rest[:1] == ":" and rest[1:].isdigit())):
-            return None
-        port = int(rest[1:]) if rest else None
-    elif item.count(":") == 1:  # name:port or v4:port; more colons is a bare IPv6 address
-        host, _, text = item.partition(":")
-        if not text.isdigit():
-            return None
-        port = int(text)
-    else:
-        host = item
-    host = host.strip(".")  # ".example.com" is "example.com"; a trailing dot is the root
-    if not host or (port is not None and port > 65535):
-        return None
-    return host, port, _ip_literal(host)
-
-
-class Proxies(object):
-    """The proxies an environment names, and its NO_PROXY list.
-
-        proxies = Proxies.from_environ(os.environ)   # ProxyConfigError names a bad variable
-        proxy = proxies.pick(split_url(url))         # a Proxy, or None: connect directly
-
-    NO_PROXY: entries separated by commas or spaces, compared without regard
-    to case.  `*` alone means no proxy for any host.  A name matches itself
-    and every name under it (`example.com` and `.example.com` both match
-    `a.example.com`, neither matches `badexample.com`); an IP address matches
-    only that address (IPv6 bracketed or not); `:port` limits an entry to
-    that port.
-    """
-
-    def __init__(self, http=None, https=None, no_proxy=""):
-        self.by_scheme = {"http": http, "https": https}
-        text = (no_proxy or "").strip()
-        self.bypass_all = text == "*"
-        entries = (_no_proxy_entry(item) for item in text.lower().replace(",", " ").split())
-        self.no_proxy = tuple(entry for entry in entries if entry is not None)
-
-    @classmethod
-    def from_environ(cls, environ):
-        found = _proxy_variables(environ)
-        chosen = {}
-        for scheme in ("http", "https"):
-            if scheme in found:
-                name, value = found[scheme]
-                try:
-                    chosen[scheme] = parse_proxy_url(value)
-                except ValueError as exc:
-                    raise ProxyConfigError("%s is not a usable http://[user:password@]host[:port] proxy URL (%s)"
-                                           % (name, exc)) from None
-        return cls(chosen.get("http"), chosen.get("https"), found.get("no", ("", ""))[1])
-
-    def bypass(self, host, port):
-        """True when NO_PROXY says `host`:`port` is reached directly."""
-        if self.bypass_all:
-            return True
-        host = host.lower().rstrip(".")
-        address = _ip_literal(host)
-        for name, only_port, entry_address in self.no_proxy:
-            if only_port is not None and only_port != port:
-                continue
-            if address is not None or entry_address is not None:
-                if address == entry_address:  # addresses: only the same address
-                    return True
-            elif host == name or host.endswith("." + name):  # names: whole labels, never a substring
-                return True
-        return False
-
-    def pick(self, target):
-        """The Proxy for a Target, or None to connect directly."""
-        proxy = self.by_scheme.get(target.scheme)
-        if proxy is None or self.bypass(target.host, target.port):
-            return None
-        return proxy
-
-    def secrets(self):
-        """Every credential string of the proxies, for a node's redaction."""
-        return [value for proxy in self.by_scheme.values() if proxy is not None for value in proxy.credentials]
-
-
-def proxy_for(url, environ):
-    """The Proxy `environ` names for `url`, or None (connect directly)."""
-    return Proxies.from_environ(environ).pick(split_url(url))
-
-
-def _authority(host, port, default_port=None):
-    """host:port as a request target or Host header writes it: an IPv6
-    address in brackets, the port left out when it is `default_port`."""
-    shown = "[%s]" % host if ":" in host else host
-    return shown if port == default_port else "%s:%d" % (shown, port)
-
-
-def _tunnel(sock, target, proxy, stop, deadline):
-    """CONNECT `target` through the proxy on `sock`; return once it said 2xx.
-
-    Every send and receive waits in wait_ready, so the deadline and a stop
-    end it at once, like the rest of the connect.  Only the reply's head is
-    consumed (peeked first), never a byte of what the origin sends next.
-    A refusal raises ProxyRefused naming the status, never the credentials.
-    """
-    authority = _authority(target.host, target.port)
-    head = "CONNECT %s HTTP/1.1\r\nHost: %s\r\n" % (authority, authority)
-    if proxy.authorization is not None:
-        head += "Proxy-Authorization: %s\r\n" % proxy.authorization
-    pending = memoryview((head + "\r\n").encode("ascii"))  # a non-ASCII host fails here, as in http.client
-    while pending:
-        wait_ready(stop, [], [sock], deadline, "the proxy's CONNECT")
-        try:
-            pending = pending[sock.send(pending):]
-        except (BlockingIOError, InterruptedError):
-            pass
-    reply = bytearray()
-    while True:
-        wait_ready(stop, [sock], [], deadline, "the proxy's CONNECT")
-        try:
-            peeked = sock.recv(4096, socket.MSG_PEEK)
-        except (BlockingIOError, InterruptedError):
-            continue
-        if not peeked:
-            raise ConnectionError("the proxy closed the connection before answering CONNECT")
-        tail = bytes(reply[-3:])
-        end = (tail + peeked).find(b"\r\n\r\n")
-        wanted = len(peeked) if end < 0 else end + 4 - len(tail)
-        while wanted:  # the peeked bytes are there: this never waits
-            got = sock.recv(wanted)
-            if not got:
-                raise ConnectionError("the proxy closed the connection before answering CONNECT")
-            reply += got
-            wanted -= len(got)
-        if end >= 0:
-            break
-        if len(reply) > _PROXY_REPLY_MAX_BYTES:
-            raise ProxyRefused(None, "a reply head longer than %d bytes" % _PROXY_REPLY_MAX_BYTES, authority)
-    status_line = bytes(reply).split(b"\r\n", 1)[0].decode("latin-1")
-    version, _, rest = status_line.partition(" ")
-    code, _, reason = rest.partition(" ")
-    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
-        raise ProxyRefused(None, "a reply that is not HTTP", authority)
-    if not 200 <= int(code) < 300:
-        raise ProxyRefused(int(code), reason, authority)
-
-
-class ProxyRefused(OSError):
-    """The proxy did not open the tunnel: `status` is its answer's code (None
-    when it did not speak HTTP).  An OSError, like every other way a
-    connection fails to be made."""
-
-    def __init__(self, status, reason, authority):
-        shown = "".join(c for c in str(reason) if " " <= c <= "~")[:64].strip()
-        what = "HTTP %d %s" % (status, shown) if status is not None else shown
-        OSError.__init__(self, "the proxy refused CONNECT %s: %s" % (authority, what.strip()))
-        self.status = status
-
-
 def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None):
     """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
 
@@ -399,11 +156,11 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     has judged the addresses itself: only those are tried, while the TLS server
     name and the certificate's host stay `target.host`.
 
-    `proxy` (a Proxy) makes the TCP peer the proxy (`addresses` are then the
-    proxy's); with `ssl_context` the TLS session runs through a CONNECT tunnel
-    to `target`, still verified against `target.host`.  Without `ssl_context`
-    the caller sends its request to the proxy in absolute form (HttpExchange
-    does).
+    `proxy` (a Proxy of the proxy block) makes the TCP peer the proxy
+    (`addresses` are then the proxy's); with `ssl_context` the TLS session
+    runs through the tunnel its tunnel() opens to `target`, still verified
+    against `target.host`.  Without `ssl_context` the caller sends its
+    request to the proxy in absolute form (HttpExchange does).
     """
     stop.check("opening a connection")
     peer = target if proxy is None else proxy  # whom TCP connects to
@@ -440,7 +197,7 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
                            % (peer.host, peer.port, deadline.seconds))
     if proxy is not None and ssl_context is not None:
         try:
-            _tunnel(sock, target, proxy, stop, deadline)
+            proxy.tunnel(sock, target, stop, deadline)
         except BaseException as exc:
             stop.untrack(sock)
             sock.close()
@@ -475,19 +232,6 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     return sock
 
 
-class _ForwardingConnection(http.client.HTTPConnection):
-    """An http.client connection to a proxy that forwards plain-HTTP requests:
-    the request target is absolute-form (http.client then sends the origin's
-    Host), and every request carries the proxy's credentials, if any."""
-
-    proxy_authorization = None
-
-    def putrequest(self, method, url, skip_host=False, skip_accept_encoding=False):
-        http.client.HTTPConnection.putrequest(self, method, url, skip_host, skip_accept_encoding)
-        if self.proxy_authorization is not None:
-            self.putheader("Proxy-Authorization", self.proxy_authorization)
-
-
 class HttpExchange(object):
     """One request and its response, on a fresh connection a stop can end.
 
@@ -503,9 +247,10 @@ class HttpExchange(object):
     deadline and caps the socket timeout; enforcing it while blocked is the
     caller's Watchdog's job.
 
-    `proxies` (a Proxies) opts this exchange into proxies: `proxy` is then the
-    one NO_PROXY leaves for this URL, or None.  Through a proxy, an http URL's
-    `target.request_target` is absolute-form, so callers send it unchanged.
+    `proxies` (a Proxies of the proxy block) opts this exchange into
+    proxies: `proxy` is then the one NO_PROXY leaves for this URL, or None.
+    Through a proxy, an http URL's `target.request_target` is absolute-form,
+    so callers send it unchanged.
     """
 
     def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
@@ -518,8 +263,7 @@ class HttpExchange(object):
         self.ssl_context_factory = ssl_context_factory or ssl.create_default_context
         self.proxy = proxies.pick(self.target) if proxies is not None else None
         if self.proxy is not None and self.target.scheme == "http":
-            origin = _authority(self.target.host, self.target.port, default_port=80)
-            self.target = self.target._replace(request_target="http://" + origin + self.target.request_target)
+            self.target = self.proxy.forward_target(self.target)
         self.sock = None
         self.conn = None
 
@@ -535,8 +279,7 @@ class HttpExchange(object):
             self.conn = http.client.HTTPSConnection(self.target.host, self.target.port,
                                                     timeout=timeout, context=context)
         elif self.proxy is not None:
-            self.conn = _ForwardingConnection(self.target.host, self.target.port, timeout=timeout)
-            self.conn.proxy_authorization = self.proxy.authorization
+            self.conn = self.proxy.forwarding_connection(self.target, timeout)
         else:
             self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
         self.conn.sock = self.sock
@@ -555,10 +298,3 @@ class HttpExchange(object):
                 self.sock.close()
             except OSError:
                 pass
-
-    def __enter__(self):
-        return self.open()
-
-    def __exit__(self, *exc_info):
-        self.close()
-        return False

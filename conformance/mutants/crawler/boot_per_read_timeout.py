@@ -5,8 +5,8 @@ REPLACE = [(
     '            conn = session.conn\n'
     '            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)\n'
     '            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1: asks for the JSON the parser expects\n',
-    '        with HttpExchange(url, STOP, timeout_s=budget.seconds, connect_deadline_s=budget.seconds,\n'
-    '                          ssl_context_factory=tls_context) as session:\n'
+    '        with contextlib.closing(HttpExchange(url, STOP, timeout_s=budget.seconds, connect_deadline_s=budget.seconds,\n'
+    '                                             ssl_context_factory=tls_context).open()) as session:\n'
     '            conn = session.conn\n'
     '            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)\n'
     '            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1: asks for the JSON the parser expects\n',

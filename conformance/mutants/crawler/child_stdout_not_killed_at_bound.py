@@ -1,7 +1,8 @@
 """Stdout past MAX_CRAWLER_RESULT_BYTES is only stopped being read, not a reason to kill: a flooding child runs to its deadline."""
 NODE = "nodes/crawler_job.py"
 REPLACE = [(
-    '                    if stdout_size > MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-6: killed at once\n                        overflow = "stdout"\n',
+    '        if self.stdout_size > MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-6: killed at once\n'
+    '            self.overflow = "stdout"\n',
     '',
 )]
 KILLS = ["child.stdout-bound"]

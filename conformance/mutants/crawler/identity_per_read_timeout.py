@@ -4,7 +4,8 @@ REPLACE = [(
     '        with http_exchange(url, budget) as session:\n'
     '            conn = session.conn\n'
     '            conn.putrequest("GET", session.target.request_target, skip_accept_encoding=True)\n',
-    '        with HttpExchange(url, STOP, timeout_s=budget.seconds, connect_deadline_s=budget.seconds) as session:\n'
+    '        with contextlib.closing(HttpExchange(url, STOP, timeout_s=budget.seconds,\n'
+    '                                             connect_deadline_s=budget.seconds).open()) as session:\n'
     '            conn = session.conn\n'
     '            conn.putrequest("GET", session.target.request_target, skip_accept_encoding=True)\n',
 )]

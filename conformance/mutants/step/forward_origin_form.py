@@ -1,7 +1,7 @@
 """A plain-HTTP request goes to the proxy with the origin-form target (/path?query), as to an origin: the proxy cannot tell where to send it."""
 NODE = "nodes/hello_node.py"
 REPLACE = [(
-    '            self.target = self.target._replace(request_target="http://" + origin + self.target.request_target)\n',
-    '            pass\n',
+    '        return target._replace(request_target="http://" + origin + target.request_target)\n',
+    '        return target\n',
 )]
 KILLS = ["proxy.forward"]

@@ -10,9 +10,9 @@ REPLACE = [(
     "        try:\n"
     "            peeked = sock.recv(4096, socket.MSG_PEEK)\n",
 ), (
-    "            _tunnel(sock, target, proxy, stop, deadline)\n",
+    "            proxy.tunnel(sock, target, stop, deadline)\n",
     "            stop.untrack(sock)\n"
-    "            _tunnel(sock, target, proxy, stop, deadline)\n"
+    "            proxy.tunnel(sock, target, stop, deadline)\n"
     "            stop.track(sock)\n",
 )]
 KILLS = ["proxy.stop-connect"]
