@@ -13,7 +13,7 @@ Run it:
 Judge it against its contract:
     python3 -m conformance crawler nodes/crawler_job.py
 
-Contract: contract/crawler.md, version 2.  Each line that exists because of a
+Contract: contract/crawler.md, version 3.  Each line that exists because of a
 clause carries its ID and what breaks without it (grep -n CRAWLER-STOP-3 finds
 the clause, this code and its checks):
     ARGV      one option, usage errors that echo nothing, argv scrubbed
@@ -31,32 +31,32 @@ the clause, this code and its checks):
     REPORT    stderr-only, :fail or bundle; one status line; exit 0, 1, 2 or 143
     STOP      SIGTERM/SIGINT end every phase at once; a cancelled bundle; a second stop ends it
 
-Layout (`grep -n '^# [0-9]' nodes/crawler_job.py` prints it), helpers first,
-then in the order a run goes through them:
+Layout (`grep -n '^# [0-9]' nodes/crawler_job.py` prints it; every node has banners 1-9):
     1 Imports                      standard library only
     2 Configuration [EDIT]         program name, chunk size, deployment constants
     3 Your work [EDIT]             normalize(): the source's column names and rows
     ---- Below this line: contract machinery [KEEP] ----
-    4 The child's framing          child mode: normalize()'s rows made the result
-    5 Limits                       every number, with its unit and its reason
-    6 Errors                       failure codes, where each goes, exit statuses
-    7 Shared blocks                copies of nodes/blocks/*.py: edit those instead
-    8 Process state and output     STOP, PROCESS, the status line, secret buffers
-    9 Canonical JSON               one encoding, strict parsers, digests
-   10 Forms                        one spelling per URL, host, timestamp, digest
-   11 HTTP exchanges               bounded: metadata server, broker, store
-   12 Configuration                the environment, read once, in the contract's order
-   13 Identity, redemption, :fail  a token per call, one :redeem, the :fail report
-   14 The bootstrap documents      the crawl request, the upload capability
-   15 Fetch                        the egress policy hop by hop, the source spooled
-   16 Sandbox                      the seccomp filter the child runs under
-   17 The child                    start, feed, drain, judge and always reap it
-   18 Result binding               the child's result bound to what was fetched
-   19 Upload                       the one create-only PUT; the failure bundle
-   20 Lifecycle                    one Run, start-up checks to status line
-   21 main()                       argv, signal handlers, the exit code
+    3.1 The child's framing        child mode: normalize()'s rows made the result
+    4 Limits                       every number, with its unit and its reason
+    5 Errors                       failure codes, where each goes, exit statuses
+    6 Shared blocks                copies of nodes/blocks/*.py: edit those instead
+    7 Protocol, in run order:
+      7.1 Process state and output STOP, PROCESS, the status line, secret buffers
+      7.2 Canonical JSON           one encoding, strict parsers, digests
+      7.3 Forms                    one spelling per URL, host, timestamp, digest
+      7.4 HTTP exchanges           bounded: metadata server, broker, store
+      7.5 Configuration            the environment, read once, in the contract's order
+      7.6 Identity, redemption     a token per call, one :redeem, the :fail report
+      7.7 The bootstrap documents  the crawl request, the upload capability
+      7.8 Fetch                    the egress policy hop by hop, the source spooled
+      7.9 Sandbox                  the seccomp filter the child runs under
+      7.10 The child               start, feed, drain, judge and always reap it
+      7.11 Result binding          the child's result bound to what was fetched
+      7.12 Upload                  the one create-only PUT; the failure bundle
+    8 Lifecycle                    one Run, start-up checks to status line
+    9 main()                       argv, signal handlers, the exit code
 
-Edit sections 2 and 3, keep the rest.  Section 7 is rewritten from
+Edit sections 2 and 3, keep the rest.  Section 6 is rewritten from
 nodes/blocks/ by `python3 -m conformance.sync`, and `--check` reports drift.
 Nothing happens on import: configuration, handlers and files wait for main().
 """
@@ -109,7 +109,7 @@ MAX_CRAWLER_RESULT_BYTES = 8 * 1024 * 1024  # the child's stdout and the stored 
 # CONTRACT: fixed per release: it is signed into x-goog-content-length-range (CRAWLER-CAP-7).
 RESULT_MEDIA_TYPE = "application/vnd.mostlyright.crawler-result+json"  # Content-Type of every PUT (CAP-7)
 CHILD_ATTESTATION_ENV = "MOSTLYRIGHT_CRAWLER_EGRESS_POLICY_ATTESTATION"  # the child's one variable (CHILD-2)
-CHILD_CODES = frozenset((  # CRAWLER-CHILD-8: the only codes a child may name; each a bundle code (section 6)
+CHILD_CODES = frozenset((  # CRAWLER-CHILD-8: the only codes a child may name; each a bundle code (section 5)
     "CRAWLER_NORMALIZATION_FAILED", "CRAWLER_SOURCE_ENCODING_UNSUPPORTED", "CRAWLER_LIMIT_EXCEEDED"))
 
 # 3 Your work [EDIT] ===========================================================
@@ -117,7 +117,7 @@ CHILD_CODES = frozenset((  # CRAWLER-CHILD-8: the only codes a child may name; e
 # normalize() is all of it: it yields the column names, then each row's values,
 # and raises CrawlerError with a child code to refuse the source.  Replace it
 # and the readers below to read the source your way.  The framing right below
-# the KEEP line (section 4) turns what it yields into the result (JSON lines,
+# the KEEP line (section 3.1) turns what it yields into the result (JSON lines,
 # the request's limits, the digests: CRAWLER-CHILD-11, CRAWLER-RESULT-10) and
 # must stay as it is.  A deployment can also pin another program instead
 # (MOSTLYRIGHT_CRAWLER_CHILD).
@@ -208,7 +208,7 @@ def read_jsonl(source):
 
 # ---- Below this line: contract machinery [KEEP] ----
 
-# 4 The child's framing ========================================================
+# 3.1 The child's framing of your work =========================================
 # Child mode: this file, started by the node as its own normaliser
 # (CRAWLER-CHILD-1, D8), reads the normalisation input on stdin and writes the
 # result on stdout.  The framing around normalize() keeps that protocol
@@ -216,7 +216,7 @@ def read_jsonl(source):
 # the node would refuse, the input must match its header, and the summary is
 # computed from the content it describes (CRAWLER-CHILD-11, CRAWLER-RESULT-10).
 # Edit normalize() above, not this; the result's names and keys are in
-# section 18, where the node checks what this writes.
+# section 7.11, where the node checks what this writes.
 
 
 class FramedSource(io.RawIOBase):
@@ -357,7 +357,7 @@ def normalizer_main():
         return EXIT_FAILED
 
 
-# 5 Limits =====================================================================
+# 4 Limits =====================================================================
 # Every number the contract fixes, with its unit and its reason.  The bounds
 # keep a hostile broker, source, store or child from making the node read,
 # buffer or wait without end; a `# CONTRACT:` line under one says which clause
@@ -397,7 +397,7 @@ CHILD_EXIT_POLL_S = 0.05  # how often a child that closed its pipes is checked f
 CHILD_REAP_WAIT_S = 5.0  # wait for a SIGKILLed child to be reaped (it cannot refuse)
 
 
-# 6 Errors =====================================================================
+# 5 Errors =====================================================================
 # The contract's codes, where each one goes (CRAWLER-REPORT-1) and the exit
 # statuses: a code sent to the wrong place reaches nobody, or tells the broker
 # of a failure it cannot act on.  An error's text is its code alone, so no URL,
@@ -525,7 +525,7 @@ class PutFailed(CrawlerError):
         self.body_sent = body_sent
 
 
-# 7 Shared blocks ==============================================================
+# 6 Shared blocks ==============================================================
 # Verbatim copies of nodes/blocks/<name>.py (the part below its body marker).
 # Do not edit here: edit the block, then run `python3 -m conformance.sync`.
 
@@ -972,7 +972,12 @@ class HttpExchange(object):
 # ---- END BLOCK transport ----
 
 
-# 8 Process state and output ===================================================
+# 7 Protocol ===================================================================
+# The contract's protocol, in the order a run goes through it: what every
+# later part uses first (7.1 to 7.4), then configuration, identity, the
+# bootstrap, the fetch, the sandbox, the child, the result and the upload.
+
+# 7.1 Process state and output =================================================
 # The two objects a signal handler reaches (STOP, PROCESS), the status line
 # and the secret buffers.  The status line is written once and whole, even
 # when a second stop or the grace timer lands while it is being written: two
@@ -1057,7 +1062,7 @@ def wipe(buffer):
     PROCESS.secrets[:] = [held for held in PROCESS.secrets if held is not buffer]
 
 
-# 9 Canonical JSON =============================================================
+# 7.2 Canonical JSON ===========================================================
 # One encoding per document, so the node, the child and the platform compute
 # the same digests; parsers that refuse duplicate keys, floats and deep nesting
 # in time linear in the input, so a hostile answer is refused, neither misread
@@ -1166,7 +1171,7 @@ def is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-# 10 Forms =====================================================================
+# 7.3 Forms ====================================================================
 # One spelling for every value that ends up in a URL, a header or a route: a
 # second spelling slips past an exact comparison, a space or CR splits a request
 # line, and a numeric host name reaches an address no policy listed
@@ -1316,13 +1321,13 @@ def check_metadata_host(value):
     return value
 
 
-# 11 HTTP exchanges ============================================================
+# 7.4 HTTP exchanges ===========================================================
 # Each exchange with the metadata server, the broker or the store runs under
 # one elapsed deadline whose watchdog shuts the socket: with per-read timeouts
 # a peer that drips a byte a second holds the node for ever (D9).  An answer
 # is read into one bounded buffer that can be wiped, and one cut short is
 # never taken for whole (CRAWLER-SECRET-3).  The source is fetched its own
-# way (section 15).
+# way (section 7.8).
 
 
 def tls_context():
@@ -1400,7 +1405,7 @@ def exchange_failure(code, budget):
     return CrawlerError(code, "deadline" if budget.expired() else "transport error")
 
 
-# 12 Configuration =============================================================
+# 7.5 Configuration ============================================================
 # Read once, at start-up, in the contract's order: a bad variable fails before
 # any request, with the code of the first check it breaks and never its value
 # (CRAWLER-CONFIG-7).  Proxy and credential variables are never read: the
@@ -1441,7 +1446,7 @@ Config = collections.namedtuple(
     "Config", "bucket session_id audience_base url_base execution metadata_host storage_origin "
               "policy timeouts child_pin tmpdir")
 
-PR_SET_DUMPABLE = 4  # a prctl(2) option (include/uapi/linux/prctl.h); the sandbox's are in section 16
+PR_SET_DUMPABLE = 4  # a prctl(2) option (include/uapi/linux/prctl.h); the sandbox's are in section 7.9
 
 
 def load_libc():
@@ -1574,7 +1579,7 @@ def load_config(environ, session_id):
                   environ.get("TMPDIR") or None)  # CRAWLER-STREAM-3: an empty TMPDIR would put scratch in the cwd
 
 
-# 13 Identity, redemption, :fail ===============================================
+# 7.6 Identity, redemption, :fail ==============================================
 # A fresh token for each broker call, one :redeem that is never retried (the
 # bootstrap is single-use: the first attempt may have spent it), and :fail kept
 # to its three codes: anything else misleads the control plane about what
@@ -1708,7 +1713,7 @@ def report_failure(config, code):
         wipe(authorization)
 
 
-# 14 The bootstrap documents ===================================================
+# 7.7 The bootstrap documents ==================================================
 # The :redeem answer is parsed strictly and the capability checked rule by rule
 # before any fetch: a fault found only at the PUT wastes the crawl, and a
 # capability read loosely could send the result, or the signed URL, elsewhere
@@ -1933,7 +1938,7 @@ def parse_bootstrap(buffer, count, config):
     return request, request_digest, capability
 
 
-# 15 Fetch =====================================================================
+# 7.8 Fetch ====================================================================
 # The egress policy, enforced here hop by hop: each URL checked before it is
 # contacted, each address before it is connected to, and the connection made
 # to the checked address (a second lookup would let DNS rebinding answer);
@@ -2156,7 +2161,7 @@ def fetch_source(request, policy, deadline, spool_fd):
                      last["status"], last["etag"], last["last_modified"])
 
 
-# 16 Sandbox ===================================================================
+# 7.9 Sandbox ==================================================================
 # The child parses untrusted bytes: without the filter it could open a socket
 # or start a process and use the node's network.  Where the filter cannot be
 # installed no child runs, and so nothing is fetched (CRAWLER-CHILD-4, D16).
@@ -2306,7 +2311,7 @@ def prepare_sandbox():
     return Sandbox(libc, spec)
 
 
-# 17 The child =================================================================
+# 7.10 The child ===============================================================
 # The child gets only what it needs and can neither outlive nor flood the
 # node: an environment built from nothing, descriptors 0-2, bounded stdout and
 # stderr, a deadline, and its group killed and reaped on every path
@@ -2567,12 +2572,12 @@ def judge_child(output):
         raise CrawlerError(CRAWLER_CHILD_INVALID, "no result")
 
 
-# 18 Result binding ============================================================
+# 7.11 Result binding ==========================================================
 # The child's word is never stored unchecked: everything it restates must equal
 # what this process fetched or the request says, and its summary what its
 # content gives; otherwise the stored receipt could describe bytes nobody
 # fetched (CRAWLER-RESULT-1..10, D17).  The names and keys below are also what
-# the framing (section 4) writes.
+# the framing (section 3.1) writes.
 
 RESULT_SCHEMA = "mostlyright-crawler-result.v3"
 RECEIPT_SCHEMA = "hosted-public-https-acquisition-receipt.v3"
@@ -2723,7 +2728,7 @@ def check_result(data, request, request_digest, retrieval, clean_room):
     require(result["next_watermark"] is None)  # CRAWLER-RESULT-9: one-shot: no watermark for a next run to trust
 
 
-# 19 Upload ====================================================================
+# 7.12 Upload ==================================================================
 # One create-only PUT of the spooled bytes, never retried and never with an
 # expired URL: a second PUT only adds an ambiguous record (D12).  Once its last
 # byte is going out the store may commit it, so a stop waits for the answer
@@ -2819,7 +2824,7 @@ def failure_bundle(request, request_digest, code):
                             "adapter_version": request["adapter_version"], "failure_code": code})
 
 
-# 20 Lifecycle =================================================================
+# 8 Lifecycle ==================================================================
 # One Run, start-up checks to status line.  Where a failure goes depends on how
 # far the run got, and every path ends in settle(): a failure reported in the
 # wrong place reaches nobody, and one reported twice contradicts itself
@@ -3053,7 +3058,7 @@ class Run(object):
             wipe(buffer)  # CRAWLER-SECRET-3: a buffer an error path skipped is wiped here
 
 
-# 21 main() ====================================================================
+# 9 main() =====================================================================
 # The argv is parsed exactly and echoed nowhere, the stop handlers go in before
 # the first request (as PID 1 a SIGTERM with no handler is ignored), and a
 # defect in this file still ends in one status line, never a traceback
