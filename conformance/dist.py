@@ -3,9 +3,9 @@
     python3 -m conformance.dist [OUT]        # default dist/conformance.pyz
     python3 conformance.pyz step my_node.py  # from any directory, Python 3.9+
 
-The archive holds the harness package (without its own tests, mutants and
-benches) and what it reads at run time: the contracts, their schemas and
-examples, and the test CA.  It is built with the standard library's zipapp,
+The archive holds the harness package (without its own tests, private
+contracts, mutants, benches and repository tools) and what it reads at run
+time: the contracts, their schemas and the test CA.  It is built with the standard library's zipapp,
 byte for byte the same from the same tree (sorted entries, fixed times).
 
 Run, the archive's __main__ extracts itself once into a cache directory named
@@ -20,6 +20,7 @@ unless the user asks (--junit, --json, --html).
 
 import io
 import os
+import re
 import sys
 import zipapp
 import zipfile
@@ -29,10 +30,14 @@ DEFAULT_OUT = os.path.join(ROOT, "dist", "conformance.pyz")
 
 # What the archive carries, relative to the repository root.
 INCLUDE_DIRS = ("conformance", "contract")
-# Not needed to judge a node: the harness's own tests, the reference nodes'
-# mutants, the benches (conformance/bench/: they need the repository's nodes and examples).
-EXCLUDE = ("conformance/tests/", "conformance/mutants/", "conformance/bench/", "conformance/dist.py",
-           "conformance/suite.py")
+# Not needed to judge a node: the harness's own tests and private contracts
+# (_selftest, _worker), the reference nodes' mutants and their runner, the
+# benches and the repository tools (they need the repository's nodes), the
+# contracts' example documents (read only by the unit tests).
+EXCLUDE = ("conformance/tests/", "conformance/mutants/", "conformance/mutants.py", "conformance/bench/",
+           "conformance/dist.py", "conformance/suite.py", "conformance/sync.py",
+           "contract/examples/")
+PRIVATE_CONTRACT = re.compile(r"^conformance/checks/_[a-z]")  # _selftest/, _worker/: not __init__.py
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)
 
 MAIN = '''"""conformance.pyz: extract once into a cache, then run the harness from there (see conformance/dist.py)."""
@@ -81,7 +86,7 @@ def archive_entries(root=ROOT):
             for name in sorted(files):
                 path = os.path.join(directory, name)
                 relative = os.path.relpath(path, root).replace(os.sep, "/")
-                if name.endswith((".pyc", ".pyo")) or relative.startswith(EXCLUDE):
+                if name.endswith((".pyc", ".pyo")) or relative.startswith(EXCLUDE) or PRIVATE_CONTRACT.match(relative):
                     continue
                 entries.append((relative, path))
     return sorted(entries)

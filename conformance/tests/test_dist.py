@@ -39,7 +39,9 @@ class DistTest(unittest.TestCase):
         for needed in ("__main__.py", "conformance/cli.py", "conformance/ca/ca.pem", "contract/step.md",
                        "contract/crawler.md", "conformance/checks/step/stop.py"):
             self.assertIn(needed, names)
-        self.assertFalse([n for n in names if n.startswith(("conformance/tests/", "conformance/mutants/", "nodes/"))
+        self.assertFalse([n for n in names if n.startswith(("conformance/tests/", "conformance/mutants/", "nodes/",
+                                                            "conformance/checks/_selftest/",
+                                                            "conformance/checks/_worker/", "contract/examples/"))
                           or "__pycache__" in n])
 
     def test_the_same_tree_builds_the_same_bytes(self):
