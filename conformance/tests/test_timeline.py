@@ -108,6 +108,11 @@ class LiveTest(unittest.TestCase):
         self.call(self.store, "GET", "/o?sig=secret")
         self.call(self.plane, "GET", "/poll")
         self.assertEqual(self.timeline.fakes, ["cp", "objects"])
+        # The client has the whole answer a moment before the server's thread
+        # stamps the exchange's end: wait for the stamps, not for luck.
+        deadline = time.monotonic() + SHORT_TIMEOUT_S
+        while any(e.t_end is None for e in self.timeline.entries()) and time.monotonic() < deadline:
+            time.sleep(0.005)
         entries = self.timeline.entries()
         self.assertEqual([(e.fake, e.method, e.path, e.status) for e in entries],
                          [("cp", "POST", "/claim", 200), ("objects", "GET", "/o", 200), ("cp", "GET", "/poll", 200)])
