@@ -12,8 +12,9 @@ Faults enter every fake the one way::
 a ``Match``; no match is every request the fake receives. A fake with more
 than one route offers a small helper per route that returns the Match of that
 route with any other fields added (``redeem_match(first=1)``), never a second
-way to install a fault. The object store (conformance/store/) and the proxy
-(conformance/proxy.py) offer the same add_fault.
+way to install a fault. The object store's core (conformance/store/core.py)
+is a Fake too; the proxy (conformance/proxy.py), which is not a LoopbackServer,
+offers the same add_fault.
 """
 
 

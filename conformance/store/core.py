@@ -51,6 +51,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Optional
 
+from conformance.fake import Fake
 from conformance.servers import IO_BLOCK_BYTES, FileSource, LoopbackServer
 
 __all__ = ["StoreCore", "Dialect", "Route", "Obj", "GeneratedSource", "GENERATED_BLOCK_BYTES",
@@ -244,7 +245,7 @@ def dialect_attribute(name, attribute, doc=None):
 
 # ---------------------------------------------------------------- the core
 
-class StoreCore(object):
+class StoreCore(Fake):
     """Objects, tokens and the server of a store whose wire formats are `dialects`.
 
     root_dir   where object files and upload temporaries go (created).
@@ -276,12 +277,12 @@ class StoreCore(object):
         self._generations = {}       # key -> commits so far (GCS generation of the last)
         self._file_seq = 0
         self.clock_offset_s = 0.0
+        self._origin = None          # see `origin`
         self._dialects = [cls(self) for cls in dialects]
         self._by_name = dict((d.name, d) for d in self._dialects)
-        self.server = LoopbackServer(name, tls=tls, seed=seed, secret_values=self.secrets,
-                                     server_header=self._dialects[0].server_header,
-                                     cert_chain=cert_chain)
-        self.origin = self.server.origin
+        Fake.__init__(self, LoopbackServer(name, tls=tls, seed=seed, secret_values=self.secrets,
+                                           server_header=self._dialects[0].server_header,
+                                           cert_chain=cert_chain))
         # The first matching route wins: every dialect's routes, then the catch-all.
         for dialect in self._dialects:
             for r in dialect.routes():
@@ -469,40 +470,24 @@ class StoreCore(object):
         """The store's voice (its first dialect) answers a request no route serves."""
         self._dialects[0].answer_unrouted(ctx)
 
-    def add_fault(self, fault, match=None):
-        return self.server.add_fault(fault, match)
-
-    def clear_faults(self):
-        self.server.clear_faults()
-
+    # add_fault, clear_faults, transcript, events, connections, errors, port,
+    # wait_until and close are Fake's (conformance/fake.py).
     @property
-    def transcript(self):
-        return self.server.transcript
+    def origin(self):
+        """The origin the store's URLs name: the server's, unless a plane names it
+        otherwise (a host name instead of 127.0.0.1, for NO_PROXY)."""
+        return self._origin or self.server.origin
 
-    @property
-    def events(self):
-        return self.server.events
-
-    @property
-    def connections(self):
-        return self.server.connections
+    @origin.setter
+    def origin(self, value):
+        self._origin = value
 
     @property
     def max_concurrency(self):
         return self.server.max_concurrency
 
-    @property
-    def errors(self):
-        return self.server.errors
-
     def wait_for(self, predicate, timeout, since=0):
         return self.server.wait_for(predicate, timeout, since)
-
-    def wait_until(self, condition, timeout):
-        return self.server.wait_until(condition, timeout)
-
-    def close(self):
-        self.server.close()
 
     def __enter__(self):
         return self
