@@ -4,10 +4,12 @@ NODE is a Python file (run with this interpreter) or, after ``--``, any
 command. Exit status: 0 when every required check passed, 1 when one failed
 (or the harness failed), 2 on bad usage.
 
-Order of a run: the static checks (`conformance.static`, section NODE) first
-and one at a time, then the contract's checks (`conformance.checks.<contract>`),
-in a thread pool of ``--jobs`` workers; the report lists them in that order
-whatever order they finished in.
+Order of a run: the static checks (`conformance.static`, section NODE) are
+started first, then the contract's checks (`conformance.checks.<contract>`),
+all in one thread pool of ``--jobs`` workers; the report lists them in that
+order whatever order they finished in. A node that hangs is bounded by the
+breaker in `conformance.timeouts`: after it hung in three checks, later
+waits are short and the checks they cut are reported as not judged.
 """
 
 import argparse
@@ -24,6 +26,7 @@ from conformance import checks as _checks
 from conformance import report as _report
 from conformance import runner as _runner
 from conformance import static as _static
+from conformance import timeouts as _timeouts
 from conformance.checks import ERROR, FAIL, NON_STRICT, PASS, SKIP
 
 PROG = "python3 -m conformance"
@@ -82,6 +85,10 @@ def build_parser():
     parser.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report to FILE")
     parser.add_argument("--no-pid1", dest="pid1", action="store_false",
                         help="never run the node as PID 1 (checks that need it are skipped)")
+    parser.add_argument("--full-waits", action="store_true",
+                        help="wait every timeout in full even once the node has hung in three checks "
+                             "(by default later waits are cut to %.0f s and what they cut is not judged)"
+                        % _timeouts.HUNG_WAIT_S)
     return parser
 
 
@@ -184,11 +191,13 @@ def run_repeated(item, node, options):
 
 
 def run_all(selected, node, options, progress=None):
-    """Static checks first and in order, then the rest in a pool; results in selection order."""
-    static_checks = [c for c in selected if c.module == _static.__name__]
-    others = [c for c in selected if c.module != _static.__name__]
+    """Static checks first, then the rest (in a pool of options.jobs); results in selection order."""
+    ordered = ([c for c in selected if c.module == _static.__name__]
+               + [c for c in selected if c.module != _static.__name__])
     results = {}
     lock = threading.Lock()
+    # Hangs counted in an earlier run (a test's, say) do not shorten this one.
+    _timeouts.reset_breaker(enabled=not getattr(options, "full_waits", False))
 
     def one(item):
         result = run_repeated(item, node, options)
@@ -198,13 +207,11 @@ def run_all(selected, node, options, progress=None):
                 progress(len(results), len(selected), result)
         return result
 
-    for item in static_checks:
-        one(item)
-    if options.jobs > 1 and len(others) > 1:
+    if options.jobs > 1 and len(ordered) > 1:
         with concurrent.futures.ThreadPoolExecutor(options.jobs, thread_name_prefix="conformance-check") as pool:
-            list(pool.map(one, others))
+            list(pool.map(one, ordered))
     else:
-        for item in others:
+        for item in ordered:
             one(item)
     return [results[c.id] for c in selected]
 

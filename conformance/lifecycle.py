@@ -79,7 +79,7 @@ import time
 
 from conformance import faults as _faults
 from conformance import runner as _runner
-from conformance.timeouts import POLL_INTERVAL_S, REAP_TIMEOUT_S, SHORT_TIMEOUT_S
+from conformance.timeouts import POLL_INTERVAL_S, REAP_TIMEOUT_S, SHORT_TIMEOUT_S, Deadline
 
 # How often a trigger's watcher re-checks that its life is still running while
 # it waits for the trigger (a fake's event or a predicate wakes it sooner).
@@ -210,11 +210,11 @@ class when(Trigger):
         self.description = "when %s" % what
 
     def wait(self, timeout):
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         while True:
             if self.predicate():
                 return True
-            if time.monotonic() >= deadline:
+            if deadline.over():
                 return False
             time.sleep(POLL_INTERVAL_S)
 

@@ -10,8 +10,8 @@ A mutant is a file ``conformance/mutants/<contract>/<name>.py``:
     KILLS = ["stop.first-byte"]                  # checks that must not pass against it
 
 The runner applies REPLACE to a copy of NODE, writes it to a temporary file,
-runs ``python3 -m conformance CONTRACT <copy> --only <KILLS> --reference --json <file>``
-in a subprocess, and reads the verdicts. The mutant is **killed** only when
+runs ``python3 -m conformance CONTRACT <copy> --only <KILLS> --reference --json <file>
+--full-waits`` in a subprocess, and reads the verdicts. The mutant is **killed** only when
 every check in KILLS is FAIL (a MUST check) or NON-STRICT (a SHOULD or MAY
 check); otherwise it **survived**. A mutant whose file is malformed, whose
 old text is missing or occurs twice, or that names a check that does not
@@ -148,7 +148,7 @@ def run_one(contract, mutant, seed=0, workdir=None, timeout=LONG_TIMEOUT_S):
         # --reference: a mutant of a reference node may break its example work,
         # and the checks of that work run only in reference mode.
         argv = [sys.executable, "-m", "conformance", contract, target, "--only", ",".join(mutant.kills),
-                "--reference", "--json", report_path, "--seed", str(seed)]
+                "--reference", "--json", report_path, "--seed", str(seed), "--full-waits"]
         try:
             done = subprocess.run(argv, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, timeout=timeout)

@@ -59,7 +59,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from conformance import faults as _faults
 from conformance.servers import MASK
-from conformance.timeouts import SHORT_TIMEOUT_S
+from conformance.timeouts import SHORT_TIMEOUT_S, Deadline
 
 __all__ = ["ProxyServer", "ProxyRequest", "KINDS"]
 
@@ -214,7 +214,7 @@ class ProxyServer(object):
 
     def wait_for(self, predicate, timeout):
         """The first ProxyEvent satisfying predicate, or None after timeout seconds."""
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         i = 0
         with self._cond:
             while True:
@@ -223,10 +223,9 @@ class ProxyServer(object):
                     i += 1
                     if predicate(event):
                         return event
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if deadline.over():
                     return None
-                self._cond.wait(remaining)
+                self._cond.wait(deadline.slice())
 
     def describe(self, limit=8):
         """A short account of the requests, for a report (no credential in it)."""

@@ -65,7 +65,7 @@ import time
 import uuid
 
 from conformance.timeouts import (POLL_INTERVAL_S, PROC_SAMPLE_INTERVAL_S,
-                                  REAP_TIMEOUT_S, SHORT_TIMEOUT_S)
+                                  REAP_TIMEOUT_S, SHORT_TIMEOUT_S, Deadline, node_hung)
 
 # Bytes kept per captured stream; the rest is read and dropped (and the
 # result says so), so a node that floods its output cannot exhaust the harness.
@@ -1130,7 +1130,7 @@ class NodeProcess:
         """True as soon as a line of `stream` ("stdout"/"stderr") at index >=
         since satisfies predicate; False on timeout or when the stream ended."""
         target = self._streams[stream]
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         index = since
         with self._cond:
             while True:
@@ -1140,10 +1140,9 @@ class NodeProcess:
                     index += 1
                 if target.closed:
                     return False
-                left = deadline - time.monotonic()
-                if left <= 0:
+                if deadline.over():
                     return False
-                self._cond.wait(left)
+                self._cond.wait(deadline.slice())
 
     def kill(self):
         """SIGKILL the whole tree: the node (and with it its PID namespace),
@@ -1172,8 +1171,14 @@ class NodeProcess:
         """Wait for the node to exit; after timeout SIGKILL the tree
         (result.timed_out=True, logs kept). Raises HarnessError only when a
         killed process could not be reaped."""
-        if not self._done.wait(timeout):
+        deadline = Deadline(timeout)
+        while not self._done.wait(deadline.slice()):
+            if deadline.over():
+                break
+        if not self._done.is_set():
             self._timed_out = True
+            if timeout > 0:  # wait(0) is the harness ending a run, not the node hanging
+                node_hung()
             self.kill()
             if not self._done.wait(REAP_TIMEOUT_S + SHORT_TIMEOUT_S):
                 raise HarnessError("pid %d did not exit %.0f s after SIGKILL" % (self.launcher_pid, REAP_TIMEOUT_S))

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from conformance import faults as _faults
+from conformance.timeouts import Deadline
 
 __all__ = [
     "LoopbackServer", "Request", "Reply", "Exchange", "Event", "ConnectionRecord",
@@ -1254,7 +1255,7 @@ class LoopbackServer(object):
         Returns the Event, or None after `timeout` seconds. The predicate runs
         with the server's lock held: it must not block.
         """
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         i = since
         with self._cond:
             while True:
@@ -1263,22 +1264,20 @@ class LoopbackServer(object):
                     i += 1
                     if predicate(ev):
                         return ev
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if deadline.over():
                     return None
-                self._cond.wait(remaining)
+                self._cond.wait(deadline.slice())
 
     def wait_until(self, condition, timeout):
         """True once condition() holds, re-checked after every event."""
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         with self._cond:
             while True:
                 if condition():
                     return True
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if deadline.over():
                     return False
-                self._cond.wait(remaining)
+                self._cond.wait(deadline.slice())
 
     def mask(self, text):
         return mask_text(text, self._secret_values())

@@ -34,7 +34,7 @@ import fnmatch
 import threading
 import time
 
-from conformance.timeouts import POLL_INTERVAL_S
+from conformance.timeouts import POLL_INTERVAL_S, Deadline
 
 Entry = collections.namedtuple("Entry", "fake seq method path status t_start t_end outcome exchange")
 Entry.__doc__ = """One request a fake received: the fake's name, its sequence number on that
@@ -145,17 +145,19 @@ class Timeline:
         """Wait until at least `count` requests match the filters; True when
         they did within `timeout` seconds. Woken by the fake's own events when
         the filters name exactly one fake, else re-checked every POLL_INTERVAL_S."""
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         wanted = _as_set(filters.get("fake"))
         with self._lock:
             servers = [server for name, server in self._servers if wanted is None or name in wanted]
         condition = lambda: self.count(**filters) >= count
         if len(servers) == 1 and hasattr(servers[0], "wait_until"):
-            return servers[0].wait_until(condition, max(0.0, deadline - time.monotonic()))
+            if servers[0].wait_until(condition, deadline.left()):
+                return True
+            return not deadline.over() and condition()
         while True:
             if condition():
                 return True
-            if time.monotonic() >= deadline:
+            if deadline.over():
                 return False
             time.sleep(POLL_INTERVAL_S)
 

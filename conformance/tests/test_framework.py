@@ -8,15 +8,16 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
-from conformance import checks, cli, runner
+from conformance import checks, cli, runner, timeouts
 from conformance.checks import (ERROR, FAIL, NON_STRICT, PASS, SKIP, Check, CheckFailed, NodeSpec, Skip,
                                 run_check)
 from conformance.clauses import REPO_ROOT
 from conformance.invariants import Violation, dir_empty, no_process_left, scan_for_secrets
 from conformance.runner import RunResult
-from conformance.timeouts import LONG_TIMEOUT_S, SHORT_TIMEOUT_S
+from conformance.timeouts import LONG_TIMEOUT_S, NODE_RUN_TIMEOUT_S, SHORT_TIMEOUT_S
 
 TOY_NODE = os.path.join("conformance", "tests", "data", "toy_node.py")
 SUMMARY = re.compile(r"^conformance: \d+ passed, \d+ failed, \d+ skipped$")
@@ -229,6 +230,87 @@ def run_cli(*argv):
     with contextlib.redirect_stderr(err):
         status = cli.main(list(argv), out=out)
     return status, out.getvalue(), err.getvalue()
+
+
+class HangBreakerTest(unittest.TestCase):
+    """After the node hung in three checks of a run, later waits are short and what they cut is not judged."""
+
+    WAITING = {"PATH": "/usr/bin:/bin", "TOY_WAIT": "1"}   # the toy waits for a signal: it hangs
+
+    def setUp(self):
+        timeouts.reset_breaker()
+        self.addCleanup(timeouts.reset_breaker)
+
+    def trip(self):
+        for name in ("a.hung", "b.hung", "c.hung"):
+            timeouts.begin_check(name)
+            timeouts.node_hung()
+            timeouts.node_hung()   # once per check, however often
+        timeouts.begin_check("t.check")
+
+    def test_three_checks_trip_it_and_a_wait_under_way_is_shortened(self):
+        long_wait = timeouts.Deadline(60)
+        for name in ("a.hung", "b.hung"):
+            timeouts.begin_check(name)
+            timeouts.node_hung()
+            timeouts.node_hung()
+        self.assertFalse(timeouts.tripped())
+        self.assertGreater(timeouts.Deadline(60).left(), 50)
+        self.trip()
+        self.assertEqual(timeouts.hung_checks(), ["a.hung", "b.hung", "c.hung"])
+        self.assertLessEqual(long_wait.left(), timeouts.HUNG_WAIT_S)
+        self.assertFalse(timeouts.cut_in_this_check())
+        self.assertGreater(timeouts.Deadline(0.01).left(), 0)        # a short wait keeps its length...
+        time.sleep(0.02)
+        self.assertFalse(timeouts.cut_in_this_check())                # ...and ending it is no cut
+        self.assertTrue(timeouts.Deadline(-1).over())
+        self.assertFalse(timeouts.cut_in_this_check())
+
+    def test_a_node_killed_at_its_timeout_counts_and_the_harness_ending_a_run_does_not(self):
+        def run(ctx):
+            first = ctx.start_node(self.WAITING, pid1=False)
+            ctx.expect(first.wait_for_line("stdout", lambda line: line == "waiting", SHORT_TIMEOUT_S), "waiting", "")
+            first.wait(0)                      # the harness ends a run it no longer needs
+            ctx.expect(timeouts.hung_checks() == [], "no hang yet", timeouts.hung_checks())
+            second = ctx.start_node(self.WAITING, pid1=False)
+            ctx.expect(second.wait(0.5).timed_out, "the run killed at its timeout", "it exited")
+        self.assertEqual(run_check(make(run), NODE).verdict, PASS)
+        self.assertEqual(timeouts.hung_checks(), ["t.check"])
+
+    def test_once_tripped_a_wait_that_runs_out_leaves_the_check_unjudged(self):
+        self.trip()
+
+        def run(ctx):
+            proc = ctx.start_node(self.WAITING, pid1=False)
+            result = proc.wait(NODE_RUN_TIMEOUT_S)
+            ctx.expect(result.exit_code == 0, "exit 0", result.describe())
+        started = time.monotonic()
+        result = run_check(make(run), NODE)
+        self.assertLess(time.monotonic() - started, SHORT_TIMEOUT_S)
+        self.assertEqual(result.verdict, SKIP)
+        self.assertIn("a.hung, b.hung, c.hung", result.reason)
+        self.assertIn("rerun this check alone", result.reason)
+
+    def test_once_tripped_a_check_whose_waits_are_met_is_judged(self):
+        self.trip()
+
+        def run(ctx):
+            proc = ctx.start_node({"PATH": "/usr/bin:/bin"}, pid1=False)
+            ctx.fail("a verdict", "from a run that ended by itself: %s" % proc.wait(NODE_RUN_TIMEOUT_S).describe())
+        self.assertEqual(run_check(make(run), NODE).verdict, FAIL)
+
+    def test_full_waits_turns_it_off(self):
+        status, _out, _err = run_cli("_selftest", TOY_NODE, "--only", "greet.hello", "--full-waits")
+        self.assertEqual(status, 0)
+        self.trip()
+        self.assertFalse(timeouts.tripped())
+        self.assertGreater(timeouts.Deadline(60).left(), 50)
+
+    def test_each_run_of_checks_starts_afresh(self):
+        self.trip()
+        status, _out, _err = run_cli("_selftest", TOY_NODE, "--only", "greet.hello")
+        self.assertEqual(status, 0)
+        self.assertEqual(timeouts.hung_checks(), [])
 
 
 class CliTest(unittest.TestCase):

@@ -19,7 +19,7 @@ from conformance.faults import Match
 from conformance.planes import crawler_docs as docs
 from conformance.planes.crawler import BUCKET, DEFAULT_SOURCE, SESSION_ID
 from conformance.servers import socket_buffer_allowance
-from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S, SHORT_TIMEOUT_S
+from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S, SHORT_TIMEOUT_S, Deadline, node_hung
 
 __all__ = ["faults", "Match", "docs", "BUCKET", "SESSION_ID", "STOP_BUDGET_S", "SHORT_DEADLINE_S",
            "ENDLESS_BYTES", "SOCKET_SLACK_BYTES",
@@ -196,9 +196,11 @@ class PutRecorder(object):
 def wait_for(ctx, plane, condition, what, timeout=NODE_RUN_TIMEOUT_S):
     """Poll until condition() holds, without signalling the node; the check
     fails when the node exits first or does not get there in time."""
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     while not condition():
-        if not plane.proc.running() or time.monotonic() > deadline:
+        if not plane.proc.running() or deadline.over():
+            if plane.proc.running():
+                node_hung()
             ctx.fail(expected="the node to reach %s" % what,
                      actual="it %s (%s)" % ("exited first" if not plane.proc.running() else "did not in time",
                                             plane.describe_exchanges()),
@@ -312,8 +314,17 @@ def run_child_mode(ctx, header, raw):
         ctx.skip("the node is not a Python file: its child mode cannot be started the CRAWLER-CHILD-1 way")
     env = dict(docs.THREAD_PINS)
     env[docs.ATTESTATION_ENV] = header["request"]["egress_policy_attestation"]
-    run = subprocess.run([ctx.node.argv[0], "-I", "-S", ctx.node.path] + CHILD_ARGS,
-                         input=docs.canonical(header) + b"\n" + raw, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env, cwd="/", timeout=SHORT_TIMEOUT_S)
+    deadline = Deadline(SHORT_TIMEOUT_S)
+    try:
+        run = subprocess.run([ctx.node.argv[0], "-I", "-S", ctx.node.path] + CHILD_ARGS,
+                             input=docs.canonical(header) + b"\n" + raw, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env, cwd="/", timeout=deadline.left())
+    except subprocess.TimeoutExpired:
+        while not deadline.over():  # (marks the check when the breaker shortened this wait)
+            time.sleep(deadline.slice())
+        node_hung()
+        ctx.fail(expected="the child mode to finish with its input read (a result or a failure line)",
+                 actual="it was still running after %.0f s and was killed" % SHORT_TIMEOUT_S,
+                 diagnosis="in child mode the node file must end once it has judged its input, whatever it was")
     ctx.note("child mode: exit %d, %d bytes stdout, stderr %r" % (run.returncode, len(run.stdout), run.stderr[:200]))
     return run

@@ -30,7 +30,7 @@ from conformance.checks.crawler._common import (
     DEFAULT_SOURCE, SHORT_DEADLINE_S, PutRecorder, child_mode_input, docs, each_variant, expect_reported,
     expect_success, expect_untouched, run_child_mode)
 from conformance.planes import crawler_child
-from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S, SHORT_TIMEOUT_S
+from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S, SHORT_TIMEOUT_S, Deadline
 
 # The child protocol's argv tail (CRAWLER-CHILD-1).
 CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]
@@ -130,8 +130,8 @@ def _state(pid):
 
 def _wait_for(condition, timeout, proc=None):
     """Poll condition() until true (returns True), timeout, or proc exits."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    deadline = Deadline(timeout)
+    while not deadline.over():
         if condition():
             return True
         if proc is not None and not proc.running():
@@ -193,8 +193,8 @@ def _(ctx):
     plane = ctx.plane()
     plane.start()
     seen = {}
-    deadline = time.monotonic() + NODE_RUN_TIMEOUT_S
-    while plane.proc.running() and time.monotonic() < deadline:
+    deadline = Deadline(NODE_RUN_TIMEOUT_S)
+    while plane.proc.running() and not deadline.over():
         for pid in _runner.descendants(plane.proc.host_pid):
             argv = _runner.read_cmdline(pid)
             if argv:
@@ -597,8 +597,8 @@ def _watch_child_until_put(plane, wait_s):
     miss a PUT the node sends and finishes between two looks)."""
     seen = {}
     recorder = PutRecorder(plane, observe=lambda: _state(seen["pid"]) if "pid" in seen else None)
-    deadline = time.monotonic() + wait_s
-    while plane.proc.running() and time.monotonic() < deadline and not recorder.observed:
+    deadline = Deadline(wait_s)
+    while plane.proc.running() and not deadline.over() and not recorder.observed:
         if "pid" not in seen:
             found = plane.child.pids()
             if found:

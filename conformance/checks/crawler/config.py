@@ -22,7 +22,8 @@ from conformance.checks.crawler._common import (
     SESSION_ID, describe_run, docs, each_variant, expect_no_network, expect_outcome, expect_reported,
     expect_success)
 from conformance.checks.crawler._common import run_variants
-from conformance.timeouts import POLL_INTERVAL_S
+from conformance.planes.crawler import CRAWLER_RUN_TIMEOUT_S
+from conformance.timeouts import POLL_INTERVAL_S, Deadline, node_hung
 
 BUCKET_ENV = "MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET"
 AUDIENCE_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_AUDIENCE_BASE"
@@ -517,8 +518,9 @@ def _(ctx):
     # Act
     opened = []
     proc = plane.start()
+    deadline = Deadline(CRAWLER_RUN_TIMEOUT_S)
     while True:
-        running = proc.running()
+        running = proc.running() and not deadline.over()
         for name, path in sorted(pipes.items()):
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
@@ -531,7 +533,9 @@ def _(ctx):
         if not running:
             break
         time.sleep(POLL_INTERVAL_S)
-    plane.wait()
+    if proc.running():
+        node_hung()  # the run outlived its timeout: it is ended below
+    plane.wait(timeout=0)
     # Assert
     ctx.expect(not opened, expected="no credential file opened",
                actual="the node opened %s" % ", ".join(opened),

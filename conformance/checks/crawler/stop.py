@@ -22,7 +22,7 @@ from conformance.checks.crawler._common import (
     expect_outcome, expect_put_count, expect_reported, expect_success, faults, puts_summary)
 from conformance.planes import crawler_child
 from conformance.planes.crawler import loopback_addresses
-from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S
+from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S, Deadline
 
 CANCELLED = "CRAWLER_CANCELLED"
 
@@ -230,8 +230,8 @@ def _(ctx):
             seen["pids"] = plane.child.pids()
         return bool(seen["pids"])
     t_signal = plane.stop_when(child_running, what="the running child", settle_s=SETTLE_S)
-    deadline = time.monotonic() + AFTER_STOP_TIMEOUT_S
-    while any(_alive(pid) for pid in seen["pids"]) and time.monotonic() < deadline:
+    deadline = Deadline(AFTER_STOP_TIMEOUT_S)
+    while any(_alive(pid) for pid in seen["pids"]) and not deadline.over():
         time.sleep(POLL_INTERVAL_S)
     t_dead = time.monotonic()
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)

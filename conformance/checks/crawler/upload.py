@@ -21,7 +21,7 @@ from conformance.checks.crawler._common import (
     docs, each_variant, expect_outcome, expect_put_count, expect_put_wire, expect_success, expect_untouched,
     expected_target, faults, puts_summary)
 from conformance.planes import crawler_child
-from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S
+from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S, Deadline
 
 UPLOAD_FAILED = "CRAWLER_UPLOAD_FAILED"
 CAPABILITY_EXPIRED = "CRAWLER_UPLOAD_CAPABILITY_EXPIRED"
@@ -228,7 +228,7 @@ def _pause_after_child(ctx, plane):
     monotonic time of the pause; None when the node had already connected for
     its PUT (the harness lost the race and must try again)."""
     plane.start(pid1=False)
-    deadline = time.monotonic() + NODE_RUN_TIMEOUT_S
+    deadline = Deadline(NODE_RUN_TIMEOUT_S)
     child = None
     while child is None or os.path.exists("/proc/%d" % child):
         if child is None:
@@ -236,7 +236,7 @@ def _pause_after_child(ctx, plane):
             child = pids[0] if pids else None
         if not plane.proc.running():
             ctx.fail(expected="the node to run its child", actual="it exited first (%s)" % plane.describe_exchanges())
-        if time.monotonic() > deadline:
+        if deadline.over():
             ctx.fail(expected="the node's child to start and end",
                      actual="it did not within %.0f s (%s)" % (NODE_RUN_TIMEOUT_S, plane.describe_exchanges()))
         time.sleep(POLL_INTERVAL_S)

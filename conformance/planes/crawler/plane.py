@@ -24,7 +24,7 @@ from conformance.planes.crawler.site import GeneratedJsonl, SourceSite, Tripwire
 from conformance.runner import HarnessError
 from conformance.servers import MISNAMED_CERT_CHAIN, OTHER_CA_FILE, UNTRUSTED_CERT_CHAIN
 from conformance.store import ObjectStore
-from conformance.timeouts import POLL_INTERVAL_S
+from conformance.timeouts import POLL_INTERVAL_S, Deadline, node_hung
 
 __all__ = ["CrawlerPlane", "StoredObject", "CRAWLER_RUN_TIMEOUT_S"]
 
@@ -233,13 +233,14 @@ class CrawlerPlane(object):
         every POLL_INTERVAL_S; a fake's predicate, such as
         plane.broker.redeem_started()). Returns the monotonic time the signal
         went out; the check fails when the node never got there (or exited first)."""
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         while not condition():
             if not self.proc.running():
                 self.ctx.fail(expected="the node to reach %s" % what,
                               actual="it exited first (%s)" % self.describe_exchanges(),
                               diagnosis="the run never reached the phase this check stops it in")
-            if time.monotonic() > deadline:
+            if deadline.over():
+                node_hung()
                 self.ctx.fail(expected="the node to reach %s" % what,
                               actual="it did not within %.0f s (%s)" % (timeout, self.describe_exchanges()),
                               diagnosis="the run never reached the phase this check stops it in")

@@ -23,7 +23,7 @@ from conformance.planes.step.job import Job
 from conformance.proxy import ProxyServer
 from conformance.runner import HarnessError
 from conformance.store import ObjectStore
-from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S
+from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S, Deadline, node_hung
 
 __all__ = ["StepPlane", "PROXY_VARIABLES", "EXIT_POLL_S"]
 
@@ -152,10 +152,10 @@ class StepPlane(object):
     def wait_event(self, predicate, timeout):
         """The first store event satisfying predicate, or None after timeout
         seconds or as soon as the node has exited without one."""
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         while True:
-            found = self.store.wait_for(predicate, min(EXIT_POLL_S, max(0.0, deadline - time.monotonic())))
-            if found or time.monotonic() >= deadline:
+            found = self.store.wait_for(predicate, min(EXIT_POLL_S, deadline.left()))
+            if found or deadline.over():
                 return found
             if self.proc is not None and not self.proc.running():
                 return self.store.wait_for(predicate, 0)
@@ -179,6 +179,8 @@ class StepPlane(object):
             if own_upload and not self.proc.running():
                 self.wait()
                 self.skip_unless_own_uploads()
+            if self.proc.running():
+                node_hung()
             self.ctx.fail(expected="the node to reach %s" % what,
                           actual="it did not within %.0f s (%s)" % (timeout, self.describe_exchanges()),
                           diagnosis="the run never reached the phase this check stops it in")
