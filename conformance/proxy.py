@@ -46,7 +46,6 @@ answer (detail: the status sent), done (detail: outcome).
 import base64
 import collections
 import http
-import itertools
 import selectors
 import socket
 import struct
@@ -58,8 +57,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple
 
 from conformance import faults as _faults
-from conformance.servers import MASK
-from conformance.timeouts import SHORT_TIMEOUT_S, Deadline
+from conformance.servers import MASK, Listener
+from conformance.timeouts import SHORT_TIMEOUT_S
 
 __all__ = ["ProxyServer", "ProxyRequest", "KINDS"]
 
@@ -67,9 +66,6 @@ __all__ = ["ProxyServer", "ProxyRequest", "KINDS"]
 MAX_HEAD_BYTES = 64 * 1024
 # Bytes moved per relay read.
 RELAY_BLOCK_BYTES = 64 * 1024
-# How long close() waits, in total, for the connection threads to end after
-# their sockets were shut down; one still alive after it is a harness bug.
-CLOSE_JOIN_TIMEOUT_S = 5.0
 # Fault kinds the proxy acts on (see the module docstring).
 KINDS = frozenset(["status", "hang", "reset", "delay"])
 _HOP_HEADERS = ("proxy-authorization", "proxy-connection")
@@ -117,7 +113,7 @@ class _Ended(Exception):
     """The exchange is over (answered, refused, held or reset)."""
 
 
-class ProxyServer(object):
+class ProxyServer(Listener):
     """See the module docstring.
 
     name         used in thread names and reports.
@@ -127,37 +123,13 @@ class ProxyServer(object):
     """
 
     def __init__(self, name="proxy", credentials=None, hosts=None, seed=0):
-        self.name = name
         self.credentials = tuple(credentials) if credentials else None
         self.hosts = dict((k.lower(), v) for k, v in (hosts or {}).items())
-        self.seed = seed
-        self.errors = []
-        self._lock = threading.RLock()
-        self._cond = threading.Condition(self._lock)
-        self._closing = threading.Event()
-        self._closed = False
-        self._rules = []
-        self._all_rules = []
         self._requests = []
-        self._events = []
         self._sockets = set()
-        self._threads = []
-        self._seq = itertools.count(1)
-        self._conn_ids = itertools.count(1)
-        self._rule_index = itertools.count(0)
         self.connections = 0
-        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            self._listener.bind(("127.0.0.1", 0))
-            self._listener.listen(128)
-            self._wake_r, self._wake_w = socket.socketpair()
-        except BaseException:
-            self._listener.close()
-            raise
-        self.host, self.port = self._listener.getsockname()[:2]
-        self._accept_thread = threading.Thread(target=self._accept_loop, name="%s-accept-%d" % (name, self.port),
-                                               daemon=True)
-        self._accept_thread.start()
+        Listener.__init__(self, name, seed)
+        self._start_accepting()
 
     # ------------------------------------------------------------ configuration
     def url(self, credentials=True):
@@ -178,31 +150,19 @@ class ProxyServer(object):
         values = [user, password, urllib.parse.quote(user, safe=""), urllib.parse.quote(password, safe=""), token]
         return list(dict.fromkeys(values))
 
-    def add_fault(self, fault, match=None):
-        """Install a fault (kinds in KINDS); returns its FaultRule."""
+    def _admit_fault(self, fault):
+        """The proxy acts on the kinds in KINDS only, at the request head."""
         if fault.kind not in KINDS:
             raise ValueError("the proxy does not act on %r faults (it knows %s)"
                              % (fault.kind, ", ".join(sorted(KINDS))))
         if fault.kind == "reset" and fault.after_bytes:
             raise ValueError("the proxy resets before answering: reset(0) only")
-        with self._lock:
-            rule = _faults.FaultRule(fault, match, next(self._rule_index), self.seed)
-            self._rules.append(rule)
-            self._all_rules.append(rule)
-            if self._closed:
-                rule.wake()
-            return rule
 
     # ------------------------------------------------------------ observation
     @property
     def requests(self):
         with self._lock:
             return list(self._requests)
-
-    @property
-    def events(self):
-        with self._lock:
-            return list(self._events)
 
     def tunnels(self):
         """CONNECT requests the proxy answered 200."""
@@ -212,21 +172,6 @@ class ProxyServer(object):
         """Absolute-form requests the proxy sent on to their origin."""
         return [r for r in self.requests if r.outcome == "forwarded"]
 
-    def wait_for(self, predicate, timeout):
-        """The first ProxyEvent satisfying predicate, or None after timeout seconds."""
-        deadline = Deadline(timeout)
-        i = 0
-        with self._cond:
-            while True:
-                while i < len(self._events):
-                    event = self._events[i]
-                    i += 1
-                    if predicate(event):
-                        return event
-                if deadline.over():
-                    return None
-                self._cond.wait(deadline.slice())
-
     def describe(self, limit=8):
         """A short account of the requests, for a report (no credential in it)."""
         parts = ["%s %s -> %s%s" % (r.method, r.target, r.status if r.status is not None else "-",
@@ -235,80 +180,22 @@ class ProxyServer(object):
         return "; ".join(parts) or "no request"
 
     def _event(self, kind, request=None, detail=None):
-        with self._cond:
-            self._events.append(ProxyEvent(time.monotonic(), kind, request.seq if request else None,
-                                           request.method if request else None,
-                                           request.key if request else None, detail))
-            self._cond.notify_all()
+        self._record(ProxyEvent(time.monotonic(), kind, request.seq if request else None,
+                                request.method if request else None, request.key if request else None, detail))
 
-    # ------------------------------------------------------------ lifecycle
-    def close(self):
-        """End every connection and thread; raise if one will not end."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._closing.set()
-            rules = list(self._all_rules)
-        for rule in rules:
-            rule.wake()
-        try:
-            self._wake_w.send(b"x")
-        except OSError:
-            pass
-        deadline = time.monotonic() + CLOSE_JOIN_TIMEOUT_S
-        self._accept_thread.join(CLOSE_JOIN_TIMEOUT_S)
+    # ------------------------------------------------------------ connections
+    def _connection_thread(self, sock, conn_id):
+        self.connections += 1
+        self._sockets.add(sock)
+        self._event("connect")
+        return threading.Thread(target=self._serve, args=(sock, conn_id),
+                                name="%s-conn-%d" % (self.name, conn_id), daemon=True)
+
+    def _abort_connections(self):
         with self._lock:
             sockets = list(self._sockets)
-            threads = list(self._threads)
         for sock in sockets:
             _shutdown(sock)
-        for thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
-        for sock in (self._listener, self._wake_r, self._wake_w):
-            try:
-                sock.close()
-            except OSError:
-                pass
-        stuck = [t.name for t in threads + [self._accept_thread] if t.is_alive()]
-        if stuck:
-            raise RuntimeError("%s: threads still running %.1f s after close(): %s"
-                               % (self.name, CLOSE_JOIN_TIMEOUT_S, ", ".join(stuck)))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    # ------------------------------------------------------------ serving
-    def _accept_loop(self):
-        selector = selectors.DefaultSelector()
-        selector.register(self._listener, selectors.EVENT_READ)
-        selector.register(self._wake_r, selectors.EVENT_READ)
-        try:
-            while not self._closing.is_set():
-                ready = [key.fileobj for key, _ in selector.select()]
-                if self._wake_r in ready or self._closing.is_set():
-                    return
-                try:
-                    sock, _peer = self._listener.accept()
-                except OSError:
-                    continue
-                conn_id = next(self._conn_ids)
-                with self._lock:
-                    self.connections += 1
-                    self._sockets.add(sock)
-                    self._threads = [t for t in self._threads if t.is_alive()]
-                    thread = threading.Thread(target=self._serve, args=(sock, conn_id),
-                                              name="%s-conn-%d" % (self.name, conn_id), daemon=True)
-                    self._threads.append(thread)
-                self._event("connect")
-                thread.start()
-        except (OSError, ValueError):
-            return
-        finally:
-            selector.close()
 
     def _track(self, sock):
         with self._lock:

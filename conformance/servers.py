@@ -1,7 +1,10 @@
 """Threaded loopback HTTP/1.1 and HTTPS servers for the harness's fakes.
 
 Every fake (the object store, each contract's control plane) is a
-LoopbackServer with routes. The server owns what all of them need:
+LoopbackServer with routes. Its base, Listener, is what it shares with the
+proxy (conformance/proxy.py): the listening socket, the accept thread, one
+thread per connection, the fault rules, the events with wait_for, close().
+The server adds what all HTTP fakes need:
 
 * one thread per connection, HTTP/1.1 keep-alive and ``Connection: close``,
   a small hand-written parser so faults can act at exact byte positions;
@@ -1117,47 +1120,34 @@ def _server_context(cert_chain):
         return context
 
 
-class LoopbackServer(object):
-    """A threaded HTTP/1.1 (or HTTPS) server on 127.0.0.1, port 0.
+class Listener(object):
+    """What every loopback fake that accepts connections shares (LoopbackServer,
+    the proxy): a listening socket on 127.0.0.1, port 0; an accept thread woken
+    for close() by a socket pair; one thread per connection; the fault rules
+    (add_fault, clear_faults); an event stream with wait_for and wait_until;
+    close() that ends every thread or says which did not end.
 
-    name            used in thread names and reports.
-    tls             serve HTTPS with the test CA's server certificate.
-    seed            seeds every fault rule's random draws (Match.probability).
-    secret_values   callable returning strings to mask in transcripts.
-    server_header   value of the Server header ("" for none).
-    cert_chain      (certificate file, key file) to serve instead of the test
-                    CA's server certificate: UNTRUSTED_CERT_CHAIN checks that a
-                    client verifies what it connects to.
-    """
+    A subclass builds each connection's thread in _connection_thread(sock,
+    conn_id) (under the lock; the thread is started by the base) and ends
+    live connections in _abort_connections() (close() calls it once the
+    accept thread is gone: a read already blocked is not interrupted by
+    close(), shutdown() is)."""
 
-    def __init__(self, name="server", tls=False, seed=0, secret_values=None, server_header="conformance",
-                 cert_chain=None):
+    def __init__(self, name, seed=0):
         self.name = name
-        self.tls = tls
         self.seed = seed
-        self.server_header = server_header
-        self._secret_values = secret_values or (lambda: ())
+        self.errors = []
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._closing = threading.Event()
         self._closed = False
-        self._routes = []
         self._rules = []
         self._all_rules = []
-        self._transcript = []
         self._events = []
-        self._connections = []
-        self._conns = {}
         self._threads = []
         self._seq = itertools.count(1)
         self._conn_ids = itertools.count(1)
         self._rule_index = itertools.count(0)
-        self.in_flight = 0
-        self.max_concurrency = 0
-        self.errors = []
-        self._ssl_context = None
-        if tls:
-            self._ssl_context = _server_context(tuple(cert_chain or (SERVER_CERT_FILE, SERVER_KEY_FILE)))
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             self._listener.bind(("127.0.0.1", 0))
@@ -1167,35 +1157,17 @@ class LoopbackServer(object):
             self._listener.close()
             raise
         self.host, self.port = self._listener.getsockname()[:2]
-        self.origin = "%s://127.0.0.1:%d" % ("https" if tls else "http", self.port)
+
+    def _start_accepting(self):
+        """Start the accept thread (at the end of a subclass's __init__)."""
         self._accept_thread = threading.Thread(
-            target=self._accept_loop, name="%s-accept-%d" % (name, self.port), daemon=True)
+            target=self._accept_loop, name="%s-accept-%d" % (self.name, self.port), daemon=True)
         self._accept_thread.start()
 
-    # -- configuration
-    def route(self, method, pattern, handler, raw=False, key=None, key_in_body=False):
-        """Add a route; the first route matching method and path glob wins.
-
-        Simple handlers get a Request (with ``body`` read, at most
-        MAX_SIMPLE_BODY_BYTES) and return a Reply. Raw handlers (raw=True)
-        get the ExchangeContext and stream themselves. ``key(request)`` names
-        the exchange for fault matching (default: the decoded path);
-        ``key_in_body`` says the key is only known from the body (set_key).
-        A GET route also answers HEAD.
-        """
-        with self._lock:
-            self._routes.append(_Route(method, pattern, handler, raw, key, key_in_body))
-
-    def serve_bytes(self, path, data, content_type="application/octet-stream"):
-        """GET path answers these bytes (faults apply as to any route)."""
-        data = bytes(data)
-        self.route("GET", path, lambda req: bytes_reply(data, content_type=content_type))
-
-    def serve_json(self, path, obj):
-        self.serve_bytes(path, json.dumps(obj).encode("utf-8"), "application/json")
-
+    # -- faults
     def add_fault(self, fault, match=None):
         """Install a fault; returns its FaultRule (counters, release, remove)."""
+        self._admit_fault(fault)
         with self._lock:
             rule = _faults.FaultRule(fault, match, next(self._rule_index), self.seed,
                                      on_remove=self._remove_rule)
@@ -1204,6 +1176,9 @@ class LoopbackServer(object):
             if self._closed:
                 rule.wake()
             return rule
+
+    def _admit_fault(self, fault):
+        """Raise ValueError for a fault this fake cannot act on (every one, here)."""
 
     def _remove_rule(self, rule):
         with self._lock:
@@ -1217,43 +1192,21 @@ class LoopbackServer(object):
                 rule.removed = True
             self._rules = []
 
-    def error_body(self, code, message, seq):
-        """The error document for a status fault (S3 XML here)."""
-        return s3_error_xml(code, message, request_id=self.request_id(seq),
-                            host_id=self.host_id(seq))
-
-    def request_id(self, seq):
-        return "%016X" % (0xC0F0000000000000 + seq)
-
-    def host_id(self, seq):
-        return hashlib.sha256(("%s/%d" % (self.name, seq)).encode()).hexdigest()[:44]
-
     # -- observation
     @property
     def closing(self):
         return self._closing.is_set()
 
     @property
-    def transcript(self):
-        """Every exchange so far, in arrival order (live records)."""
-        with self._lock:
-            return list(self._transcript)
-
-    @property
     def events(self):
         with self._lock:
             return list(self._events)
 
-    @property
-    def connections(self):
-        with self._lock:
-            return list(self._connections)
-
     def wait_for(self, predicate, timeout, since=0):
         """First event (from index `since`) for which predicate(event) holds.
 
-        Returns the Event, or None after `timeout` seconds. The predicate runs
-        with the server's lock held: it must not block.
+        Returns the event, or None after `timeout` seconds. The predicate runs
+        with the lock held: it must not block.
         """
         deadline = Deadline(timeout)
         i = since
@@ -1279,12 +1232,9 @@ class LoopbackServer(object):
                     return False
                 self._cond.wait(deadline.slice())
 
-    def mask(self, text):
-        return mask_text(text, self._secret_values())
-
-    def _event(self, kind, seq, conn_id, method, key, nbytes=None, detail=None):
+    def _record(self, event):
         with self._cond:
-            self._events.append(Event(time.monotonic(), kind, seq, key, method, nbytes, conn_id, detail))
+            self._events.append(event)
             self._cond.notify_all()
 
     # -- lifecycle
@@ -1305,10 +1255,8 @@ class LoopbackServer(object):
         deadline = time.monotonic() + CLOSE_JOIN_TIMEOUT_S
         self._accept_thread.join(CLOSE_JOIN_TIMEOUT_S)
         with self._lock:
-            conns = list(self._conns.values())
             threads = list(self._threads)
-        for conn in conns:
-            conn.abort()
+        self._abort_connections()
         for t in threads:
             t.join(max(0.0, deadline - time.monotonic()))
         for s in (self._listener, self._wake_r, self._wake_w):
@@ -1322,6 +1270,9 @@ class LoopbackServer(object):
         if stuck:
             raise RuntimeError("%s: threads still running %.1f s after close(): %s"
                                % (self.name, CLOSE_JOIN_TIMEOUT_S, ", ".join(stuck)))
+
+    def _abort_connections(self):
+        raise NotImplementedError
 
     def __enter__(self):
         return self
@@ -1353,18 +1304,114 @@ class LoopbackServer(object):
             except OSError:
                 continue
             conn_id = next(self._conn_ids)
-            record = ConnectionRecord(conn_id, time.monotonic(), self.tls)
-            conn = _Conn(sock, conn_id, record)
             with self._lock:
-                rule = _faults.select_connection_rule(self._rules)
-                self._conns[conn_id] = conn
-                self._connections.append(record)
                 self._threads = [t for t in self._threads if t.is_alive()]
-                t = threading.Thread(target=self._serve_connection, args=(conn, rule),
-                                     name="%s-conn-%d" % (self.name, conn_id), daemon=True)
+                t = self._connection_thread(sock, conn_id)
                 self._threads.append(t)
-            self._event("connect", None, conn_id, None, None)
             t.start()
+
+    def _connection_thread(self, sock, conn_id):
+        raise NotImplementedError
+
+
+class LoopbackServer(Listener):
+    """A threaded HTTP/1.1 (or HTTPS) server on 127.0.0.1, port 0.
+
+    name            used in thread names and reports.
+    tls             serve HTTPS with the test CA's server certificate.
+    seed            seeds every fault rule's random draws (Match.probability).
+    secret_values   callable returning strings to mask in transcripts.
+    server_header   value of the Server header ("" for none).
+    cert_chain      (certificate file, key file) to serve instead of the test
+                    CA's server certificate: UNTRUSTED_CERT_CHAIN checks that a
+                    client verifies what it connects to.
+    """
+
+    def __init__(self, name="server", tls=False, seed=0, secret_values=None, server_header="conformance",
+                 cert_chain=None):
+        self.tls = tls
+        self.server_header = server_header
+        self._secret_values = secret_values or (lambda: ())
+        self._routes = []
+        self._transcript = []
+        self._connections = []
+        self._conns = {}
+        self.in_flight = 0
+        self.max_concurrency = 0
+        self._ssl_context = None
+        if tls:
+            self._ssl_context = _server_context(tuple(cert_chain or (SERVER_CERT_FILE, SERVER_KEY_FILE)))
+        Listener.__init__(self, name, seed)
+        self.origin = "%s://127.0.0.1:%d" % ("https" if tls else "http", self.port)
+        self._start_accepting()
+
+    # -- configuration
+    def route(self, method, pattern, handler, raw=False, key=None, key_in_body=False):
+        """Add a route; the first route matching method and path glob wins.
+
+        Simple handlers get a Request (with ``body`` read, at most
+        MAX_SIMPLE_BODY_BYTES) and return a Reply. Raw handlers (raw=True)
+        get the ExchangeContext and stream themselves. ``key(request)`` names
+        the exchange for fault matching (default: the decoded path);
+        ``key_in_body`` says the key is only known from the body (set_key).
+        A GET route also answers HEAD.
+        """
+        with self._lock:
+            self._routes.append(_Route(method, pattern, handler, raw, key, key_in_body))
+
+    def serve_bytes(self, path, data, content_type="application/octet-stream"):
+        """GET path answers these bytes (faults apply as to any route)."""
+        data = bytes(data)
+        self.route("GET", path, lambda req: bytes_reply(data, content_type=content_type))
+
+    def serve_json(self, path, obj):
+        self.serve_bytes(path, json.dumps(obj).encode("utf-8"), "application/json")
+
+    def error_body(self, code, message, seq):
+        """The error document for a status fault (S3 XML here)."""
+        return s3_error_xml(code, message, request_id=self.request_id(seq),
+                            host_id=self.host_id(seq))
+
+    def request_id(self, seq):
+        return "%016X" % (0xC0F0000000000000 + seq)
+
+    def host_id(self, seq):
+        return hashlib.sha256(("%s/%d" % (self.name, seq)).encode()).hexdigest()[:44]
+
+    # -- observation
+    @property
+    def transcript(self):
+        """Every exchange so far, in arrival order (live records)."""
+        with self._lock:
+            return list(self._transcript)
+
+    @property
+    def connections(self):
+        with self._lock:
+            return list(self._connections)
+
+    def mask(self, text):
+        return mask_text(text, self._secret_values())
+
+    def _event(self, kind, seq, conn_id, method, key, nbytes=None, detail=None):
+        self._record(Event(time.monotonic(), kind, seq, key, method, nbytes, conn_id, detail))
+
+    # -- connections
+    def _connection_thread(self, sock, conn_id):
+        record = ConnectionRecord(conn_id, time.monotonic(), self.tls)
+        conn = _Conn(sock, conn_id, record)
+        rule = _faults.select_connection_rule(self._rules)
+        self._conns[conn_id] = conn
+        self._connections.append(record)
+        self._event("connect", None, conn_id, None, None)
+        return threading.Thread(target=self._serve_connection, args=(conn, rule),
+                                name="%s-conn-%d" % (self.name, conn_id), daemon=True)
+
+    def _abort_connections(self):
+        with self._lock:
+            conns = list(self._conns.values())
+        for conn in conns:
+            conn.abort()
 
     def _serve_connection(self, conn, rule):
         record = conn.record
