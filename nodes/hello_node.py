@@ -554,12 +554,7 @@ def split_url(url):
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
         raise ValueError("scheme is not http or https")
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        raise ValueError("port is not a number from 0 to 65535") from None
-    if not host:
-        raise ValueError("no host")
+    host, port = host_and_port(parts)
     if port is None:
         port = 443 if scheme == "https" else 80
     target = parts.path or "/"
@@ -568,6 +563,17 @@ def split_url(url):
     if _FORBIDDEN_IN_TARGET.intersection(target) or _FORBIDDEN_IN_TARGET.intersection(host):
         raise ValueError("whitespace or control characters in the URL")
     return Target(scheme, host, port, target)
+
+
+def host_and_port(parts):
+    """(host, port or None) of urlsplit() parts; ValueError without the URL in it."""
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise ValueError("port is not a number from 0 to 65535") from None
+    if not host:
+        raise ValueError("no host")
+    return host, port
 
 
 def wait_ready(stop, readable, writable, deadline, what):
@@ -873,12 +879,7 @@ def parse_proxy_url(url):
         raise ValueError("a proxy URL has no path, query or fragment")
     if _FORBIDDEN_IN_TARGET.intersection(parts.netloc):
         raise ValueError("whitespace or control characters in the proxy URL")
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        raise ValueError("port is not a number from 0 to 65535") from None
-    if not host:
-        raise ValueError("no host")
+    host, port = host_and_port(parts)
     authorization, credentials = None, ()
     if parts.username is not None:
         user = urllib.parse.unquote(parts.username)

@@ -13,7 +13,7 @@ import http.client
 import socket
 import urllib.parse
 
-from nodes.blocks.transport import _FORBIDDEN_IN_TARGET, wait_ready
+from nodes.blocks.transport import _FORBIDDEN_IN_TARGET, host_and_port, wait_ready
 
 # ---- block body ----
 # proxy: the proxies an environment names, and the CONNECT tunnel and
@@ -84,12 +84,7 @@ def parse_proxy_url(url):
         raise ValueError("a proxy URL has no path, query or fragment")
     if _FORBIDDEN_IN_TARGET.intersection(parts.netloc):
         raise ValueError("whitespace or control characters in the proxy URL")
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        raise ValueError("port is not a number from 0 to 65535") from None
-    if not host:
-        raise ValueError("no host")
+    host, port = host_and_port(parts)
     authorization, credentials = None, ()
     if parts.username is not None:
         user = urllib.parse.unquote(parts.username)
