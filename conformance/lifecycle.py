@@ -78,7 +78,7 @@ import threading
 import time
 
 from conformance import faults as _faults
-from conformance import runner as _runner
+from conformance.runner import tree_cpu_s
 from conformance.timeouts import POLL_INTERVAL_S, REAP_TIMEOUT_S, SHORT_TIMEOUT_S, Deadline
 
 # How often a trigger's watcher re-checks that its life is still running while
@@ -475,33 +475,6 @@ CpuUse = collections.namedtuple("CpuUse", "cpu_s wall_s share processes")
 CpuUse.__doc__ = """CPU of a process tree over a window: user + system seconds, the window's
 wall seconds, their ratio (1.0 = one core busy the whole window) and how many
 processes the tree held at the window's end."""
-
-
-def _stat_times(pid):
-    """(utime + stime, cutime + cstime) of pid in clock ticks, or None when it is gone."""
-    try:
-        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def tree_cpu_s(pid):
-    """User + system CPU seconds used so far by pid, every live descendant, and
-    every child any of them has reaped; (seconds, process count), or None when
-    pid itself is gone. A descendant that was reparented out of the tree (no
-    PID namespace) takes its CPU with it."""
-    own = _stat_times(pid)
-    if own is None:
-        return None
-    ticks, count = own[0] + own[1], 1
-    for kid in _runner.descendants(pid):
-        times = _stat_times(kid)
-        if times is not None:
-            ticks += times[0] + times[1]
-            count += 1
-    return ticks / float(os.sysconf("SC_CLK_TCK")), count
 
 
 def measure_cpu(target, window_s):

@@ -52,6 +52,7 @@ interpreter start that a run with hundreds of nodes would pay each time.
 """
 
 import atexit
+import collections
 import errno
 import json
 import os
@@ -67,6 +68,9 @@ import uuid
 from conformance.timeouts import (POLL_INTERVAL_S, PROC_SAMPLE_INTERVAL_S,
                                   REAP_TIMEOUT_S, SHORT_TIMEOUT_S, Deadline, node_hung)
 
+# A node that used no CPU for this long is idle: once the hang breaker has
+# tripped (conformance/timeouts.py), a wait for an idle node is cut short.
+WORKING_WINDOW_S = 1.0
 # Bytes kept per captured stream; the rest is read and dropped (and the
 # result says so), so a node that floods its output cannot exhaust the harness.
 MAX_CAPTURE_BYTES = 64 << 20
@@ -681,6 +685,33 @@ def descendants(pid):
     return seen
 
 
+def _stat_times(pid):
+    """(utime + stime, cutime + cstime) of pid in clock ticks, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def tree_cpu_s(pid):
+    """User + system CPU seconds used so far by pid, every live descendant, and
+    every child any of them has reaped; (seconds, process count), or None when
+    pid itself is gone. A descendant that was reparented out of the tree (no
+    PID namespace) takes its CPU with it."""
+    own = _stat_times(pid)
+    if own is None:
+        return None
+    ticks, count = own[0] + own[1], 1
+    for kid in descendants(pid):
+        times = _stat_times(kid)
+        if times is not None:
+            ticks += times[0] + times[1]
+            count += 1
+    return ticks / float(os.sysconf("SC_CLK_TCK")), count
+
+
 def read_cmdline(pid):
     """argv of pid as a list of str, or None when it is gone."""
     try:
@@ -1167,11 +1198,25 @@ class NodeProcess:
             for pid in descendants(self.launcher_pid):
                 _kill_quietly(pid)
 
+    def _working(self):
+        """True when the node's tree used CPU within the last WORKING_WINDOW_S
+        (a hung node sleeps; a working one may wait a moment on a slow peer);
+        at the first call, with nothing to compare, True as well."""
+        now = tree_cpu_s(self.host_pid) if getattr(self, "host_pid", None) is not None else None
+        if now is None:
+            return False
+        t = time.monotonic()
+        samples = self.__dict__.setdefault("_cpu_samples", collections.deque())
+        samples.append((t, now[0]))
+        while len(samples) > 1 and samples[1][0] <= t - WORKING_WINDOW_S:
+            samples.popleft()
+        return len(samples) == 1 or now[0] > samples[0][1]
+
     def wait(self, timeout):
         """Wait for the node to exit; after timeout SIGKILL the tree
         (result.timed_out=True, logs kept). Raises HarnessError only when a
         killed process could not be reaped."""
-        deadline = Deadline(timeout)
+        deadline = Deadline(timeout, busy=self._working)
         while not self._done.wait(deadline.slice()):
             if deadline.over():
                 break

@@ -219,7 +219,7 @@ class Exchange:
     t_start: float
     t_body_done: Optional[float] = None
     t_headers_sent: Optional[float] = None
-    t_answer: Optional[float] = None        # just before the first byte of the answer was sent
+    t_answer: Optional[float] = None        # just before the first byte of the answer (or a reset) was sent
     t_end: Optional[float] = None
     status: Optional[int] = None
     req_bytes: int = 0
@@ -844,9 +844,7 @@ class ExchangeContext(object):
         kind = self.rule.fault.kind
         if kind == "reset":
             self.event("fault", self.body.consumed, self.exchange.fault)
-            self.leave_flight()  # before the client can see the reset, so a retry is not counted twice
-            self.conn.hard_reset(self.server._closing)
-            raise ExchangeEnded("reset")
+            self._reset()
         self._hold("stalled")
         self.rule = None
 
@@ -933,13 +931,23 @@ class ExchangeContext(object):
                 self._hold("held")
             elif kind == "accept_then_reset":
                 self.event("fault", None, self.exchange.fault)
-                self.leave_flight()
-                self.conn.hard_reset(self.server._closing)
-                raise ExchangeEnded("reset")
+                self._reset()
             else:
                 writer_fault = rule.fault
         self._write_response(status, headers, source, self._head_only(), writer_fault)
         self.leave_flight()
+
+    def _reset(self):
+        """End the exchange with a RST. Out of flight first, so a retry is not
+        counted as a second request in flight; and when no answer began, the
+        reset is the answer: t_answer is stamped before the client can see it
+        (the exchange's end is stamped later, when this thread gets to it,
+        which on a loaded machine may be after the client's next request)."""
+        self.leave_flight()
+        if self.exchange.t_answer is None:
+            self.exchange.t_answer = time.monotonic()
+        self.conn.hard_reset(self.server._closing)
+        raise ExchangeEnded("reset")
 
     def leave_flight(self):
         """The exchange stops counting as in flight: the send that completes
@@ -1010,9 +1018,7 @@ class ExchangeContext(object):
         if kind in ("stall", "reset", "truncate"):
             self.event("fault", ex.resp_bytes, ex.fault)
             if kind == "reset":
-                self.leave_flight()
-                self.conn.hard_reset(self.server._closing)
-                raise ExchangeEnded("reset")
+                self._reset()
             if kind == "truncate":
                 self.leave_flight()
                 self.conn.graceful_close()

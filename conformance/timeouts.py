@@ -44,7 +44,8 @@ PROC_SAMPLE_INTERVAL_S = 0.05
 # check wait its timeouts in full (a minute or so each): a whole run would
 # take most of an hour. So once the node has hung in HANG_LIMIT different
 # checks of one run (a run killed at its timeout, a phase never reached), every
-# later wait ends after at most HUNG_WAIT_S. A check in which such a shortened
+# later wait ends after at most HUNG_WAIT_S (a wait for the exit of a node
+# that is working, not hung, excepted: Deadline's busy). A check in which such a shortened
 # wait ran out is not judged (SKIP, saying which checks hung and how to rerun
 # it): the shortened wait proves nothing either way. Rerunning one check
 # (`--only ID`, the command every report prints) never trips the breaker;
@@ -103,18 +104,34 @@ class Deadline:
     """A harness wait of `timeout` seconds from now, shortened to HUNG_WAIT_S
     once the breaker has tripped (also while the wait is under way: loops
     re-read left() at least every SLICE_S). Once a shortened wait of a check
-    has run out, the check will not be judged, so its later waits end at once."""
+    has run out, the check will not be judged, so its later waits end at once.
+
+    busy: for a wait on the node itself, a callable that is true while the
+    node is working (it used CPU since the last call). A working node is not
+    hung, so its wait is never shortened: a node slow at copying a large
+    object is judged on that, in full."""
 
     SLICE_S = 0.25
+    # busy() is asked at most this often: the kernel counts CPU in 10 ms ticks,
+    # so a node working at a tenth of a core shows at least one tick between asks.
+    BUSY_EVERY_S = 0.1
 
-    def __init__(self, timeout):
+    def __init__(self, timeout, busy=None):
         self.start = _time.monotonic()
         self.timeout = max(0.0, timeout)
+        self._busy = busy
+        self._working = False
+        self._asked = None
 
     def _limit(self):
         if not tripped():
             return self.timeout
-        return 0.0 if cut_in_this_check() else min(self.timeout, HUNG_WAIT_S)
+        if cut_in_this_check():
+            return 0.0
+        now = _time.monotonic()
+        if self._busy is not None and (self._asked is None or now - self._asked >= self.BUSY_EVERY_S):
+            self._working, self._asked = self._busy(), now
+        return self.timeout if self._working else min(self.timeout, HUNG_WAIT_S)
 
     def left(self):
         """Seconds left (0.0 once over); a shortened wait that is over marks the check."""

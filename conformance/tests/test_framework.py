@@ -299,6 +299,26 @@ class HangBreakerTest(unittest.TestCase):
             ctx.fail("a verdict", "from a run that ended by itself: %s" % proc.wait(NODE_RUN_TIMEOUT_S).describe())
         self.assertEqual(run_check(make(run), NODE).verdict, FAIL)
 
+    def test_a_working_node_gets_its_full_wait_and_an_idle_one_does_not(self):
+        self.trip()
+        for module, name, value in ((timeouts, "HUNG_WAIT_S", 0.2), (runner, "WORKING_WINDOW_S", 0.3)):
+            self.addCleanup(setattr, module, name, getattr(module, name))
+            setattr(module, name, value)
+        spinning = NodeSpec.from_command([sys.executable, "-c", "while True: pass"])
+        sleeping = NodeSpec.from_command([sys.executable, "-c", "import time; time.sleep(60)"])
+        waited = {}
+
+        def run(ctx):
+            proc = ctx.start_node({"PATH": "/usr/bin:/bin"}, pid1=False)
+            started = time.monotonic()
+            result = proc.wait(1.5)
+            waited[ctx.node.display] = time.monotonic() - started
+            ctx.expect(not result.timed_out, "an exit", "killed at its timeout")
+        self.assertEqual(run_check(make(run), spinning).verdict, FAIL)    # judged: it used its whole wait
+        self.assertGreaterEqual(waited[spinning.display], 1.5)
+        self.assertEqual(run_check(make(run), sleeping).verdict, SKIP)    # idle: cut short, not judged
+        self.assertLess(waited[sleeping.display], 1.5)
+
     def test_full_waits_turns_it_off(self):
         status, _out, _err = run_cli("_selftest", TOY_NODE, "--only", "greet.hello", "--full-waits")
         self.assertEqual(status, 0)
