@@ -240,6 +240,9 @@ class HangBreakerTest(unittest.TestCase):
     def setUp(self):
         timeouts.reset_breaker()
         self.addCleanup(timeouts.reset_breaker)
+        for module, name, value in ((timeouts, "HUNG_WAIT_S", 0.2), (runner, "WORKING_WINDOW_S", 0.3)):
+            self.addCleanup(setattr, module, name, getattr(module, name))
+            setattr(module, name, value)   # short, so the tests are quick; the rules are the same
 
     def trip(self):
         for name in ("a.hung", "b.hung", "c.hung"):
@@ -260,8 +263,10 @@ class HangBreakerTest(unittest.TestCase):
         self.assertEqual(timeouts.hung_checks(), ["a.hung", "b.hung", "c.hung"])
         self.assertLessEqual(long_wait.left(), timeouts.HUNG_WAIT_S)
         self.assertFalse(timeouts.cut_in_this_check())
-        self.assertGreater(timeouts.Deadline(0.01).left(), 0)        # a short wait keeps its length...
+        short = timeouts.Deadline(0.01)
+        self.assertGreater(short.left(), 0)                           # a wait shorter than the cut keeps its length...
         time.sleep(0.02)
+        self.assertTrue(short.over())
         self.assertFalse(timeouts.cut_in_this_check())                # ...and ending it is no cut
         self.assertTrue(timeouts.Deadline(-1).over())
         self.assertFalse(timeouts.cut_in_this_check())
@@ -301,9 +306,6 @@ class HangBreakerTest(unittest.TestCase):
 
     def test_a_working_node_gets_its_full_wait_and_an_idle_one_does_not(self):
         self.trip()
-        for module, name, value in ((timeouts, "HUNG_WAIT_S", 0.2), (runner, "WORKING_WINDOW_S", 0.3)):
-            self.addCleanup(setattr, module, name, getattr(module, name))
-            setattr(module, name, value)
         spinning = NodeSpec.from_command([sys.executable, "-c", "while True: pass"])
         sleeping = NodeSpec.from_command([sys.executable, "-c", "import time; time.sleep(60)"])
         waited = {}
