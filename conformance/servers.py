@@ -1309,6 +1309,13 @@ class Listener(object):
                 sock, _peer = self._listener.accept()
             except OSError:
                 continue
+            # Every write goes out at once. With Nagle's algorithm a write that
+            # follows another unacknowledged one waits for the client's delayed
+            # ACK (40 ms on Linux): a TLS session ticket, then the answer, say.
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
             conn_id = next(self._conn_ids)
             with self._lock:
                 self._threads = [t for t in self._threads if t.is_alive()]
