@@ -191,7 +191,7 @@ def run_repeated(item, node, options):
 
 
 def run_all(selected, node, options, progress=None):
-    """Static checks first, then the rest (in a pool of options.jobs); results in selection order."""
+    """Every check in one pool of options.jobs, the static ones submitted first; results in selection order."""
     ordered = ([c for c in selected if c.module == _static.__name__]
                + [c for c in selected if c.module != _static.__name__])
     results = {}

@@ -5,8 +5,9 @@
 
 The archive holds the harness package (without its own tests, private
 contracts, mutants, benches and repository tools) and what it reads at run
-time: the contracts, their schemas and the test CA.  It is built with the standard library's zipapp,
-byte for byte the same from the same tree (sorted entries, fixed times).
+time: the contracts, their schemas and the test CA. It is built with the
+standard library's zipapp, byte for byte the same from the same tree (sorted
+entries, fixed times).
 
 Run, the archive's __main__ extracts itself once into a cache directory named
 after its own SHA-256 ($XDG_CACHE_HOME or ~/.cache, else the temporary

@@ -15,7 +15,26 @@ route with any other fields added (``redeem_match(first=1)``), never a second
 way to install a fault. The object store's core (conformance/store/core.py)
 is a Fake too; the proxy (conformance/proxy.py), which is not a LoopbackServer,
 offers the same add_fault.
+
+``read_body(ctx, limit)`` is how a fake's raw handler takes a request body:
+its first ``limit`` bytes are kept for the record, the rest is read and
+dropped (``ctx.body.consumed`` then says how many bytes the node sent), so a
+node that sends more than a document is recorded, never buffered.
 """
+
+
+def read_body(ctx, limit):
+    """The request body's first `limit` bytes; the rest is read and dropped."""
+    kept = bytearray()
+    mv = memoryview(bytearray(65536))
+    while True:
+        n = ctx.body.readinto(mv)
+        if not n:
+            break
+        if len(kept) < limit:
+            kept += mv[:min(n, limit - len(kept))]
+    ctx.body_finished()
+    return bytes(kept)
 
 
 class Fake(object):

@@ -883,6 +883,7 @@ class NodeProcess:
         self._result = None
         self._killed = False
         self._timed_out = False
+        self._cpu_samples = collections.deque()   # (time, tree CPU s): see _working
         self.signals = []
         self.seen_cmdlines = {}
         self.cmdline_snapshot = None
@@ -1206,7 +1207,7 @@ class NodeProcess:
         if now is None:
             return False
         t = time.monotonic()
-        samples = self.__dict__.setdefault("_cpu_samples", collections.deque())
+        samples = self._cpu_samples
         samples.append((t, now[0]))
         while len(samples) > 1 and samples[1][0] <= t - WORKING_WINDOW_S:
             samples.popleft()

@@ -151,9 +151,7 @@ class Timeline:
             servers = [server for name, server in self._servers if wanted is None or name in wanted]
         condition = lambda: self.count(**filters) >= count
         if len(servers) == 1 and hasattr(servers[0], "wait_until"):
-            if servers[0].wait_until(condition, deadline.left()):
-                return True
-            return not deadline.over() and condition()
+            return servers[0].wait_until(condition, deadline.left())
         while True:
             if condition():
                 return True

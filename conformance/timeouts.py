@@ -44,10 +44,10 @@ PROC_SAMPLE_INTERVAL_S = 0.05
 # check wait its timeouts in full (a minute or so each): a whole run would
 # take most of an hour. So once the node has hung in HANG_LIMIT different
 # checks of one run (a run killed at its timeout, a phase never reached), every
-# later wait ends after at most HUNG_WAIT_S (a wait for the exit of a node
-# that is working, not hung, excepted: Deadline's busy). A check in which such a shortened
-# wait ran out is not judged (SKIP, saying which checks hung and how to rerun
-# it): the shortened wait proves nothing either way. Rerunning one check
+# later wait ends after at most HUNG_WAIT_S, except a wait for the exit of a
+# node that is working, not hung (Deadline's busy). A check in which such a
+# shortened wait ran out is not judged (SKIP, saying which checks hung and how
+# to rerun it): the shortened wait proves nothing either way. Rerunning one check
 # (`--only ID`, the command every report prints) never trips the breaker;
 # `--full-waits` turns it off (the mutants runner uses it: a mutant's checks
 # must fail on their own full waits, not go unjudged).
@@ -107,13 +107,12 @@ class Deadline:
     has run out, the check will not be judged, so its later waits end at once.
 
     busy: for a wait on the node itself, a callable that is true while the
-    node is working (it used CPU since the last call). A working node is not
-    hung, so its wait is never shortened: a node slow at copying a large
-    object is judged on that, in full."""
+    node is working (NodeProcess._working: its tree used CPU within the last
+    second). A working node is not hung, so its wait is never shortened: a
+    node slow at copying a large object is judged on that, in full."""
 
     SLICE_S = 0.25
-    # busy() is asked at most this often: the kernel counts CPU in 10 ms ticks,
-    # so a node working at a tenth of a core shows at least one tick between asks.
+    # busy() is asked at most this often (it reads /proc for the whole tree).
     BUSY_EVERY_S = 0.1
 
     def __init__(self, timeout, busy=None):

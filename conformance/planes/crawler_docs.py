@@ -36,6 +36,7 @@ import collections
 import csv
 import hashlib
 import json
+import math
 import platform
 import re
 import time
@@ -268,11 +269,16 @@ class JsonError(ValueError):
     output can tell "the node wrote garbage" from "the harness broke"."""
 
 
-def _check_value(value, depth):
+def _check_value(value, depth, floats=False):
     """Walk `value` and refuse what canonical JSON cannot hold; `depth` is the
     number of containers around it. Bounded by MAX_JSON_DEPTH, so the recursion
-    is too."""
+    is too. floats: finite floats are allowed (the session contract's probe
+    results, D37 there); the crawler's documents have none."""
     if value is None or value is True or value is False or isinstance(value, str):
+        return
+    if floats and isinstance(value, float):
+        if not math.isfinite(value):
+            raise JsonError("NaN and Infinity are not allowed")
         return
     if isinstance(value, int):
         if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
@@ -284,21 +290,22 @@ def _check_value(value, depth):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise JsonError("object key is not a string")
-            _check_value(item, depth + 1)
+            _check_value(item, depth + 1, floats)
         return
     if isinstance(value, (list, tuple)):
         if depth >= MAX_JSON_DEPTH:
             raise JsonError("nesting deeper than %d" % MAX_JSON_DEPTH)
         for item in value:
-            _check_value(item, depth + 1)
+            _check_value(item, depth + 1, floats)
         return
     raise JsonError("not a canonical JSON value: %s" % type(value).__name__)
 
 
-def canonical(value):
+def canonical(value, floats=False):
     """The canonical bytes of `value`: sorted keys, no whitespace, UTF-8 kept
-    (not escaped), strictly encoded so a lone surrogate is an error."""
-    _check_value(value, 0)
+    (not escaped), strictly encoded so a lone surrogate is an error. floats:
+    finite floats allowed, written as Python writes them."""
+    _check_value(value, 0, floats)
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False)
     try:
@@ -361,6 +368,13 @@ def _refuse_constant(_text):
     raise JsonError("NaN and Infinity are not allowed")
 
 
+def _finite_float(text):
+    value = float(text)
+    if not math.isfinite(value):  # 1e999
+        raise JsonError("a number out of range")
+    return value
+
+
 def _check_strings(value):
     """Refuse a lone surrogate left by a \\uD8xx escape. Assumed: a value that
     cannot be encoded canonically does not meet the value rules, so the lenient
@@ -378,13 +392,15 @@ def _check_strings(value):
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_refuse_float,
                             parse_int=_parse_int, parse_constant=_refuse_constant)
+_FLOAT_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_finite_float,
+                                  parse_int=_parse_int, parse_constant=_refuse_constant)
 
 
-def _loads_text(text):
+def _loads_text(text, floats=False):
     # Fewer brackets than the limit cannot nest deeper than it: skip the scan.
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH:
         _prescan_depth(text)
-    value = _DECODER.decode(text)
+    value = (_FLOAT_DECODER if floats else _DECODER).decode(text)
     if _SURROGATE_ESCAPE_RE.search(text):
         _check_strings(value)
     return value
@@ -399,11 +415,12 @@ def _decode_utf8(data):
     return data.decode("utf-8")
 
 
-def parse_lenient(data):
+def parse_lenient(data, floats=False):
     """The contract's lenient parser: whitespace and key order are free, the
-    value rules are not. Every failure, whatever the input, is JsonError."""
+    value rules are not. Every failure, whatever the input, is JsonError.
+    floats: finite numbers with a fraction or an exponent are values too."""
     try:
-        return _loads_text(_decode_utf8(data))
+        return _loads_text(_decode_utf8(data), floats)
     except JsonError:
         raise
     except Exception as exc:    # ValueError, UnicodeError, RecursionError, MemoryError...
@@ -423,9 +440,9 @@ def sha256_hex(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def digest(value):
+def digest(value, floats=False):
     """A document's digest: the SHA-256 of its canonical bytes."""
-    return sha256_hex(canonical(value))
+    return sha256_hex(canonical(value, floats))
 
 
 # ---------------------------------------------------------------------------

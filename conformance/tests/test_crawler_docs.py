@@ -148,6 +148,32 @@ class LenientParserTest(unittest.TestCase):
                 pass
 
 
+class FloatsTest(unittest.TestCase):
+    """floats=True (the session contract's documents): finite fractions are values; the
+    other value rules stay, and the crawler's own documents still have no float."""
+
+    def test_finite_fractions_round_trip(self):
+        value = {"avg": 2.5, "big": 1e300, "n": [0.1, -3.0]}
+        data = docs.canonical(value, floats=True)
+        self.assertEqual(data, b'{"avg":2.5,"big":1e+300,"n":[0.1,-3.0]}')
+        self.assertEqual(docs.parse_lenient(data, floats=True), value)
+        self.assertEqual(docs.digest(value, floats=True), hashlib.sha256(data).hexdigest())
+
+    def test_what_stays_refused(self):
+        for data in (b'1e999', b'-1e999', b'NaN', b'{"a":1.5,"a":2.5}', b'9007199254740992'):
+            with self.subTest(data=data), self.assertRaises(docs.JsonError):
+                docs.parse_lenient(data, floats=True)
+        for value in (float("nan"), float("inf"), [float("-inf")]):
+            with self.subTest(value=value), self.assertRaises(docs.JsonError):
+                docs.canonical(value, floats=True)
+
+    def test_without_the_option_a_float_is_refused(self):
+        with self.assertRaises(docs.JsonError):
+            docs.parse_lenient(b'1.5')
+        with self.assertRaises(docs.JsonError):
+            docs.canonical(1.5)
+
+
 class CanonicalParserTest(unittest.TestCase):
     def test_accepts_canonical(self):
         value = {"a": [1, "é", None], "b": {"c": False}}

@@ -271,6 +271,31 @@ class ExchangeTest(ControlTest):
 
 
 class SessionTest(ControlTest):
+    def test_a_body_past_the_record_bound_is_counted_not_kept(self):
+        from conformance.planes.session.control import MAX_RECORDED_BODY_BYTES
+        control, client = self.session()
+        sent = b"[" + b" " * (MAX_RECORDED_BODY_BYTES + 4096) + b"]"
+        status, _doc, _headers = client.call("append", sent, client.key("event-progress", 1))
+        self.assertEqual(status, 400)
+        call = control.calls("append")[-1]
+        self.assertEqual((len(call.body), call.body_total), (MAX_RECORDED_BODY_BYTES, len(sent)))
+
+    def test_a_result_with_a_fraction_is_a_report_like_any_other(self):
+        control, client = self.session()
+        source = control.source_ids[0]
+        probe_id = control.enqueue_probe("evaluate_expression",
+                                         {"source_id": source, "expression": {"aggregate": "avg", "column": "n"}})
+        self.assertEqual(client.claim()[0], 200)
+        result = ContractText("session").example("valid", "probe-result-evaluate-avg-fraction.json")
+        result["source_id"] = source
+        body = client.binding(session_id=client.lease["session_id"], probe_id=probe_id, outcome="succeeded",
+                              result=result)
+        status, _doc, _headers = client.call("report", body, client.key("result", probe_id),
+                                             ids={"probe_id": probe_id})
+        self.assertEqual(status, 200)
+        self.assertEqual(control.reports(probe_id)[0].doc["result"]["value"], 500488.5)
+        self.assertEqual(self.violations(control), [])
+
     def test_a_whole_little_session(self):
         control, client = self.make()
         source = control.source_ids[0]

@@ -9,6 +9,7 @@ import json
 import os
 
 from conformance.fake import Fake  # noqa: F401 (re-exported: the crawler's fakes import it from here)
+from conformance.fake import read_body as _read_body
 from conformance.planes import crawler_docs as docs
 
 __all__ = ["SESSION_ID", "AUDIENCE_BASE", "BROKER_PATH", "BUCKET", "EXECUTION", "IDENTITY_PATH", "SOURCE_PATH",
@@ -34,17 +35,8 @@ MAX_RECORDED_BODY_BYTES = 64 * 1024
 
 
 def read_body(ctx, limit=MAX_RECORDED_BODY_BYTES):
-    """The request body's first `limit` bytes; the rest is read and dropped."""
-    kept = bytearray()
-    mv = memoryview(bytearray(65536))
-    while True:
-        n = ctx.body.readinto(mv)
-        if not n:
-            break
-        if len(kept) < limit:
-            kept += mv[:min(n, limit - len(kept))]
-    ctx.body_finished()
-    return bytes(kept)
+    """The request body's first `limit` bytes (conformance/fake.py's read_body)."""
+    return _read_body(ctx, limit)
 
 
 def short(value, limit=120):

@@ -63,9 +63,10 @@ import time
 import uuid
 
 from conformance import faults
-from conformance.fake import Fake
+from conformance.fake import Fake, read_body
 from conformance.faults import Match
 from conformance.invariants import Violation
+from conformance.planes import crawler_docs as docs
 from conformance.schema import validate
 from conformance.servers import MASK, LoopbackServer
 from conformance.timescale import scaled
@@ -110,7 +111,6 @@ MAX_PROGRESS_EVENTS_PER_ATTEMPT = 256
 # How far the fake searches for an event's sequence number: past the cap, so an event
 # numbered 257 is named as such (SESSION-PROGRESS-6) rather than as an id that does not recompute.
 EVENT_SEQUENCE_SEARCH = 1024
-MAX_JSON_INTEGER = 2 ** 53 - 1
 # Contract seconds of the default lease (times TIME_SCALE in a check: 0.2 s, 0.1 s, 60 s, 60 s).
 HEARTBEAT_CONTRACT_S = 2.0
 CLAIM_POLL_CONTRACT_S = 1.0
@@ -136,62 +136,27 @@ _TIMESTAMP_RE = re.compile(r"^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9
 
 # ---------------------------------------------------------------- JSON, digests, event ids, time
 
-class JsonError(ValueError):
-    """A body that is not strict JSON (section *Documents, JSON, URLs and codes*)."""
-
-
-def _no_duplicates(pairs):
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise JsonError("duplicate key")
-        out[key] = value
-    return out
-
-
-def _refuse_constant(_text):
-    raise JsonError("NaN and Infinity are not allowed")
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
-
-
-def _check_ints(value, depth=0):
-    if depth > 32:
-        raise JsonError("nesting deeper than 32")
-    if isinstance(value, bool) or value is None:
-        return
-    if isinstance(value, int) and abs(value) > MAX_JSON_INTEGER:
-        raise JsonError("integer out of range")
-    for item in (value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()):
-        _check_ints(item, depth + 1)
+# The crawler's canonical JSON and its lenient parser (conformance/planes/crawler_docs.py),
+# with floats allowed: a probe result may hold them (D37), and the lease's scaled
+# intervals are fractions. The same value rules otherwise: no duplicate key, no NaN,
+# integers within 2^53 - 1, nesting at most 32, no lone surrogate, no BOM.
+JsonError = docs.JsonError
 
 
 def parse_strict(data):
-    """The strict parser the contract asks of the node, for what the node sends (floats allowed:
-    a report's result may hold them, D37). Raises JsonError and nothing else."""
-    try:
-        if bytes(data).startswith(b"\xef\xbb\xbf"):
-            raise JsonError("a BOM")
-        value = _DECODER.decode(bytes(data).decode("utf-8"))
-        _check_ints(value)
-        canonical(value)  # a lone surrogate cannot be encoded
-        return value
-    except JsonError:
-        raise
-    except Exception as exc:  # ValueError, UnicodeError, RecursionError...
-        raise JsonError("not strict JSON: %s" % type(exc).__name__) from None
+    """The strict parser the contract asks of the node, for what the node sends.
+    Raises JsonError and nothing else."""
+    return docs.parse_lenient(data, floats=True)
 
 
 def canonical(value):
     """Canonical JSON bytes (section *Documents*): sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
+    return docs.canonical(value, floats=True)
 
 
 def digest(value):
     """A document's digest: the lowercase hex SHA-256 of its canonical bytes."""
-    return hashlib.sha256(canonical(value)).hexdigest()
+    return docs.digest(value, floats=True)
 
 
 def client_event_id(attempt_id, sequence, internal_name, payload_digest):
@@ -568,20 +533,6 @@ def route_of(method, path, prefix):
     return verb, dict(tail_ids, attempt_id=attempt), method == TEMPLATES[verb][0]
 
 
-def _read_body(ctx):
-    kept, total = bytearray(), 0
-    view = memoryview(bytearray(65536))
-    while True:
-        n = ctx.body.readinto(view)
-        if not n:
-            break
-        total += n
-        if len(kept) < MAX_RECORDED_BODY_BYTES:
-            kept += view[:min(n, MAX_RECORDED_BODY_BYTES - len(kept))]
-    ctx.body_finished()
-    return bytes(kept), total
-
-
 def body_documents(call, binding):
     """The command documents of a fenced body (each event of an append), noting call.body_problems:
     strict JSON, the schema, the binding (the fence among them), canonical bytes."""
@@ -907,7 +858,8 @@ class ControlPlane(Fake):
     # ---------------------------------------------------------------- handler
     def _handle(self, ctx):
         req = ctx.request
-        body, total = _read_body(ctx)
+        body = read_body(ctx, MAX_RECORDED_BODY_BYTES)
+        total = ctx.body.consumed
         verb, ids, method_ok = route_of(req.method, req.path, self.callback_prefix)
         bearer = [value for value in req.headers.get_all("authorization") if value.startswith("Bearer ")]
         call = ControlCall(verb, ctx.exchange, body, total, ids, bearer_form=bool(bearer))
