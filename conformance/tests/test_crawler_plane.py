@@ -23,8 +23,9 @@ from conformance import faults
 from conformance.checks import Check, Context, NodeSpec
 from conformance.faults import Match
 from conformance.planes import crawler_docs as docs
-from conformance.planes.crawler import (AUDIENCE_BASE, CA_FILE, EXECUTION, IDENTITY_PATH, SESSION_ID, Broker,
-                                        CrawlerPlane, GeneratedJsonl, MetadataServer, SourceSite)
+from conformance.planes.crawler import (AUDIENCE_BASE, CA_FILE, EXECUTION, SESSION_ID, Broker, CrawlerPlane,
+                                        GeneratedJsonl, SourceSite)
+from conformance.planes.metadata import IDENTITY_PATH, MetadataServer
 from conformance.runner import RunResult
 from conformance.timeouts import SHORT_TIMEOUT_S
 

@@ -21,7 +21,7 @@ from conformance.checks.crawler._common import (
     DEADLINE_SLACK_S, ENDLESS_BYTES, SHORT_DEADLINE_S, SOCKET_SLACK_BYTES, expect_outcome, expect_success,
     expect_untouched, faults)
 from conformance.checks.crawler._common import run_variants
-from conformance.planes.crawler import IDENTITY_PATH
+from conformance.planes.metadata import IDENTITY_PATH
 
 UNAVAILABLE = "CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE"
 

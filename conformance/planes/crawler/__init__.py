@@ -10,7 +10,8 @@ The plane composes fakes (contract/crawler.md), each a LoopbackServer on
 127.0.0.1, port 0, that owns its options, its handler, its observations and
 its invariants, one module each:
 
-    metadata.py  plane.metadata  MetadataServer: identity tokens (GCE_METADATA_HOST)
+                 plane.metadata  MetadataServer: identity tokens (GCE_METADATA_HOST), from
+                                 conformance/planes/metadata.py (shared with the session plane)
     broker.py    plane.broker    Broker: :redeem and :fail, the bootstrap it builds
     site.py      plane.site      SourceSite: the source, redirects, transport evidence
                  plane.tripwire  Tripwire: redirects, proxies and SSRF targets point here
@@ -53,16 +54,15 @@ retyped here.
 """
 
 from conformance.planes.crawler.base import (AUDIENCE_BASE, BROKER_PATH, BUCKET, CA_FILE, DEFAULT_SOURCE,
-                                             EXECUTION, IDENTITY_PATH, SESSION_ID, SOURCE_PATH, Fake)
+                                             EXECUTION, SESSION_ID, SOURCE_PATH, Fake)
 from conformance.planes.crawler.broker import Broker, BrokerCall
 from conformance.planes.crawler.child import Child
-from conformance.planes.crawler.metadata import IDENTITY_VARIANTS, IdentityRequest, MetadataServer, Minted
 from conformance.planes.crawler.plane import CRAWLER_RUN_TIMEOUT_S, CrawlerPlane, StoredObject, loopback_addresses
 from conformance.planes.crawler.site import GeneratedJsonl, SiteEntry, SourceHop, SourceSite, Tripwire
 
-__all__ = ["CrawlerPlane", "make_plane", "Plane", "GeneratedJsonl", "IDENTITY_VARIANTS", "SESSION_ID",
-           "AUDIENCE_BASE", "BROKER_PATH", "BUCKET", "EXECUTION", "IDENTITY_PATH", "SOURCE_PATH", "DEFAULT_SOURCE",
-           "CA_FILE", "CRAWLER_RUN_TIMEOUT_S", "Fake", "MetadataServer", "Minted", "IdentityRequest", "Broker",
+__all__ = ["CrawlerPlane", "make_plane", "Plane", "GeneratedJsonl", "SESSION_ID",
+           "AUDIENCE_BASE", "BROKER_PATH", "BUCKET", "EXECUTION", "SOURCE_PATH", "DEFAULT_SOURCE",
+           "CA_FILE", "CRAWLER_RUN_TIMEOUT_S", "Fake", "Broker",
            "BrokerCall", "SourceSite", "SiteEntry", "SourceHop", "Tripwire", "Child", "StoredObject",
            "loopback_addresses"]
 

@@ -2,7 +2,8 @@
 
 The Fake base class (one loopback server, faults in through add_fault, the
 server's observations) is the core's, conformance/fake.py; it is re-exported
-here for the crawler's fakes.
+here for the crawler's fakes. The metadata server, which the session plane
+shares, is conformance/planes/metadata.py.
 """
 
 import json
@@ -12,7 +13,7 @@ from conformance.fake import Fake  # noqa: F401 (re-exported: the crawler's fake
 from conformance.fake import read_body as _read_body
 from conformance.planes import crawler_docs as docs
 
-__all__ = ["SESSION_ID", "AUDIENCE_BASE", "BROKER_PATH", "BUCKET", "EXECUTION", "IDENTITY_PATH", "SOURCE_PATH",
+__all__ = ["SESSION_ID", "AUDIENCE_BASE", "BROKER_PATH", "BUCKET", "EXECUTION", "SOURCE_PATH",
            "DEFAULT_SOURCE", "CA_FILE", "Fake", "read_body", "short", "as_bytes"]
 
 # ---------------------------------------------------------------- the run's fixed identity
@@ -24,7 +25,6 @@ AUDIENCE_BASE = "https://studio.conformance.test/v1/crawler-sessions"
 BROKER_PATH = "/v1/crawler-sessions"
 BUCKET = "conformance-results"
 EXECUTION = "crawler-job-x7k2p"
-IDENTITY_PATH = "/computeMetadata/v1/instance/service-accounts/default/identity"
 SOURCE_PATH = "/data.csv"
 DEFAULT_SOURCE = b"city,temp_c,observed\nOslo,3,2024-01-05\nLima,19,2024-01-05\n\"Qu\xc3\xa9bec, QC\",-8,2024-01-05\n"
 CA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "ca", "ca.pem")

@@ -19,8 +19,8 @@ from conformance.planes.crawler import verdict
 from conformance.planes.crawler.base import AUDIENCE_BASE, BUCKET, CA_FILE, EXECUTION, SESSION_ID, as_bytes, short
 from conformance.planes.crawler.broker import Broker
 from conformance.planes.crawler.child import Child
-from conformance.planes.crawler.metadata import MetadataServer
 from conformance.planes.crawler.site import GeneratedJsonl, SourceSite, Tripwire
+from conformance.planes.metadata import MetadataServer
 from conformance.runner import HarnessError
 from conformance.servers import MISNAMED_CERT_CHAIN, OTHER_CA_FILE, UNTRUSTED_CERT_CHAIN
 from conformance.store import ObjectStore

@@ -1004,7 +1004,8 @@ class ControlPlane(Fake):
     def calls(self, verb=None):
         """Every request (ControlCall), in arrival order; verb: only those (VERBS). A request a
         request-phase fault answered before the handler ran has status "fault" and only what the
-        transcript shows (masked headers, no body)."""
+        transcript shows (masked headers, no body); one whose body is still being read (no fault,
+        the handler has not recorded it yet) has status None and the same."""
         transcript = self.transcript
         found = []
         with self._lock:
@@ -1013,7 +1014,7 @@ class ControlPlane(Fake):
                 if call is None:
                     route = route_of(ex.method, ex.path.split("?", 1)[0], self.callback_prefix)
                     call = ControlCall(route[0], ex, ids=route[1])
-                    call.status = "fault"
+                    call.status = "fault" if ex.fault is not None else None
                 if verb is None or call.verb == verb:
                     found.append(call)
         return found

@@ -1,11 +1,19 @@
-"""The metadata server fake: workload identity tokens (CRAWLER-IDENTITY-*).
+"""The metadata server fake: workload identity tokens, shared by every plane that needs them.
 
-Plain HTTP, reached through ``GCE_METADATA_HOST``. A ``GET`` of the identity
-path needs ``Metadata-Flavor: Google`` (403 otherwise, as the real one) and an
+The crawler (CRAWLER-IDENTITY-*) and the session worker (SESSION-DISPATCH-2,
+SESSION-SERVICE-5) both mint their identity token here. Plain HTTP, reached
+through ``GCE_METADATA_HOST``. A ``GET`` of the identity path needs
+``Metadata-Flavor: Google`` (403 otherwise, as the real one) and an
 ``audience``; every answer mints a fresh compact JWS whose payload carries the
-audience, a sequence number and a unique ``CANARY...`` marker. The broker asks
-this fake which token a call presented (``present``), so "which token went
+audience, a sequence number and a unique ``CANARY...`` marker. The fake a
+token is presented to asks this one which token it was (``present``) or
+whether it minted it for an audience (``minted_for``), so "which token went
 where" is read from the fakes, never inferred.
+
+    metadata = MetadataServer(seed, secret_values)           # plane.metadata
+    env["GCE_METADATA_HOST"] = metadata.host
+    metadata.add_fault(faults.hang(), metadata.identity_match())
+    metadata.requests(), metadata.tokens(), metadata.started(n)
 """
 
 import base64
@@ -15,11 +23,20 @@ import secrets as _secrets
 import threading
 import time
 
+from conformance.fake import Fake, read_body
 from conformance.faults import Match
-from conformance.planes.crawler.base import IDENTITY_PATH, Fake, read_body
 from conformance.servers import LoopbackServer
 
-__all__ = ["MetadataServer", "Minted", "IdentityRequest", "IDENTITY_VARIANTS"]
+__all__ = ["MetadataServer", "Minted", "IdentityRequest", "IDENTITY_VARIANTS", "IDENTITY_PATH",
+           "DEFAULT_SERVICE_ACCOUNT"]
+
+# The path of the identity token (google-auth's, CRAWLER-IDENTITY-1, SESSION-DISPATCH-2).
+IDENTITY_PATH = "/computeMetadata/v1/instance/service-accounts/default/identity"
+# The e-mail a token's payload names, unless the plane says which workload it is.
+DEFAULT_SERVICE_ACCOUNT = "crawler-job@conformance.iam.gserviceaccount.com"
+# An identity request has no body; this much of one is kept for the record and the
+# rest is read and dropped (a node sending more is recorded, not buffered).
+MAX_RECORDED_BODY_BYTES = 64 * 1024
 
 # Answers the metadata server gives instead of a good token (CRAWLER-IDENTITY-3).
 IDENTITY_VARIANTS = {
@@ -87,18 +104,22 @@ class MetadataServer(Fake):
                      callable(token bytes) -> bytes, or a name from
                      IDENTITY_VARIANTS. None: the token itself.
 
-    Both may also be set as attributes before the run.
+    Both may also be set as attributes before the run. service_account
+    (not a plane keyword: the plane's own choice) is the e-mail in each
+    token's payload.
     Faults: ``add_fault(fault, identity_match(**fields))`` for the identity
     route; every request the server receives without a match.
-    Observing: requests(), tokens(), started(n).
+    Observing: requests(), tokens(), started(n); present(), minted_for().
     """
 
     # The keywords a plane passes through to this fake.
     OPTIONS = ("identity_status", "identity_body")
 
-    def __init__(self, seed=0, secret_values=None, identity_status=200, identity_body=None):
+    def __init__(self, seed=0, secret_values=None, identity_status=200, identity_body=None,
+                 service_account=DEFAULT_SERVICE_ACCOUNT):
         Fake.__init__(self, LoopbackServer("metadata", tls=False, seed=seed, secret_values=secret_values,
                                            server_header="Metadata Server for VM"))
+        self.service_account = service_account
         self.identity_status = identity_status
         self.identity_body = IDENTITY_VARIANTS[identity_body] if isinstance(identity_body, str) else identity_body
         self._lock = threading.RLock()
@@ -126,7 +147,7 @@ class MetadataServer(Fake):
             header = {"alg": "RS256", "kid": "conformance-%s" % _secrets.token_hex(8), "typ": "JWT"}
             now = int(time.time())
             payload = {"aud": audience, "azp": "100000000000000000001",
-                       "email": "crawler-job@conformance.iam.gserviceaccount.com", "email_verified": True,
+                       "email": self.service_account, "email_verified": True,
                        "exp": now + 3600, "iat": now, "iss": "https://accounts.google.com",
                        "sub": "100000000000000000001", "conformance_seq": seq, "conformance_marker": marker}
             token = b".".join([_b64url(json.dumps(header).encode()), _b64url(json.dumps(payload).encode()),
@@ -139,7 +160,7 @@ class MetadataServer(Fake):
     def _handle(self, ctx):
         req = ctx.request
         record = IdentityRequest(ctx.exchange, req)
-        record.body_bytes = len(read_body(ctx))
+        record.body_bytes = len(read_body(ctx, MAX_RECORDED_BODY_BYTES))
         with self._lock:
             self._requests.append(record)
         if ctx.refused:
@@ -165,8 +186,9 @@ class MetadataServer(Fake):
         ctx.respond(self.identity_status, headers, body=body)
 
     def present(self, token, kind, exchange_seq):
-        """A broker saw token on a `kind` call: (Minted or None, first time
-        presented). Records the presentation."""
+        """A fake (the crawler's broker, the session's control plane) saw token
+        on a `kind` call: (Minted or None, first time presented). Records the
+        presentation."""
         with self._lock:
             minted = self._minted.get(token) if token else None
             if minted is None:
@@ -174,6 +196,12 @@ class MetadataServer(Fake):
             fresh = not minted.presented
             minted.presented.append((kind, exchange_seq))
             return minted, fresh
+
+    def minted_for(self, token, audience, kind="presented"):
+        """True when this server minted token for exactly audience (a control
+        plane's token_check); the presentation is recorded as present() does."""
+        minted, _fresh = self.present(token, kind, None)
+        return minted is not None and minted.audience == audience
 
     # ---------------------------------------------------------------- observe
     def requests(self):
