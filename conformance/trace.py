@@ -14,6 +14,10 @@ pins. Exit 1 on any hole:
 * a check no mutant names;
 * a mutant naming a check that does not exist, or a malformed mutant;
 * a decision that cites no clause, or a clause that does not exist.
+
+A contract whose checks package sets IN_PROGRESS (its checks are still being
+written) lists the first three kinds as planned work, not holes; the rest stay
+holes.
 """
 
 import sys
@@ -24,9 +28,15 @@ from conformance import mutants as _mutants
 from conformance import static as _static
 
 
-def trace(contract, out):
-    """Print the tables for one contract; returns the list of holes (strings)."""
+def trace(contract, out, planned=None):
+    """Print the tables for one contract; returns the list of holes (strings).
+
+    `planned`, a list, receives the coverage not yet written for a contract in
+    progress (checks.in_progress) instead of the holes."""
     holes = []
+    progress = _checks.in_progress(contract)
+    coverage = holes if progress is None or planned is None else planned
+    gap = "HOLE" if coverage is holes else "planned"
     try:
         doc = _clauses.load(contract)
     except _clauses.ContractNotFound as exc:
@@ -68,12 +78,12 @@ def trace(contract, out):
             if clause.example:
                 shown += "  [example work]"
             if not judged:
-                shown += "  <- HOLE" if not found else "  <- HOLE (example-work checks only)"
+                shown += "  <- %s%s" % (gap, "" if not found else " (example-work checks only)")
             out.write("  %-*s  %s\n" % (width, clause.id, shown))
             if not found:
-                holes.append("MUST clause %s (%s) has no check" % (clause.id, clause.title))
+                coverage.append("MUST clause %s (%s) has no check" % (clause.id, clause.title))
             elif not judged:
-                holes.append("platform clause %s (%s) is cited only by example-work checks, which a "
+                coverage.append("platform clause %s (%s) is cited only by example-work checks, which a "
                              "default run does not judge" % (clause.id, clause.title))
     others = [c for c in doc.clauses.values() if c.level in ("SHOULD", "MAY")]
     if others:
@@ -85,10 +95,10 @@ def trace(contract, out):
     out.write("\ncheck -> mutants naming it\n")
     for item in all_checks:
         found = naming.get(item.id, [])
-        out.write("  %-*s  %s%s\n" % (check_width, item.id, ", ".join(found) or "(none)  <- HOLE",
+        out.write("  %-*s  %s%s\n" % (check_width, item.id, ", ".join(found) or "(none)  <- %s" % gap,
                                       "  [example work]" if item.scope == _checks.EXAMPLE else ""))
         if not found:
-            holes.append("check %s has no mutant" % item.id)
+            coverage.append("check %s has no mutant" % item.id)
     if doc.decisions:
         out.write("\ndecision -> clauses it pins\n")
         for decision in doc.decisions.values():
@@ -96,10 +106,22 @@ def trace(contract, out):
             if not decision.clauses:
                 holes.append("decision %s cites no clause" % decision.id)
             for clause_id in decision.clauses:
-                if clause_id not in doc.clauses:
+                if clause_id not in doc.clauses and not _elsewhere(clause_id, contract):
                     holes.append("decision %s cites %s, which does not exist" % (decision.id, clause_id))
     out.write("\n")
     return holes
+
+
+def _elsewhere(clause_id, contract):
+    """True when clause_id names a clause of another contract that exists there (a
+    decision may build on another contract's clause: session D30 on CRAWLER-CHILD-4)."""
+    other = clause_id.split("-", 1)[0].lower()
+    if other == contract.lstrip("_") or other not in _checks.contracts():
+        return False
+    try:
+        return clause_id in _clauses.load(other).clauses
+    except _clauses.ContractNotFound:
+        return False
 
 
 def main(argv=None, out=None):
@@ -114,15 +136,24 @@ def main(argv=None, out=None):
     if unknown:
         sys.stderr.write("conformance.trace: error: unknown contract %s\n" % ", ".join(unknown))
         return 2
-    holes = []
+    holes, planned = [], {}
     for name in names:
-        holes.extend(trace(name, out))
+        planned[name] = []
+        holes.extend(trace(name, out, planned[name]))
+    for name in names:
+        if planned[name]:
+            out.write("planned for %s (%d; in progress: %s):\n" % (name, len(planned[name]),
+                                                                  _checks.in_progress(name)))
+            for item in planned[name]:
+                out.write("  - %s\n" % item)
     if holes:
         out.write("holes (%d):\n" % len(holes))
         for hole in holes:
             out.write("  - %s\n" % hole)
-    out.write("trace: %s: %s\n" % (", ".join(names), "%d hole%s" % (len(holes), "" if len(holes) == 1 else "s")
-                                                     if holes else "no hole"))
+    later = ["%s: %d planned" % (name, len(items)) for name, items in planned.items() if items]
+    out.write("trace: %s: %s%s\n" % (", ".join(names), "%d hole%s" % (len(holes), "" if len(holes) == 1 else "s")
+                                                       if holes else "no hole",
+                                     " (%s)" % "; ".join(later) if later else ""))
     return 1 if holes else 0
 
 

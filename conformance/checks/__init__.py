@@ -175,6 +175,20 @@ def reference_node(contract):
     return getattr(package, "REFERENCE_NODE", None)
 
 
+def in_progress(contract):
+    """Why the contract's checks are still being written (IN_PROGRESS of its checks
+    package, one sentence naming the issue), or None for a finished contract.
+
+    Traceability reports the coverage still missing from such a contract (a MUST
+    clause without a check, a check without a mutant) as planned work instead of
+    holes; everything that exists is held to the usual rules: its checks pass on
+    the reference node, its mutants are killed, every cited clause exists."""
+    if contract not in contracts(include_private=True):
+        return None
+    package = importlib.import_module("conformance.checks." + contract)
+    return getattr(package, "IN_PROGRESS", None)
+
+
 def deployment(contract):
     """The contract's Deployment (its deployment constants, conformance/deployment.py), or None."""
     if contract not in contracts(include_private=True):

@@ -60,6 +60,32 @@ class LoadTest(unittest.TestCase):
         self.assertTrue(all(m.problem is None for m in loaded), [m for m in loaded if m.problem])
 
 
+    def test_covering_set_names_every_check_with_few_mutants(self):
+        def m(name, *kills, **kw):
+            return mutants.Mutant(name, name + ".py", "d", "n.py", [("a", "b")], list(kills), kw.get("problem"))
+        wide, narrow, other, spare = m("wide", "x", "y"), m("narrow", "y"), m("other", "z"), m("spare", "x")
+        bad = m("bad", problem="KILLS must be a non-empty list of check IDs")
+        chosen = [c.name for c in mutants.covering_set([spare, narrow, wide, other, bad])]
+        self.assertEqual(chosen, ["bad", "other", "wide"])   # a broken mutant is kept, to be reported
+        # Ties go by name, so every machine runs the same set.
+        self.assertEqual([c.name for c in mutants.covering_set([m("b2", "x"), m("b1", "x")])], ["b1"])
+        for contract in ("step", "crawler"):
+            every = mutants.load_all(contract)
+            named = set(k for x in every for k in x.kills)
+            chosen = mutants.covering_set(every)
+            self.assertEqual(set(k for x in chosen for k in x.kills), named, contract)
+            self.assertLess(len(chosen), len(every), contract)
+
+    def test_covering_run_reports_the_set(self):
+        out = io.StringIO()
+        status = mutants.run_mutants("_selftest", jobs=4, out=out, covering=True)
+        text = out.getvalue()
+        self.assertEqual(status, 0, text)
+        every = len(mutants.load_all("_selftest"))
+        chosen = len(mutants.covering_set(mutants.load_all("_selftest")))
+        self.assertIn("mutants of _selftest (%d of %d: a covering set" % (chosen, every), text)
+        self.assertEqual(text.splitlines()[-1], "mutants: %d passed, 0 failed" % chosen)
+
     def test_reference_mutants_apply_once_and_parse(self):
         """A mutant whose copy does not even parse is "killed" by the SyntaxError,
         whatever its checks: every mutant of a reference node must yield a

@@ -89,6 +89,21 @@ class TraceTest(unittest.TestCase):
         self.assertIn("mutant broken is malformed", out)
         self.assertTrue(out.splitlines()[-1].startswith("trace: _selftest: 3 holes"))
 
+    def test_decision_may_cite_another_contracts_clause(self):
+        real = clauses.load("_selftest")
+        with open(real.path) as handle:
+            text = handle.read()
+        extra = text.replace("## Decisions", "## Decisions\n\n### D7 Builds on the step contract\n\n"
+                                             "As STEP-STOP-2 does; and STEP-STOP-99, which does not exist.\n")
+        load = clauses.load
+        with mock.patch.object(trace._clauses, "load", side_effect=lambda name: (
+                clauses.parse(extra, "_selftest", real.path) if name == "_selftest" else load(name))):
+            status, out = run("_selftest")
+        self.assertEqual(status, 1, out)
+        self.assertIn("D7    STEP-STOP-2, STEP-STOP-99", out)
+        self.assertIn("decision D7 cites STEP-STOP-99, which does not exist", out)
+        self.assertNotIn("decision D7 cites STEP-STOP-2,", out)
+
     def test_check_citing_unknown_clause_is_a_hole(self):
         real = clauses.load("_selftest")
         with open(real.path) as handle:
@@ -98,6 +113,36 @@ class TraceTest(unittest.TestCase):
             status, out = run("_selftest")
         self.assertEqual(status, 1)
         self.assertIn("check redact.token cites SELFTEST-REDACT-1, which contract/_selftest.md does not define", out)
+
+    def test_contract_in_progress_lists_missing_coverage_as_planned(self):
+        # A contract whose checks are still being written: a MUST clause without a check and a
+        # check without a mutant are planned work; a mutant naming no check is still a hole.
+        shipped = mutants.load_all("_selftest")
+        kept = [m for m in shipped if m.name != "wrong_greeting"]
+        real = clauses.load("_selftest")
+        with open(real.path) as handle:
+            text = handle.read()
+        extra = text.replace("## The toy's own work", "### SELFTEST-GREET-9 (MUST) Nobody checks this\n\nText.\n\n"
+                                                       "## The toy's own work")
+        parsed = clauses.parse(extra, "_selftest", real.path)
+        reason = "issue 99: checks being written"
+        with mock.patch.object(trace._mutants, "load_all", return_value=kept), \
+                mock.patch.object(trace._clauses, "load", return_value=parsed), \
+                mock.patch.object(trace._checks, "in_progress", return_value=reason):
+            status, out = run("_selftest")
+            self.assertEqual(status, 0, out)
+            self.assertIn("SELFTEST-GREET-9    (none)  <- planned", out)
+            self.assertIn("greet.hello        (none)  <- planned", out)
+            self.assertIn("planned for _selftest (2; in progress: %s):" % reason, out)
+            self.assertIn("  - check greet.hello has no mutant", out)
+            self.assertEqual(out.splitlines()[-1], "trace: _selftest: no hole (_selftest: 2 planned)")
+            ghost = mutants.Mutant("ghost", "ghost.py", "d", "n.py", [("a", "b")], ["no.such-check"])
+            with mock.patch.object(trace._mutants, "load_all", return_value=kept + [ghost]):
+                status, out = run("_selftest")
+            self.assertEqual(status, 1, out)
+            self.assertIn("mutant ghost names no.such-check, which is not a check", out)
+        # The same gaps without IN_PROGRESS are holes (see the tests above); the real packages:
+        self.assertIsNone(trace._checks.in_progress("_selftest"))
 
     def test_usage(self):
         with contextlib.redirect_stderr(io.StringIO()) as err:

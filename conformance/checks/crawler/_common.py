@@ -3,11 +3,8 @@
 Each helper states one expectation in the contract's words, so a check reads as
 Arrange / Act / Assert and a failure names what the node did instead.
 
-Variants: many clauses list several inputs that must all be refused the same
-way (every rule of the capability, every malformed base URL). `each_variant`
-runs the node once per variant, on a fresh plane, and names the first variant
-that went wrong, so the report says "variant 'uppercase host'" rather than a
-loop index.
+Variants (every rule of the capability, every malformed base URL) run through
+`each_variant` of conformance/checks/variants.py, re-exported here.
 """
 
 import subprocess
@@ -15,6 +12,7 @@ import time
 import urllib.parse
 
 from conformance import faults
+from conformance.checks.variants import each_variant, retire_plane
 from conformance.faults import Match
 from conformance.planes import crawler_docs as docs
 from conformance.planes.crawler import BUCKET, DEFAULT_SOURCE, SESSION_ID
@@ -120,39 +118,6 @@ def expect_untouched(ctx, plane, what, variant=None):
 
 def expect_no_network(ctx, plane, variant=None):
     expect_untouched(ctx, plane, ("identity", "redeem", "fail", "source", "put", "tripwire"), variant)
-
-
-def retire_plane(ctx, plane):
-    """Judge a finished variant's plane now (the invariants run_check would
-    apply at the end, a broken one failing the check here, named), then close it.
-
-    A plane holds about 20 descriptors and five server threads until it is
-    closed: a check with dozens of variants, several such checks under
-    --jobs, would otherwise hold thousands at once.
-    """
-    violations = plane.invariants() or []
-    if violations:
-        # The plane stays registered: run_check masks the secrets of every
-        # registered plane in the report, and this one's may be in the text.
-        first = violations[0]
-        ctx.fail(expected="invariant %s: %s" % (first.name, first.expected),
-                 actual="; ".join(v.actual for v in violations),
-                 diagnosis=first.diagnosis or "invariant broken: %s" % first.name)
-    ctx.planes.remove(plane)
-    plane.close()
-
-
-def each_variant(ctx, variants, act):
-    """Run act(label, value) for each (label, value) in variants; each call
-    makes its own plane with ctx.plane(...) and asserts with variant=label.
-    The planes of a variant whose assertions held are judged and closed at
-    once (retire_plane); a failing variant's stay for the report."""
-    for label, value in variants:
-        ctx.note("variant: %s" % label)
-        before = len(ctx.planes)
-        act(label, value)
-        for plane in list(ctx.planes[before:]):
-            retire_plane(ctx, plane)
 
 
 def run_variants(ctx, variants, act):
