@@ -7,16 +7,23 @@ test_sync.py covers.
 
 import ast
 import contextlib
+import ctypes
+import errno
 import http.client
 import os
+import resource
+import select
 import signal
 import socket
 import ssl
 import stat
+import struct
+import sys
 import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 
 from conformance import faults
 from conformance import servers
@@ -24,9 +31,12 @@ from conformance import sync
 from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S
 from nodes.blocks import atomic_write as atomic_block
 from nodes.blocks import deadline as deadline_block
+from nodes.blocks import forms as forms_block
 from nodes.blocks import proxy as proxy_block
 from nodes.blocks import redact as redact_block
+from nodes.blocks import seccomp as seccomp_block
 from nodes.blocks import stop as stop_block
+from nodes.blocks import strict_json as strict_json_block
 from nodes.blocks import transport as transport_block
 from nodes.blocks import utc_timestamp as utc_timestamp_block
 
@@ -840,6 +850,575 @@ class EmbeddingTest(unittest.TestCase):
                 "def used():\n    return helper()\n\n\ndef helper():\n    return 1\n\n\ndef spare():\n    return 2\n"
                 "# ---- END BLOCK b ----\n\nprint(used())\n")
         self.assertEqual(unreached_block_names(text, "n.py"), [("b", "spare")])
+
+
+# A hostile document (100,000 "[", 50,000 unclosed quotes) must be refused in
+# linear time: it takes milliseconds; a scan that rescans per quote takes minutes.
+HOSTILE_INPUT_S = 1.0
+
+
+def nested(depth, leaf, opener=b"[", closer=b"]"):
+    """`leaf` inside `depth` openers, as bytes."""
+    return opener * depth + leaf + closer * depth
+
+
+def wrapped(depth, leaf, key=None):
+    """The value nested() encodes, built without the block: `leaf` in `depth` lists (or {key: ...})."""
+    value = leaf
+    for _ in range(depth):
+        value = [value] if key is None else {key: value}
+    return value
+
+
+class StrictJsonTest(unittest.TestCase):
+    """canonical_bytes, the lenient and canonical parsers and the helpers (crawler
+    contract, "Canonical JSON"; session contract, "Documents, JSON, URLs and codes")."""
+
+    def refused(self, data, floats=False, canonical=False):
+        parse = strict_json_block.parse_canonical if canonical else strict_json_block.parse_lenient
+        shown = data[:40] if isinstance(data, (bytes, str)) else data
+        with self.subTest(data=shown, floats=floats, canonical=canonical):
+            with self.assertRaises(strict_json_block.JsonError):
+                parse(data, floats)
+
+    def test_constants(self):
+        self.assertEqual(strict_json_block.MAX_JSON_DEPTH, 32)
+        self.assertEqual(strict_json_block.MAX_SAFE_INTEGER, 9007199254740991)
+
+    def test_canonical_bytes_sorted_compact_utf8(self):
+        encode = strict_json_block.canonical_bytes
+        self.assertEqual(encode({"b": [1, {"d": None, "c": True}], "a": "x y", "c": False}),
+                         b'{"a":"x y","b":[1,{"c":true,"d":null}],"c":false}')
+        self.assertEqual(encode({"b": 1, "B": 2, "\u00e9": 3, "a": 4}), b'{"B":2,"a":4,"b":1,"\xc3\xa9":3}')
+        self.assertEqual(encode(["\u00e9", "\u2028", "\U0001f600"]),  # raw UTF-8, never \u escapes
+                         b'["\xc3\xa9","\xe2\x80\xa8","\xf0\x9f\x98\x80"]')
+        self.assertEqual(encode('q"\\\n\x01'), b'"q\\"\\\\\\n\\u0001"')  # only what JSON must escape
+        self.assertEqual(encode({}), b"{}")  # no trailing newline
+        self.assertEqual(encode(1.5), b"1.5")  # a finite float as Python writes it
+        self.assertEqual(encode(1e16), b"1e+16")
+
+    def test_canonical_bytes_refuses_nan_and_lone_surrogates(self):
+        for value in (float("nan"), float("inf"), float("-inf"), [1, float("nan")], {"a": float("inf")}):
+            with self.subTest(value=value):
+                with self.assertRaises(ValueError):
+                    strict_json_block.canonical_bytes(value)
+        for value in ("\ud800", ["a\ud83d"], {"\udc00": 1}):
+            with self.subTest(value=ascii(value)):
+                with self.assertRaises(UnicodeEncodeError):
+                    strict_json_block.canonical_bytes(value)
+
+    def test_digest(self):
+        # sha256sum (outside Python) of the bytes {} , of {"a":"\xc3\xa9","b":1} and of nothing
+        self.assertEqual(strict_json_block.digest_of({}),
+                         "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a")
+        self.assertEqual(strict_json_block.digest_of({"b": 1, "a": "\u00e9"}),
+                         "aa58fba8483623bed37c1b02edfccbdd9a53123837c20bfa4cb4049993a2872e")
+        self.assertEqual(strict_json_block.sha256_hex(b""),
+                         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+
+    def test_lenient_parser_takes_free_whitespace_and_key_order(self):
+        parse = strict_json_block.parse_lenient
+        self.assertEqual(parse(b' {\n "b" : [1, -2, "\\u00e9", "\\ud83d\\ude00"],\t"a":{"a":null}} \r\n'),
+                         {"a": {"a": None}, "b": [1, -2, "\u00e9", "\U0001f600"]})
+        self.assertEqual(parse(b'"\xc3\xa9"'), "\u00e9")
+        self.assertEqual(parse(bytearray(b"[true,false]")), [True, False])
+        self.assertIs(type(parse(b"[7]")[0]), int)
+
+    def test_duplicate_keys_refused_at_any_depth(self):
+        for data in (b'{"a":1,"a":1}', b'{"a":1,"b":2,"a":3}', b'{"a":1,"\\u0061":2}',
+                     b'[{"x":{"k":1,"k":2}}]', b'{"o":[[{"d":{"z":0,"y":1,"z":0}}]]}'):
+            self.refused(data)
+            self.refused(data, canonical=True)
+
+    def test_nan_and_infinity_refused(self):
+        for data in (b"NaN", b"[Infinity]", b'{"x":-Infinity}', b"[1e999]", b"-1e999"):
+            self.refused(data)
+            self.refused(data, floats=True)
+
+    def test_integer_range(self):
+        parse = strict_json_block.parse_lenient
+        self.assertEqual(parse(b"9007199254740991"), 9007199254740991)
+        self.assertEqual(parse(b"[-9007199254740991,0]"), [-9007199254740991, 0])
+        for data in (b"9007199254740992", b"-9007199254740992", b"[18446744073709551616]",
+                     b"1" + b"0" * 5000, b"-0", b"[-0]"):
+            self.refused(data)
+            self.refused(data, floats=True)
+
+    def test_depth_limit_32_accepted_33_refused(self):
+        self.assertEqual(strict_json_block.parse_lenient(nested(32, b"")), wrapped(31, []))
+        self.refused(nested(33, b""))
+        self.assertEqual(strict_json_block.parse_canonical(nested(31, b"[]", b'{"a":', b"}")),
+                         wrapped(31, [], key="a"))
+        self.refused(nested(32, b"[]", b'{"a":', b"}"))
+        self.refused(nested(100, b""))
+
+    def test_depth_counts_only_open_brackets_outside_strings(self):
+        # siblings do not add up: two 31-deep arrays side by side inside one more are 32 deep
+        self.assertEqual(strict_json_block.parse_lenient(b"[" + nested(31, b"") + b"," + nested(31, b"") + b"]"),
+                         [wrapped(30, []), wrapped(30, [])])
+        # brackets inside a string do not count, nor do those after an escaped quote in it
+        self.assertEqual(strict_json_block.parse_lenient(nested(31, b'"[[[[{{{{\\"[[[["')),
+                         wrapped(31, '[[[[{{{{"[[[['))
+
+    def test_bom_invalid_utf8_and_lone_surrogate_escapes_refused(self):
+        self.assertEqual(strict_json_block.parse_lenient(b"{}"), {})
+        for data in (b"\xef\xbb\xbf{}", b"\xef\xbb\xbf[1]",  # a BOM
+                     b'"\xff"', b'["\xc3"]', b'"\xc0\xaf"', b'"\xed\xa0\x80"',  # invalid UTF-8
+                     b'"\\ud800"', b'{"\\udc00":1}', b'["\\ud83d x"]'):  # lone surrogates
+            self.refused(data)
+
+    def test_trailing_data_refused(self):
+        self.assertEqual(strict_json_block.parse_lenient(b"[1] \n"), [1])
+        for data in (b"{} x", b"{}{}", b"[1] [2]", b"1 2", b'"a""b"', b"{}\x00", b"", b" \n"):
+            self.refused(data)
+
+    def test_floats_refused_unless_allowed(self):
+        for data in (b"1.5", b"[1e2]", b'{"x":0.0}', b"1E-3", b"-0.5"):
+            self.refused(data)
+            self.refused(data, canonical=True)
+        parse = strict_json_block.parse_lenient
+        self.assertEqual(parse(b"1.5", floats=True), 1.5)
+        self.assertEqual(parse(b'{"x":[1e2,-0.25]}', floats=True), {"x": [100.0, -0.25]})
+        self.assertIs(type(parse(b"[1E-3]", floats=True)[0]), float)
+        self.assertIs(type(parse(b"[3]", floats=True)[0]), int)  # an integer stays an integer
+
+    def test_canonical_parser_refuses_every_other_spelling(self):
+        parse = strict_json_block.parse_canonical
+        self.assertEqual(parse(b'{"a":[1,"\xc3\xa9",null,true,false],"b":{}}'),
+                         {"a": [1, "\u00e9", None, True, False], "b": {}})
+        self.assertEqual(parse(b"1.5", floats=True), 1.5)
+        self.assertEqual(parse(b"100.0", floats=True), 100.0)
+        for data in (b'{"b":1,"a":2}', b'{"a": 1}', b'{"a":1}\n', b" {}", b"[1,2 ]", b'"\\u00e9"', b'"\\/"',
+                     b'{"a":"\\u0041"}'):
+            strict_json_block.parse_lenient(data)  # acceptable JSON, in another spelling
+            self.refused(data, canonical=True)
+        for data in (b"1.50", b"1e2", b"1E2", b"0.10"):
+            self.assertIsInstance(strict_json_block.parse_lenient(data, floats=True), float)
+            self.refused(data, floats=True, canonical=True)
+
+    def test_hostile_input_refused_fast_with_the_parsers_own_error(self):
+        for data in (b"[" * 100000, b'"\\' * 50000, b'["' + b'"\\' * 50000, b'{"a":' * 100000,
+                     b"[" * 100000 + b"]" * 100000):
+            with self.subTest(data=data[:12], size=len(data)):
+                started = time.monotonic()
+                with self.assertRaises(strict_json_block.JsonError):
+                    strict_json_block.parse_lenient(data)
+                self.assertLess(time.monotonic() - started, HOSTILE_INPUT_S)
+
+    @unittest.skipUnless(hasattr(sys, "set_int_max_str_digits"), "this Python has no integer-length limit to lift")
+    def test_a_long_integer_is_refused_before_int_builds_it(self):
+        # Python's own limit on int() of long text can be lifted (PYTHONINTMAXSTRDIGITS=0);
+        # the parser must not depend on it: int() of a million digits takes many seconds.
+        self.addCleanup(sys.set_int_max_str_digits, sys.get_int_max_str_digits())
+        sys.set_int_max_str_digits(0)
+        for data in (b"1" * 1000000, b"[-" + b"9" * 1000000 + b"]", b"12345678901234567"):
+            with self.subTest(data=data[:20], size=len(data)):
+                started = time.monotonic()
+                with self.assertRaises(strict_json_block.JsonError):
+                    strict_json_block.parse_lenient(data)
+                self.assertLess(time.monotonic() - started, HOSTILE_INPUT_S)
+
+    def test_a_recursion_error_becomes_the_parsers_own_error(self):
+        # with the depth scan out of the way, json.loads itself meets 100,000 "[": RecursionError inside
+        with mock.patch.object(strict_json_block, "MAX_JSON_DEPTH", 10 ** 6):
+            with self.assertRaises(strict_json_block.JsonError):
+                strict_json_block.parse_lenient(b"[" * 100000 + b"]" * 100000)
+        for data in (None, 17, "{}"):  # not bytes at all
+            self.refused(data)
+
+    def test_same_and_is_int(self):
+        same = strict_json_block.same
+        self.assertTrue(same({"a": 1, "b": [2, None]}, {"b": [2, None], "a": 1}))
+        self.assertTrue(same("x", "x"))
+        for value, expected in ((True, 1), (1, True), ("1", 1), (1, 1.0), (0, False), (None, "null"),
+                                (float("nan"), float("nan")), ({1}, {1})):
+            with self.subTest(value=value, expected=expected):
+                self.assertFalse(same(value, expected))
+        is_int = strict_json_block.is_int
+        for value in (0, -7, 9007199254740991):
+            self.assertTrue(is_int(value), value)
+        for value in (True, False, 1.0, "1", None):
+            self.assertFalse(is_int(value), value)
+
+
+class FormsTest(unittest.TestCase):
+    """One spelling per value: the crawler contract's CRAWLER-ARGV-2, "Canonical JSON"
+    (timestamps), CRAWLER-CONFIG-1, -2, -4 and CRAWLER-IDENTITY-3, and the session
+    contract's "Forms" and "URLs" that take them over."""
+
+    UUID = "123e4567-e89b-12d3-a456-426614174000"
+
+    def test_canonical_uuid(self):
+        for value in (self.UUID, "00000000-0000-0000-0000-000000000000", "6f1c2b3a-9d4e-4f5a-8b7c-1d2e3f4a5b6c"):
+            self.assertIs(forms_block.is_canonical_uuid(value), True, value)
+        for value in ("123E4567-E89B-12D3-A456-426614174000", "123E4567-e89b-12d3-a456-426614174000",
+                      "{123e4567-e89b-12d3-a456-426614174000}", "123e4567e89b12d3a456426614174000",
+                      "urn:uuid:123e4567-e89b-12d3-a456-426614174000", " 123e4567-e89b-12d3-a456-426614174000",
+                      "123e4567-e89b-12d3-a456-426614174000\n", "123e4567-e89b-12d3-a456-42661417400",
+                      "123e4567-e89b-12d3-a456-42661417400g", "123e4567e-89b-12d3-a456-426614174000",
+                      "123e4567-e89b-12d3-a456-4266141740\uff100", "", None, 5,
+                      b"123e4567-e89b-12d3-a456-426614174000"):
+            self.assertIs(forms_block.is_canonical_uuid(value), False, value)
+
+    def test_timestamp(self):
+        parse = forms_block.parse_timestamp
+        for value, seconds in (("1970-01-01T00:00:00Z", 0.0), ("1970-01-01T00:00:10.5Z", 10.5),
+                               ("1970-01-01T00:00:00.000001Z", 0.000001), ("2000-01-01T00:00:00.25Z", 946684800.25),
+                               ("2024-02-29T12:00:00Z", 1709208000.0), ("1969-12-31T23:59:59Z", -1.0),
+                               ("0001-01-01T00:00:00Z", -62135596800.0)):  # `date -u -d @N` reads each back
+            self.assertEqual(parse(value), seconds, value)
+        for value in ("2023-02-29T12:00:00Z", "2026-02-30T00:00:00Z", "2026-04-31T00:00:00Z",  # no such day
+                      "0000-01-01T00:00:00Z",  # no year 0
+                      "1970-01-01T00:00:00.1234567Z", "1970-01-01T00:00:00.0000001Z",  # 1 to 6 fraction digits
+                      "1970-01-01T00:00:00.Z",
+                      "1970-01-01T00:00:00z", "1970-01-01t00:00:00Z", "1970-01-01 00:00:00Z",
+                      "1970-01-01T00:00:00+00:00", "1970-01-01T00:00:00", "1970-01-01T00:00:00.5+00:00",
+                      "1970-01-01T24:00:00Z", "1970-01-01T23:60:00Z", "1970-01-01T23:59:60Z",
+                      "1970-13-01T00:00:00Z", "1970-00-01T00:00:00Z", "1970-01-00T00:00:00Z", "1970-01-32T00:00:00Z",
+                      "1970-1-01T00:00:00Z", "+1970-01-01T00:00:00Z", "19700-01-01T00:00:00Z",
+                      "1970-01-01T00:00:00Z\n", "1970-01-01T00:00:00Zjunk", " 1970-01-01T00:00:00Z",
+                      "1970-01-01T00:00:0\u0660Z",  # an Arabic-Indic zero
+                      "", None, 0, 10.0):
+            self.assertIsNone(parse(value), value)
+
+    def test_dns_name(self):
+        long_label, longest = "a" * 63, ".".join(["a" * 63] * 3 + ["a" * 61])  # 253 characters
+        for host in ("example.com", "a", "a-b.c", "xn--bcher-kva.example", "localhost", long_label + ".com",
+                     longest, "123.com", "a.1b", "9e", "example.0xg"):
+            self.assertIs(forms_block.is_dns_name(host), True, host)
+        for host in ("a" * 64 + ".com", longest + "a",  # a label over 63, a name over 253
+                     # a last label of digits or 0x-hex: a resolver reads the name as an IPv4 address
+                     "1.2.3.4", "127.1", "0x7f.1", "2130706433", "0x7f", "example.123", "example.0x1f", "a.0x",
+                     "Example.com", "example.com.", "-a.com", "a-.com", "a..b", ".a", "a_b.com", "exa mple.com",
+                     "\u00e9.com", "a\n", "", None, 1):
+            self.assertIs(forms_block.is_dns_name(host), False, host)
+
+    def test_origin_text(self):
+        text = forms_block.origin_text
+        self.assertEqual(text("h.example", None), "https://h.example")
+        self.assertEqual(text("h.example", 8443), "https://h.example:8443")
+        self.assertEqual(text("::1", 8443), "https://[::1]:8443")
+        self.assertEqual(text("::1", None, "http"), "http://[::1]")
+        self.assertEqual(text("10.0.0.1", 8080, "http"), "http://10.0.0.1:8080")
+
+    def test_split_https(self):
+        split = forms_block.split_https
+        longest = "https://h.example/" + "a" * 2030  # 2048 characters
+        for value, parts in (("https://h.example", ("h.example", None, "")),
+                             ("https://h.example/", ("h.example", None, "/")),
+                             ("https://h.example/a/b", ("h.example", None, "/a/b")),
+                             ("https://h.example:8443/a", ("h.example", 8443, "/a")),
+                             ("https://h.example:1", ("h.example", 1, "")),
+                             ("https://h.example:65535", ("h.example", 65535, "")),
+                             ("https://10.0.0.1/a", ("10.0.0.1", None, "/a")),
+                             ("https://[::1]/a", ("::1", None, "/a")),
+                             ("https://[::1]:8443", ("::1", 8443, "")),
+                             (longest, ("h.example", None, "/" + "a" * 2030))):
+            self.assertEqual(split(value), parts, value)
+        for value in (longest + "a",  # over 2048 characters
+                      "https://h.example:443/a", "https://h.example:0443/a", "https://h.example:08443/a",
+                      "https://h.example:/a", "https://h.example:0/a", "https://h.example:65536",
+                      "https://h.example:+8443", "https://[::1]:443/a",  # the one port spelling, never 443
+                      "https://H.example/a", "HTTPS://h.example/a", "https://[::FFFF:1.2.3.4]/",  # lowercase only
+                      "http://h.example/a", "ftp://h.example/a", "https:h.example/a", "https:///a", "https://[::1",
+                      "https://u@h.example/a", "https://u:p@h.example/a", "https://:p@h.example/a",  # no userinfo
+                      "https://h.example/a?", "https://h.example/a?q=1",
+                      "https://h.example/a#", "https://h.example/a#f",
+                      "https://h.example/a b", "https://h.example/a\t", "https://h.example/\u00e9",  # printable ASCII
+                      "https://h.example/a\r\nX: 1", "", None, 5, b"https://h.example/"):
+            self.assertIsNone(split(value), value)
+
+    def test_split_https_with_the_http_scheme(self):
+        split = forms_block.split_https
+        self.assertEqual(split("http://h.example:8080/a", "http"), ("h.example", 8080, "/a"))
+        self.assertEqual(split("http://h.example:443", "http"), ("h.example", 443, ""))
+        self.assertIsNone(split("http://h.example:80/a", "http"))  # the default port has no second spelling
+        self.assertIsNone(split("https://h.example:8080", "http"))
+
+    def test_storage_origin(self):
+        for value in ("https://storage.googleapis.com", "https://localhost:4443", "http://localhost:4443",
+                      "http://localhost", "http://[::1]:4443", "http://127.0.0.1:9023"):
+            self.assertEqual(forms_block.check_storage_origin(value), value)
+        for value in ("https://storage.googleapis.com/", "https://localhost:4443/b", "http://localhost/",
+                      "https://localhost:443", "http://localhost:80", "https://localhost:04443", "https://LOCALHOST",
+                      "HTTP://localhost:4443", "ftp://localhost", "localhost:4443", "https://u@localhost",
+                      "https://localhost?x", "https://localhost#", "http://", "", None):
+            self.assertIsNone(forms_block.check_storage_origin(value), value)
+
+    def test_metadata_host(self):
+        for value in ("169.254.169.254", "metadata.google.internal", "metadata.google.internal:80", "a",
+                      "localhost:8080", "127.0.0.1:1", "127.0.0.1:65535", "[::1]", "[::1]:8080", "[::ffff:1.2.3.4]"):
+            self.assertEqual(forms_block.check_metadata_host(value), value)
+        for value in ("127.0.0.1:65536", "127.0.0.1:0", "127.0.0.1:080", "127.0.0.1:", "h:123456",  # the port
+                      "::1", "[::1:8080", "[::zz]", "[fe80::1%eth0]", "[1.2.3.4]",  # bracketed IPv6 only
+                      "-bad", "bad-", "http://h", "h/p", "h:8080/", "h h", "h\n", "", None, 80):
+            self.assertIsNone(forms_block.check_metadata_host(value), value)
+
+    def test_shared_patterns(self):
+        digest, bucket = forms_block._DIGEST_RE, forms_block._BUCKET_RE
+        self.assertTrue(digest.fullmatch("0123456789abcdef" * 4))
+        for value in ("0123456789ABCDEF" * 4, "0" * 63, "0" * 65, "g" * 64):
+            self.assertIsNone(digest.fullmatch(value), value)
+        for value in ("abc", "my-bucket.1", "a_b", "a" * 63):  # CRAWLER-CONFIG-1
+            self.assertTrue(bucket.fullmatch(value), value)
+        for value in ("ab", "a" * 64, "-ab", "ab-", "Abc", "a b", "ab\u00e9"):
+            self.assertIsNone(bucket.fullmatch(value), value)
+        self.assertTrue(forms_block._DIGITS_RE.fullmatch("0123"))
+        for value in ("", "+1", "1.0", "\u0661\u0662"):  # ASCII digits only
+            self.assertIsNone(forms_block._DIGITS_RE.fullmatch(value), value)
+        jws = forms_block._JWS_RE  # CRAWLER-IDENTITY-3
+        self.assertTrue(jws.fullmatch(b"eyJh.b-_9.c"))
+        self.assertTrue(jws.fullmatch(b"a" * 8192 + b".b.c"))
+        for value in (b"a.b", b"a.b.c.d", b"a..c", b"a.b.c=", b"a.b.c\n", b"a+b.c.d", b"a" * 8193 + b".b.c"):
+            self.assertIsNone(jws.fullmatch(value), value[:20])
+        self.assertTrue(forms_block._PRINTABLE_RE.fullmatch("!a~"))
+        for value in ("", "a b", "a\x7f", "a\x00", "\u00e9"):
+            self.assertIsNone(forms_block._PRINTABLE_RE.fullmatch(value), value)
+        self.assertEqual(forms_block._FORBIDDEN_IN_PATH, ("%", "\\", "//", "/./", "/../"))
+
+
+# The numbers the filter must name, read off the kernel's own headers
+# (arch/x86/entry/syscalls/syscall_64.tbl; include/uapi/asm-generic/unistd.h).
+SECCOMP_DENIED = {
+    "x86_64": {"socket": 41, "connect": 42, "accept": 43, "sendto": 44, "recvfrom": 45, "sendmsg": 46,
+               "recvmsg": 47, "shutdown": 48, "bind": 49, "listen": 50, "getsockname": 51, "getpeername": 52,
+               "socketpair": 53, "setsockopt": 54, "getsockopt": 55, "clone": 56, "fork": 57, "vfork": 58,
+               "ptrace": 101, "accept4": 288, "recvmmsg": 299, "sendmmsg": 307, "process_vm_readv": 310,
+               "process_vm_writev": 311, "execveat": 322, "io_uring_setup": 425},
+    "aarch64": {"socket": 198, "socketpair": 199, "bind": 200, "listen": 201, "accept": 202, "connect": 203,
+                "getsockname": 204, "getpeername": 205, "sendto": 206, "recvfrom": 207, "setsockopt": 208,
+                "getsockopt": 209, "shutdown": 210, "sendmsg": 211, "recvmsg": 212, "clone": 220, "ptrace": 117,
+                "accept4": 242, "recvmmsg": 243, "sendmmsg": 269, "process_vm_readv": 270,
+                "process_vm_writev": 271, "execveat": 281, "io_uring_setup": 425},
+}
+CLONE3_NR = 435  # the same number on every architecture
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}  # include/uapi/linux/audit.h
+# struct sock_filter opcodes (include/uapi/linux/filter.h): BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K,
+# BPF_JMP|BPF_JGE|BPF_K, BPF_RET|BPF_K; and the seccomp actions (include/uapi/linux/seccomp.h)
+LD_ARCH = (0x20, 0, 0, 4)  # offsetof(struct seccomp_data, arch)
+LD_NR = (0x20, 0, 0, 0)  # offsetof(struct seccomp_data, nr)
+JEQ, JGE, RET = 0x15, 0x35, 0x06
+RET_KILL_PROCESS = (RET, 0, 0, 0x80000000)
+RET_ALLOW = (RET, 0, 0, 0x7FFF0000)
+RET_EPERM = (RET, 0, 0, 0x00050000 | 1)
+RET_ENOSYS = (RET, 0, 0, 0x00050000 | 38)
+# The x32 getpid(2): a system-call number with bit 30 set, which the filter treats as a foreign ABI.
+X32_GETPID = 0x40000000 | 39
+# prctl(2) options (include/uapi/linux/prctl.h)
+PR_SET_DUMPABLE, PR_GET_SECCOMP, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS = 4, 21, 22, 38, 39
+SECCOMP_MODE_FILTER = 2
+
+
+def sock_filters(program):
+    """The program's struct sock_filter entries as (code, jt, jf, k), decoded here, not by the block."""
+    return [struct.unpack("=HBBI", program[i:i + 8]) for i in range(0, len(program), 8)]
+
+
+def libc_calls():
+    """(prctl, syscall) through ctypes, arguments as the kernel reads them."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    prctl, syscall = libc["prctl"], libc["syscall"]
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    syscall.argtypes = [ctypes.c_long, ctypes.c_ulong, ctypes.c_ulong]
+    syscall.restype = ctypes.c_long
+    return prctl, syscall
+
+
+class FilteredChild(object):
+    """A forked child that installs a seccomp program, then runs `body(say)`.
+
+    Everything the child needs is built before the fork (as a node's Sandbox
+    does); the child reports through a pipe and leaves with os._exit.
+    run() returns (the lines the child wrote, its wait status).
+    """
+
+    def __init__(self, program, block=True):
+        """With block=False, the prctl numbers and struct sock_fprog are this file's own (the probe's)."""
+        self.prctl, self.syscall = libc_calls()
+        self._filter = ctypes.create_string_buffer(program, len(program))
+        if block:
+            self.numbers = (seccomp_block.PR_SET_NO_NEW_PRIVS, seccomp_block.PR_SET_SECCOMP,
+                            seccomp_block.SECCOMP_MODE_FILTER)
+            self._program = seccomp_block.SockFprog(len(program) // 8, ctypes.addressof(self._filter))
+        else:  # struct sock_fprog on a 64-bit kernel: unsigned short len, 6 bytes of padding, the pointer
+            self.numbers = (PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER)
+            self._program = ctypes.create_string_buffer(
+                struct.pack("=H6xQ", len(program) // 8, ctypes.addressof(self._filter)), 16)
+
+    def install(self):
+        no_new_privs, set_seccomp, mode_filter = self.numbers
+        answer = self.prctl(no_new_privs, 1, 0, 0, 0)
+        if answer != 0:
+            return "prctl(PR_SET_NO_NEW_PRIVS) returned %d, errno %d" % (answer, ctypes.get_errno())
+        answer = self.prctl(set_seccomp, mode_filter, ctypes.addressof(self._program), 0, 0)
+        if answer != 0:
+            return "prctl(PR_SET_SECCOMP) returned %d, errno %d" % (answer, ctypes.get_errno())
+        return "installed"
+
+    def run(self, body):
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: nothing but system calls and os._exit
+            code = 1
+            try:
+                os.close(read_fd)
+                resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+                self.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # a SIGSYS leaves no core file
+                result = self.install()
+                os.write(write_fd, (result + "\n").encode())
+                if result == "installed":
+                    body(lambda line: os.write(write_fd, (line + "\n").encode()))
+                code = 0
+            except BaseException as exc:  # reported: nothing may unwind past the fork in the child
+                os.write(write_fd, ("error %r\n" % (exc,)).encode())
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        deadline = time.monotonic() + SHORT_TIMEOUT_S
+        output = b""
+        try:
+            while True:
+                ready, _, _ = select.select([read_fd], [], [], max(0.0, deadline - time.monotonic()))
+                chunk = os.read(read_fd, 65536) if ready else b""
+                if not chunk:
+                    break
+                output += chunk
+        finally:
+            os.close(read_fd)
+            status = None
+            while status is None:
+                reaped, raw = os.waitpid(pid, os.WNOHANG)
+                if reaped:
+                    status = raw
+                elif time.monotonic() >= deadline:  # never left behind: it shows as killed by SIGKILL
+                    os.kill(pid, signal.SIGKILL)
+                    status = os.waitpid(pid, 0)[1]
+                else:
+                    time.sleep(POLL_INTERVAL_S)
+        return output.decode(), status
+
+
+def filters_installable():
+    """None when this machine can install a seccomp filter in a child, else why not."""
+    machine = os.uname().machine
+    if not sys.platform.startswith("linux") or struct.calcsize("P") != 8 or machine not in AUDIT_ARCH:
+        return "no seccomp table for %s on %s (%d-bit)" % (machine, sys.platform, struct.calcsize("P") * 8)
+    try:
+        prctl, _syscall = libc_calls()
+    except (OSError, AttributeError):
+        return "prctl is not reachable through ctypes"
+    if prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 or prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) < 0:
+        return "the kernel has no seccomp or no_new_privs"
+    # a filter of one instruction that allows everything, installed with nothing of the block's
+    output, _status = FilteredChild(struct.pack("=HBBI", *RET_ALLOW), block=False).run(lambda say: say("alive"))
+    if output != "installed\nalive\n":
+        return "a filter that allows everything cannot be installed here: %r" % output.strip()
+    return None
+
+
+class SeccompTest(unittest.TestCase):
+    """The seccomp block's numbers, the shape of the program it builds, and that
+    program installed in a forked child.  What each system call gets on every
+    architecture is test_crawler_seccomp.py's (a BPF interpreter over the node's copy)."""
+
+    def test_prctl_and_bpf_numbers(self):
+        block = seccomp_block
+        self.assertEqual((block.PR_SET_PDEATHSIG, block.PR_GET_SECCOMP, block.PR_SET_SECCOMP,
+                          block.PR_SET_NO_NEW_PRIVS, block.PR_GET_NO_NEW_PRIVS, block.SECCOMP_MODE_FILTER),
+                         (1, 21, 22, 38, 39, 2))
+        self.assertEqual((block.BPF_LD_W_ABS, block.BPF_JMP_JEQ_K, block.BPF_JMP_JGE_K, block.BPF_RET_K),
+                         (0x20, 0x15, 0x35, 0x06))
+        self.assertEqual((block.SECCOMP_RET_KILL_PROCESS, block.SECCOMP_RET_ERRNO, block.SECCOMP_RET_ALLOW),
+                         (0x80000000, 0x00050000, 0x7FFF0000))
+        self.assertEqual((block.SECCOMP_DATA_NR, block.SECCOMP_DATA_ARCH, block.X32_SYSCALL_BIT), (0, 4, 0x40000000))
+
+    def test_architecture_tables(self):
+        self.assertEqual(set(seccomp_block.SECCOMP_ARCHES), {"x86_64", "aarch64"})
+        for machine, platform in (("x86_64", "linux-amd64"), ("aarch64", "linux-arm64")):
+            with self.subTest(machine=machine):
+                spec = seccomp_block.SECCOMP_ARCHES[machine]
+                self.assertEqual(spec.audit_arch, AUDIT_ARCH[machine])
+                self.assertEqual(spec.host_platform, platform)
+                self.assertEqual(len(spec.denied), len(SECCOMP_DENIED[machine]))  # none listed twice
+                self.assertEqual(sorted(spec.denied), sorted(SECCOMP_DENIED[machine].values()))
+                self.assertEqual(spec.enosys, (CLONE3_NR,))
+
+    @unittest.skipUnless(struct.calcsize("P") == 8, "the test knows struct sock_fprog's 64-bit layout only")
+    def test_sock_fprog_layout(self):
+        fprog = seccomp_block.SockFprog
+        self.assertEqual(ctypes.sizeof(fprog), 16)
+        self.assertEqual((fprog.len.offset, fprog.len.size, fprog.filter.offset, fprog.filter.size), (0, 2, 8, 8))
+        self.assertEqual(bytes(fprog(3, 0x1122334455667788)), struct.pack("=H6xQ", 3, 0x1122334455667788))
+
+    def test_program_shape(self):
+        for machine, length in (("x86_64", 36), ("aarch64", 34)):  # 6 + denied + clone3 + 3 returns
+            with self.subTest(machine=machine):
+                program = seccomp_block.seccomp_program(seccomp_block.SECCOMP_ARCHES[machine])
+                self.assertIsInstance(program, bytes)
+                self.assertEqual(len(program), length * 8)  # struct sock_filter: 8 bytes each
+                ops = sock_filters(program)
+                self.assertEqual(ops[:6], [
+                    LD_ARCH, (JEQ, 1, 0, AUDIT_ARCH[machine]), RET_KILL_PROCESS,  # the architecture first
+                    LD_NR, (JGE, 0, 1, 0x40000000), RET_KILL_PROCESS,  # then the x32 bit
+                ])
+                self.assertEqual(ops[-3:], [RET_ALLOW, RET_EPERM, RET_ENOSYS])  # ALLOW: what no compare matched
+                compares = ops[6:-3]
+                self.assertEqual(sorted(op[3] for op in compares[:-1]), sorted(SECCOMP_DENIED[machine].values()))
+                self.assertEqual(compares[-1][3], CLONE3_NR)
+                for index, (code, jt, jf, nr) in enumerate(compares, start=6):
+                    target = index + 1 + jt
+                    self.assertEqual((code, jf), (JEQ, 0), nr)  # no match falls through, at last to ALLOW
+                    self.assertEqual(ops[target], RET_ENOSYS if nr == CLONE3_NR else RET_EPERM, nr)
+
+    def filtered_child(self):
+        reason = filters_installable()
+        if reason is not None:
+            self.skipTest("cannot install a seccomp filter here: " + reason)
+        spec = seccomp_block.SECCOMP_ARCHES[os.uname().machine]
+        return FilteredChild(seccomp_block.seccomp_program(spec))
+
+    def test_installed_in_a_child_it_refuses_sockets_and_processes_and_the_child_lives_on(self):
+        child = self.filtered_child()
+
+        def fork():
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+
+        def clone3():
+            if child.syscall(CLONE3_NR, 0, 0) == -1:
+                raise OSError(ctypes.get_errno(), "clone3")
+
+        def body(say):
+            for name, call in (("socket", lambda: socket.socket().close()), ("fork", fork), ("clone3", clone3)):
+                try:
+                    call()
+                    say(name + " allowed")
+                except OSError as exc:
+                    say("%s errno %d" % (name, exc.errno))
+            say("alive")
+
+        output, status = child.run(body)
+        self.assertEqual(output, "installed\nsocket errno %d\nfork errno %d\nclone3 errno %d\nalive\n"
+                         % (errno.EPERM, errno.EPERM, errno.ENOSYS))
+        self.assertTrue(os.WIFEXITED(status), status)
+        self.assertEqual(os.WEXITSTATUS(status), 0)
+        socket.socket().close()  # the filter is the child's alone
+
+    def test_installed_in_a_child_a_foreign_abi_number_kills_it(self):
+        child = self.filtered_child()
+
+        def body(say):
+            say("calling")
+            child.syscall(X32_GETPID, 0, 0)
+            say("survived")
+
+        output, status = child.run(body)
+        self.assertEqual(output, "installed\ncalling\n")
+        self.assertTrue(os.WIFSIGNALED(status), status)
+        self.assertEqual(os.WTERMSIG(status), signal.SIGSYS)
 
 
 if __name__ == "__main__":
