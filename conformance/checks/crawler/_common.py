@@ -7,17 +7,17 @@ Variants (every rule of the capability, every malformed base URL) run through
 `each_variant` of conformance/checks/variants.py, re-exported here.
 """
 
-import subprocess
 import time
 import urllib.parse
 
 from conformance import faults
+from conformance.childmode import run_node_mode
 from conformance.checks.variants import each_variant, retire_plane
 from conformance.faults import Match
 from conformance.planes import crawler_docs as docs
 from conformance.planes.crawler import BUCKET, DEFAULT_SOURCE, SESSION_ID
 from conformance.servers import socket_buffer_allowance
-from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S, SHORT_TIMEOUT_S, Deadline, node_hung
+from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S, Deadline, node_hung
 
 __all__ = ["faults", "Match", "docs", "BUCKET", "SESSION_ID", "STOP_BUDGET_S", "SHORT_DEADLINE_S",
            "ENDLESS_BYTES", "SOCKET_SLACK_BYTES",
@@ -275,20 +275,6 @@ def run_child_mode(ctx, header, raw):
     unpinned ([python, -I, -S, node, --input-fd, 0, --result-fd, 1], the six
     child variables, cwd /), with canonical(header) + \n + raw on stdin; the
     CompletedProcess. SKIP when the node is not a Python file."""
-    if ctx.node.path is None or not ctx.node.path.endswith(".py"):
-        ctx.skip("the node is not a Python file: its child mode cannot be started the CRAWLER-CHILD-1 way")
     env = dict(docs.THREAD_PINS)
     env[docs.ATTESTATION_ENV] = header["request"]["egress_policy_attestation"]
-    deadline = Deadline(SHORT_TIMEOUT_S)
-    try:
-        run = subprocess.run([ctx.node.argv[0], "-I", "-S", ctx.node.path] + CHILD_ARGS,
-                             input=docs.canonical(header) + b"\n" + raw, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=env, cwd="/", timeout=deadline.left())
-    except subprocess.TimeoutExpired:
-        deadline.over()  # marks the check when the breaker shortened this wait (then node_hung counts nothing)
-        node_hung()
-        ctx.fail(expected="the child mode to finish with its input read (a result or a failure line)",
-                 actual="it was still running after %.0f s and was killed" % SHORT_TIMEOUT_S,
-                 diagnosis="in child mode the node file must end once it has judged its input, whatever it was")
-    ctx.note("child mode: exit %d, %d bytes stdout, stderr %r" % (run.returncode, len(run.stdout), run.stderr[:200]))
-    return run
+    return run_node_mode(ctx, CHILD_ARGS, docs.canonical(header) + b"\n" + raw, env)

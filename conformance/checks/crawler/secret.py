@@ -14,20 +14,15 @@ secrets exist.
 
 import os
 import signal
-import sys
 import time
 
-from conformance.checks import NodeSpec, check
+from conformance.checks import check
+from conformance.checks._unprivileged import (DROP_FAILED, UNPRIVILEGED_UID, open_traversable, proc_uids,
+                                             unprivileged_node)
 from conformance.checks.crawler._common import describe_run, expect_outcome, expect_success, faults, wait_for
 from conformance.planes import crawler_child
 from conformance.planes.crawler import CA_FILE
 from conformance.servers import MASK
-
-# The unprivileged user secret.dumpable runs the node as ("nobody" on most
-# systems): only for a process whose euid is not root does dumpability show,
-# as the owner of /proc/<pid>/* (its euid when dumpable, root when not).
-UNPRIVILEGED_UID = 65534
-UNPRIVILEGED_GID = 65534
 
 # Time given to the node to block in the identity request before the
 # harness reads its /proc files.
@@ -40,83 +35,6 @@ AFTER_STOP_TIMEOUT_S = 20.0
 CHILD_PAUSE_S = 1.0
 
 
-# Run before the node's own argv, as root: drop to the unprivileged user,
-# keep the parent-death signal (a change of credentials clears it), then exec
-# the node. The exec makes the node dumpable again (a plain program), so what
-# its /proc files show afterwards is the node's own doing. When the
-# interpreter lives under a directory other users cannot search (a
-# per-user install under /root, say), that directory is covered, in a mount
-# namespace of the node's own, by a tmpfs holding only the one entry that
-# leads to the interpreter: every path stays the same.
-#   argv: UID GID HIDDEN_DIR ENTRY STAGE_DIR DROP_FAILED NODE ARGV...   (HIDDEN_DIR "" for none)
-DROP_PRIVILEGES = r"""
-import ctypes, os, sys
-uid, gid, hidden, entry, stage = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-argv = sys.argv[7:]
-libc = ctypes.CDLL(None, use_errno=True)
-def must(ok, what):
-    if not ok:
-        err = ctypes.get_errno()
-        raise OSError(err, "%s: %s" % (what, os.strerror(err)))
-try:
-    if hidden:
-        CLONE_NEWNS, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 0x20000, 4096, 8192, 16384, 1 << 18
-        inner = os.path.join(hidden, entry)
-        must(libc.unshare(CLONE_NEWNS) == 0, "unshare(CLONE_NEWNS)")
-        # Private first: no mount made below may propagate out of this namespace.
-        must(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0, "mount --make-rprivate /")
-        must(libc.mount(inner.encode(), stage.encode(), None, MS_BIND | MS_REC, None) == 0, "bind " + inner)
-        must(libc.mount(b"tmpfs", hidden.encode(), b"tmpfs", 0, b"mode=0755") == 0, "tmpfs over " + hidden)
-        os.mkdir(inner)
-        must(libc.mount(stage.encode(), inner.encode(), None, MS_MOVE, None) == 0, "move to " + inner)
-    os.setgroups([])
-    os.setgid(gid)
-    os.setuid(uid)
-    libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
-    os.execvp(argv[0], argv)
-except Exception as exc:
-    os.write(2, ("%s %s\n" % (sys.argv[6], exc)).encode("utf-8", "replace"))
-    os._exit(126)
-"""
-# The launcher's first line on stderr when it fails (its argv[6]), so the check
-# can tell a harness failure from the node's.
-DROP_FAILED = "--drop-privileges-failed:"
-
-
-def _unsearchable(path):
-    """[(directory, entry)] for each ancestor of path that other users cannot
-    search (no o+x), with the entry below it on the way to path."""
-    found, current = [], "/"
-    for entry in os.path.realpath(path).strip("/").split("/"):
-        if not os.stat(current).st_mode & 0o001:
-            found.append((current, entry))
-        current = os.path.join(current, entry)
-    return found
-
-
-def _proc_uids(pid):
-    """(real, effective) uid from /proc/<pid>/status."""
-    with open("/proc/%d/status" % pid) as handle:
-        for line in handle:
-            if line.startswith("Uid:"):
-                fields = line.split()
-                return int(fields[1]), int(fields[2])
-    raise RuntimeError("no Uid line in /proc/%d/status" % pid)
-
-
-def _open_traversable(path, stop):
-    """Let another user reach `path` (a directory under the check's own
-    temporary directory) and write in it: its parents up to `stop` get
-    o+x, path itself is given to the unprivileged user."""
-    os.chown(path, UNPRIVILEGED_UID, UNPRIVILEGED_GID)
-    parent = os.path.dirname(path)
-    while len(parent) >= len(stop):
-        os.chmod(parent, os.stat(parent).st_mode | 0o001)
-        if parent == stop:
-            break
-        parent = os.path.dirname(parent)
-
-
 @check("secret.dumpable", clauses=["CRAWLER-SECRET-1"], level="MUST",
        title="the node is not dumpable by the time it asks for its first secret",
        fakes="the node runs as uid 65534 (dropped by a small launcher before exec); the metadata server "
@@ -124,22 +42,11 @@ def _open_traversable(path, stop):
        expected="while the identity request is pending, /proc/<pid>/environ is owned by root (a dumpable "
                 "process's files are owned by its own uid); then SIGTERM ends it CANCELLED")
 def _(ctx):
-    if os.geteuid() != 0:
-        ctx.skip("needs root, to start the node as uid %d: a node running as the harness's own uid owns "
-                 "its /proc files whether or not it is dumpable" % UNPRIVILEGED_UID)
-    interpreter = set(_unsearchable(sys.executable) + _unsearchable(sys.base_prefix))
-    others = [p for p in (ctx.node.path, CA_FILE) if p and _unsearchable(p)]
-    if len(interpreter) > 1 or others:
-        ctx.skip("the node's files are not reachable by uid %d here: %s" % (
-            UNPRIVILEGED_UID, sorted(interpreter) + others))
-    hidden, entry = interpreter.pop() if interpreter else ("", "")
     plane = ctx.plane()
+    unprivileged = unprivileged_node(ctx, files=(CA_FILE,))
     plane.metadata.add_fault(faults.hang(), plane.metadata.identity_match())
-    _open_traversable(plane.scratch, ctx.tmp)
-    original = ctx.node
-    ctx.node = NodeSpec([sys.executable, "-I", "-S", "-c", DROP_PRIVILEGES, str(UNPRIVILEGED_UID),
-                         str(UNPRIVILEGED_GID), hidden, entry, ctx.tmpdir("mount-stage"), DROP_FAILED] + original.argv,
-                        original.path, original.display)
+    open_traversable(plane.scratch, ctx.tmp)
+    original, ctx.node = ctx.node, unprivileged
     try:
         plane.start()
     finally:
@@ -151,7 +58,7 @@ def _(ctx):
     wait_for(ctx, plane, plane.metadata.started(), "the identity request")
     time.sleep(SETTLE_S)
     pid = plane.proc.host_pid
-    real, effective = _proc_uids(pid)
+    real, effective = proc_uids(pid)
     owner = os.stat("/proc/%d/environ" % pid).st_uid
     plane.signal(signal.SIGTERM)
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)

@@ -1,0 +1,5 @@
+"""Checks of the session contract (contract/session.md), one module per contract area
+(conformance.checks.load imports every module here whose name does not start with "_")."""
+
+# The node `make test`, `make conformance` and the mutants judge with --reference.
+REFERENCE_NODE = "nodes/session_worker.py"

@@ -1,0 +1,8 @@
+"""After a probe's report the loop waits the poll interval before the next claim, as after an empty answer."""
+NODE = "nodes/session_worker.py"
+REPLACE = [(
+    '                continue  # SESSION-CLAIM-2: after a report, the next claim at once\n',
+    '                self.wait(self.interval)\n'
+    '                continue\n',
+)]
+KILLS = ["claim.one-at-a-time"]

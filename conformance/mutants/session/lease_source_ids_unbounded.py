@@ -1,0 +1,8 @@
+"""The allowlist is only checked to be a list: its length, its entries' form and repeats are not."""
+NODE = "nodes/session_worker.py"
+REPLACE = [(
+    '    if not (isinstance(sources, list) and len(sources) <= MAX_SOURCE_IDS\n'
+    '            and all(is_canonical_uuid(source) for source in sources) and len(set(sources)) == len(sources)):\n',
+    '    if not isinstance(sources, list):\n',
+)]
+KILLS = ["lease.context"]

@@ -1,0 +1,14 @@
+"""The content of a source is kept from its first probe and reused, so a later probe answers without its own acquisition and download."""
+NODE = "nodes/session_worker.py"
+REPLACE = [(
+    '        acquisition, path = self.acquire(probe.source_id, ceiling)\n',
+    '        cached = self.__dict__.setdefault("_contents", {}).get(probe.source_id)\n'
+    '        if cached is not None:\n'
+    '            return self.answer(probe, normalized, cached[0], cached[1])\n'
+    '        acquisition, path = self.acquire(probe.source_id, ceiling)\n',
+), (
+    '        content, data_format = check_bundle(data, probe.source_id, acquisition)  # SESSION-ACQUIRE-8\n',
+    '        content, data_format = check_bundle(data, probe.source_id, acquisition)  # SESSION-ACQUIRE-8\n'
+    '        self._contents[probe.source_id] = (content, data_format)\n',
+)]
+KILLS = ["probe.observation"]
