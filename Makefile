@@ -40,6 +40,10 @@ bench: ## measure the step node beside the naive node and the bare copy loop: CP
 bench-crawler: ## measure the crawler node: peak RSS from 1x to 32x the result bound, stop latency mid-fetch and mid-child (~2 min; BENCH_ARGS=--quick)
 	@$(PY) -m conformance.bench crawler $(BENCH_ARGS)
 
+.PHONY: bench-session
+bench-session: ## measure the session worker beside the naive one: probe latency, idle CPU, RSS over 1,000 probes, heartbeat under load, stop latency per phase (~10 min; BENCH_ARGS=--quick: ~1 min)
+	@$(PY) -m conformance.bench session $(BENCH_ARGS)
+
 .PHONY: bench-hang
 bench-hang: ## judge a node that hangs everywhere and ignores signals, per contract: at most 180 s each (~5 min)
 	@$(PY) -m conformance.bench.hang

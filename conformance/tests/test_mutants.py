@@ -7,7 +7,7 @@ import shutil
 import tempfile
 import unittest
 
-from conformance import mutants
+from conformance import checks, mutants
 from conformance.mutants import BROKEN, KILLED, SURVIVED
 
 TOY = "conformance/tests/data/toy_node.py"
@@ -69,7 +69,7 @@ class LoadTest(unittest.TestCase):
         self.assertEqual(chosen, ["bad", "other", "wide"])   # a broken mutant is kept, to be reported
         # Ties go by name, so every machine runs the same set.
         self.assertEqual([c.name for c in mutants.covering_set([m("b2", "x"), m("b1", "x")])], ["b1"])
-        for contract in ("step", "crawler"):
+        for contract in checks.contracts():
             every = mutants.load_all(contract)
             named = set(k for x in every for k in x.kills)
             chosen = mutants.covering_set(every)
@@ -95,7 +95,7 @@ class LoadTest(unittest.TestCase):
         import ast
         parse = not os.environ.get("CONFORMANCE_CHECK_FAST")
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        for contract in ("step", "crawler"):
+        for contract in checks.contracts():   # every contract with a reference node
             for mutant in mutants.load_all(contract):
                 with self.subTest(contract=contract, mutant=mutant.name):
                     self.assertIsNone(mutant.problem)
