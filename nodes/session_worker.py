@@ -601,7 +601,8 @@ MAX_MONITOR_MESSAGE_BYTES = 128 * KiB  # one message between the monitor and the
 MAX_SERVICE_OUTPUT_BYTES = 128 * KiB  # what the Service reads of a session process's stdout
 LEGACY_TERMINATE_WAIT_S = 1.0  # SIGTERM, this long, then SIGKILL (SESSION-SERVICE-4)
 SERVICE_READ_TIMEOUT_S = 10.0  # a Service connection's silence: a client that stops sending is dropped
-CHILD_EXIT_POLL_S = 0.05  # how often a child that closed its pipes is checked for exit
+CHILD_EXIT_POLL_S = 0.05  # how often, at most, a child that closed its pipes is checked for exit
+CHILD_EXIT_POLL_FIRST_S = 0.002  # the first such check: a child exits right after its output; doubling to the above
 CHILD_REAP_WAIT_S = 5.0  # wait for a SIGKILLed child to be reaped (it cannot refuse)
 WARM_POOL_POLL_S = 0.02  # how often a starting pool is looked at, for WARM_POOL_START_S at most
 CLEANUP_POLL_S = 0.01  # how often the monitor looks for leftover descendants while it cleans up
@@ -1472,6 +1473,10 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
             stop.untrack(candidate)
             candidate.close()
             raise
+        # A request's head and body go out in two writes; without TCP_NODELAY the body waits
+        # for the peer's delayed ACK (about 40 ms on Linux). HTTPConnection.connect() would
+        # set it, but this socket is made here, so it is set here.
+        candidate.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock = candidate
         break
     if sock is None:
@@ -2708,6 +2713,7 @@ def drive_probe_child(child, data, ceiling, deadline):
         if wake is not None:
             selector.register(wake, selectors.EVENT_READ, "stop")
         open_outputs = 2
+        exit_poll = CHILD_EXIT_POLL_FIRST_S  # a probe's latency is a person's wait: no fixed 50 ms here
         while True:
             if STOP.should_abandon():
                 raise StopRequested("stop requested while a probe child ran")
@@ -2719,7 +2725,8 @@ def drive_probe_child(child, data, ceiling, deadline):
             if open_outputs == 0:  # both outputs closed: wait for its exit, still watching the rest
                 if child_exited(proc.pid):
                     break
-                wait = min(wait, CHILD_EXIT_POLL_S)
+                wait = min(wait, exit_poll)
+                exit_poll = min(exit_poll * 2, CHILD_EXIT_POLL_S)
             for key, _mask in selector.select(wait):
                 name = key.data
                 if name == "in":
@@ -2944,6 +2951,27 @@ def content_summary(content, data_format):
     return [rows, columns, row_hash.hexdigest(), digest_of({"column_names": columns, "data_format": data_format})]
 
 
+# The summaries of content already read, by the content's SHA-256 (and format): a person's
+# follow-up probes of one source deliver the same bytes again, and reading every row line
+# strictly is most of a probe's time (about 0.2 s per MiB).  The hash names the bytes, so
+# the summary is the same; a few entries bound the memory (SESSION-NODE-4).
+SUMMARY_MEMO_ENTRIES = 8
+_summary_memo = collections.OrderedDict()
+
+
+def remembered_summary(content, content_sha256, data_format):
+    """content_summary(content, data_format), read once per content (by its SHA-256)."""
+    key = (content_sha256, data_format)
+    if key in _summary_memo:
+        _summary_memo.move_to_end(key)
+        return _summary_memo[key]
+    summary = content_summary(content, data_format)
+    _summary_memo[key] = summary
+    while len(_summary_memo) > SUMMARY_MEMO_ENTRIES:
+        _summary_memo.popitem(last=False)
+    return summary
+
+
 def check_bundle(data, source_id, acquisition):
     """(content, data_format) of a downloaded bundle, or its ProbeFailure (SESSION-ACQUIRE-8)."""
     def require(ok):
@@ -3012,7 +3040,7 @@ def check_bundle(data, source_id, acquisition):
             and same(receipt["normalized_size_bytes"], len(content)))
     # CRAWLER-RESULT-7, -10: the summary is read off the content and agrees with both documents
     require(same(observation["row_count"], receipt["row_count"]) and observation["row_digest"] == receipt["row_digest"])
-    require(same(content_summary(content, receipt["normalized_data_format"]),
+    require(same(remembered_summary(content, content_sha256, receipt["normalized_data_format"]),
                  [receipt["row_count"], columns, receipt["row_digest"], receipt["parsed_schema_digest"]]))
     # SESSION-ACQUIRE-8: bound to this probe's source and to this acquisition
     require(result["source_id"] == source_id and receipt["source_id"] == source_id
