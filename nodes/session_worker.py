@@ -4821,7 +4821,9 @@ def main(argv=None):
     """Run the node in the mode its command line names; return the exit status.  Never raises."""
     tokens = list(sys.argv[1:] if argv is None else argv)
     if tokens == [PROBE_CHILD_FLAG]:  # SESSION-ISOLATION-7: before anything else: a child reads its input
-        return probe_child_main()
+        # Its output went out unbuffered (write_all), so it skips the interpreter's shutdown:
+        # the node waits for its exit, and a probe's latency is a person's wait (~15 ms saved).
+        os._exit(probe_child_main())
     if tokens in (["--help"], ["-h"]):  # SESSION-NODE-2: nothing read, nothing sent
         write_all(1, USAGE.encode("ascii"))
         return EXIT_OK
