@@ -41,7 +41,7 @@ bench-crawler: ## measure the crawler node: peak RSS from 1x to 32x the result b
 	@$(PY) -m conformance.bench crawler $(BENCH_ARGS)
 
 .PHONY: bench-session
-bench-session: ## measure the session worker beside the naive one: probe latency, idle CPU, RSS over 1,000 probes, heartbeat under load, stop latency per phase (~10 min; BENCH_ARGS=--quick: ~1 min)
+bench-session: ## measure the session worker beside the naive one: probe latency, idle CPU, RSS over 1,000 probes, heartbeat under load, stop latency per phase (~6 min; BENCH_ARGS=--quick: ~1 min)
 	@$(PY) -m conformance.bench session $(BENCH_ARGS)
 
 .PHONY: bench-hang
