@@ -38,13 +38,15 @@ def _find(needles, haystack):
     return [n for n in needles if n and n in haystack]
 
 
-def _read_for_scan(path):
+def read_for_scan(path, limit=MAX_SCAN_BYTES):
+    """A file's bytes for a secret scan: whole up to limit, else its first and last limit / 2
+    (a secret a node writes to a file is written whole, near an end)."""
     size = os.path.getsize(path)
     with open(path, "rb") as handle:
-        if size <= MAX_SCAN_BYTES:
+        if size <= limit:
             return handle.read()
-        head = handle.read(MAX_SCAN_BYTES // 2)
-        handle.seek(size - MAX_SCAN_BYTES // 2)
+        head = handle.read(limit // 2)
+        handle.seek(size - limit // 2)
         return head + handle.read()
 
 
@@ -89,7 +91,7 @@ def scan_for_secrets(secrets, texts=None, paths=(), runs=(), name="no secret in 
             files = [root] if os.path.exists(root) else []
         for path in sorted(files):
             try:
-                check("file %s" % path, _read_for_scan(path))
+                check("file %s" % path, read_for_scan(path))
             except OSError:
                 continue
     return [Violation(name, "no credential value appears anywhere the node writes",

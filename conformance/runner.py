@@ -722,6 +722,29 @@ def read_cmdline(pid):
     return [part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1]] if raw else []
 
 
+def proc_alive(pid):
+    """pid runs and is not a zombie (a killed child waiting to be reaped is dead)."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            stat = handle.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2:][:1] not in ("Z", "X")
+
+
+def proc_field(pid, name):
+    """The value of one line of /proc/<pid>/status ("Seccomp", "PPid", ...), or None."""
+    try:
+        with open("/proc/%d/status" % pid) as handle:
+            for line in handle:
+                key, _sep, value = line.partition(":")
+                if key == name:
+                    return value.strip()
+    except OSError:
+        return None
+    return None
+
+
 def read_environ(pid):
     """Initial environment of pid as a dict, or None when unreadable."""
     try:

@@ -22,6 +22,7 @@ from conformance.checks.crawler._common import (
     expect_outcome, expect_put_count, expect_reported, expect_success, faults, puts_summary)
 from conformance.planes import crawler_child
 from conformance.planes.crawler import loopback_addresses
+from conformance.runner import proc_alive
 from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S, Deadline
 
 CANCELLED = "CRAWLER_CANCELLED"
@@ -222,7 +223,7 @@ def _(ctx):
     seen = {"pids": []}
     # As PID 1, the node's exit kills its whole namespace: only the child's
     # state when the bundle arrives shows that the node itself killed it.
-    recorder = PutRecorder(plane, observe=lambda: [pid for pid in seen["pids"] if _alive(pid)])
+    recorder = PutRecorder(plane, observe=lambda: [pid for pid in seen["pids"] if proc_alive(pid)])
     _start(ctx, plane)
 
     def child_running():
@@ -231,7 +232,7 @@ def _(ctx):
         return bool(seen["pids"])
     t_signal = plane.stop_when(child_running, what="the running child", settle_s=SETTLE_S)
     deadline = Deadline(AFTER_STOP_TIMEOUT_S)
-    while any(_alive(pid) for pid in seen["pids"]) and not deadline.over():
+    while any(proc_alive(pid) for pid in seen["pids"]) and not deadline.over():
         time.sleep(POLL_INTERVAL_S)
     t_dead = time.monotonic()
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
@@ -245,16 +246,6 @@ def _(ctx):
                actual="pid(s) %s still running then" % recorder.observed[0],
                diagnosis="end the child at once on a stop, before reporting (CRAWLER-STOP-3); as PID 1 the "
                          "namespace's end kills it later, which is not the node ending it")
-
-
-def _alive(pid):
-    """pid runs and is not a zombie (a killed child waiting to be reaped is dead)."""
-    try:
-        with open("/proc/%d/stat" % pid) as handle:
-            stat = handle.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2:][:1] not in ("Z", "X")
 
 
 @check("stop.put-body", clauses=["CRAWLER-STOP-4"], level="MUST",

@@ -11,6 +11,7 @@ from conformance import faults
 from conformance.checks.variants import each_variant, retire_plane
 from conformance.planes.session import refusal
 from conformance.planes.session.plane import PHASE_TIMEOUT_S, SESSION_RUN_TIMEOUT_S
+from conformance.runner import proc_alive, proc_field  # noqa: F401 (re-exported for the area modules)
 
 __all__ = ["faults", "refusal", "each_variant", "retire_plane", "PHASE_TIMEOUT_S", "SESSION_RUN_TIMEOUT_S",
            "STOP_BUDGET_S", "DRAIN_BUDGET_S", "SCHEDULE_SLACK_S", "describe_run", "expect_summary",
@@ -331,26 +332,3 @@ def capability_pid(ctx, plane):
                diagnosis="in Job mode the monitor forks exactly one child that obtains and uses the lease "
                          "(SESSION-ISOLATION-1)")
     return children[0]
-
-
-def proc_field(pid, name):
-    """The value of one line of /proc/<pid>/status ("Seccomp", "PPid", ...), or None."""
-    try:
-        with open("/proc/%d/status" % pid) as handle:
-            for line in handle:
-                key, _sep, value = line.partition(":")
-                if key == name:
-                    return value.strip()
-    except OSError:
-        return None
-    return None
-
-
-def proc_alive(pid):
-    """pid runs and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as handle:
-            stat = handle.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2:][:1] not in ("Z", "X")

@@ -22,6 +22,7 @@ import signal
 import threading
 import time
 
+from conformance.invariants import read_for_scan
 from conformance.runner import descendants, read_cmdline, read_environ
 from conformance.timeouts import POLL_INTERVAL_S, PROC_SAMPLE_INTERVAL_S, Deadline
 
@@ -44,16 +45,6 @@ def _stat(pid):
         return fields[0], int(fields[19])
     except (OSError, ValueError, IndexError):
         return None
-
-
-def _read_for_scan(path):
-    size = os.path.getsize(path)
-    with open(path, "rb") as handle:
-        if size <= MAX_FILE_SCAN_BYTES:
-            return handle.read()
-        head = handle.read(MAX_FILE_SCAN_BYTES // 2)
-        handle.seek(size - MAX_FILE_SCAN_BYTES // 2)
-        return head + handle.read()
 
 
 class SeenProcess(object):
@@ -117,7 +108,7 @@ class Watch(object):
                     if self._files.get(path) == (info.st_size, info.st_mtime_ns):
                         continue
                     self._files[path] = (info.st_size, info.st_mtime_ns)
-                    data = _read_for_scan(path)
+                    data = read_for_scan(path, MAX_FILE_SCAN_BYTES)
                 except OSError:  # gone, or not readable: nothing to judge
                     continue
                 relative = os.path.relpath(path, self.scratch)
