@@ -676,7 +676,8 @@ SESSION_DESCENDANT_CLEANUP_FAILED = "SESSION_DESCENDANT_CLEANUP_FAILED"
 SESSION_WORKER_FAILED = "SESSION_WORKER_FAILED"
 
 CONSUMED_DISPATCH_CODES = frozenset((RESEARCH_SESSION_DISPATCH_ALREADY_CLAIMED, RESEARCH_SESSION_DISPATCH_CLOSED))
-FENCE_LOST_CODES = frozenset((ATTEMPT_FENCE_STALE, ATTEMPT_STALE, AUTHORIZATION_DENIED))  # SESSION-CLAIM-6
+# SESSION-CLAIM-6: another attempt owns the session; retrying works for nobody
+FENCE_LOST_CODES = frozenset((ATTEMPT_FENCE_STALE, ATTEMPT_STALE, AUTHORIZATION_DENIED))
 CHILD_CODES = frozenset((PROBE_COLUMN_UNKNOWN, PROBE_AGGREGATE_NOT_NUMERIC, PROBE_PARSE_EMPTY, PROBE_FAILED))
 
 # Terminal states (SESSION-EXIT-1): exactly one of a terminal state and a failure code decides a session.
@@ -1801,7 +1802,8 @@ _CODE_RE = re.compile(r"[A-Z][A-Z0-9_]{2,127}")
 _FACT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")  # an event fact's string (SESSION-PROGRESS-1)
 _RETRY_AFTER_RE = re.compile(r"[1-9][0-9]{0,3}")  # delta-seconds only (SESSION-BACKOFF-2)
 _NONCE_RE = re.compile(r"[A-Za-z0-9_-]{%d,%d}" % (MIN_NONCE_CHARS, MAX_NONCE_CHARS))  # ASCII only (D15)
-_CAPABILITY_RE = re.compile(r"mr_cap_[A-Za-z0-9_-]{32,256}")  # SESSION-LEASE-3
+# SESSION-LEASE-3: anything else (a JWT, a URL) is never sent as a bearer
+_CAPABILITY_RE = re.compile(r"mr_cap_[A-Za-z0-9_-]{32,256}")
 _DECIMAL_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?")  # configuration: no sign, exponent, nan or space
 _INTEGER_RE = re.compile(r"[0-9]+")
 _ATTESTATION_RE = re.compile(r"[\x21-\x7e]{1,256}")
@@ -2021,7 +2023,7 @@ def load_config(environ):
     """Every variable of the contract's table, checked once (SESSION-CONFIG-1..5): a Config."""
     origin = environ.get(ORIGIN_ENV) or None
     if origin is None:
-        raise ConfigError("%s is required" % ORIGIN_ENV)  # SESSION-CONFIG-3
+        raise ConfigError("%s is required" % ORIGIN_ENV)  # SESSION-CONFIG-3: every URL of the session is pinned to it
     origin = strip_slash(origin)
     if not is_origin(origin):  # SESSION-CONFIG-3: an origin, in its one spelling
         raise ConfigError("%s is not an https origin" % ORIGIN_ENV)
@@ -2046,12 +2048,14 @@ def load_config(environ):
     bucket = environ.get(BUCKET_ENV) or None
     if bucket is not None and not _BUCKET_RE.fullmatch(bucket):
         raise ConfigError("%s is not a bucket name" % BUCKET_ENV)
-    metadata_host = environ.get(METADATA_HOST_ENV) or DEFAULT_METADATA_HOST  # SESSION-CONFIG-4
+    # SESSION-CONFIG-4: the only overrides of a fixed host
+    metadata_host = environ.get(METADATA_HOST_ENV) or DEFAULT_METADATA_HOST
     if check_metadata_host(metadata_host) is None:
         raise ConfigError("%s is not host[:port]" % METADATA_HOST_ENV)
     storage_origin = environ.get(STORAGE_ORIGIN_ENV) or DEFAULT_STORAGE_ORIGIN
     if check_storage_origin(storage_origin) is None:  # http://host:80 has another spelling: refused
-        raise ConfigError("%s is not an origin with its scheme" % STORAGE_ORIGIN_ENV)  # SESSION-CONFIG-4
+        # SESSION-CONFIG-4: a path or a query would move every download
+        raise ConfigError("%s is not an origin with its scheme" % STORAGE_ORIGIN_ENV)
     if storage_origin.startswith("http://"):
         # SESSION-CONFIG-4: said once, so a plain-HTTP store is never taken for a production setting
         say("%s: %s names a plain-HTTP store: a development setting" % (PROGRAM, STORAGE_ORIGIN_ENV))
@@ -2149,7 +2153,8 @@ def post_entry(url, token, length, body, failed_code, too_large_code):
             return response.status, buffer, count
     except SessionError:
         wipe(buffer)
-        STOP.check("the entry request")  # SESSION-STOP-7
+        # SESSION-STOP-7: a stop that cut the request is a stop, not the request's failure
+        STOP.check("the entry request")
         raise
     except Exception:
         wipe(buffer)
@@ -2304,7 +2309,8 @@ def admit_lease(doc):
     keys = set(doc)
     if keys != LEASE_KEYS:  # SESSION-LEASE-1: names only, sorted, never a value
         raise invalid("omits %s; has unexpected %s" % (sorted(LEASE_KEYS - keys), sorted(keys - LEASE_KEYS)))
-    if doc["schema_version"] != SCHEMA_VERSION:  # SESSION-LEASE-2 (D2)
+    # SESSION-LEASE-2 (D2): a lease of another version may mean other things
+    if doc["schema_version"] != SCHEMA_VERSION:
         raise invalid("schema_version")
     for key in ("session_id", "workspace_id", "run_id", "attempt_id"):
         if not is_canonical_uuid(doc[key]):  # SESSION-LEASE-2: pasted into paths and bodies: one spelling
@@ -2327,7 +2333,8 @@ def admit_lease(doc):
             isinstance(path, str) and len(path) <= MAX_CALLBACK_PATH_CHARS and path.startswith(CALLBACK_PREFIX)
             for path in allowed)):
         raise invalid("allowed_callback_paths")
-    if any(TEMPLATES[verb][1] not in allowed for verb in REQUIRED_VERBS):  # SESSION-LEASE-5
+    # SESSION-LEASE-5: no session without start and claim
+    if any(TEMPLATES[verb][1] not in allowed for verb in REQUIRED_VERBS):
         raise invalid("allowed_callback_paths lacks start, claim or result")
     for key in ("heartbeat_interval_seconds", "claim_poll_interval_seconds", "idle_timeout_seconds"):
         if not is_interval(doc[key]):  # SESSION-LEASE-6 (D22: idle_timeout is checked, then left to the server)
@@ -2336,7 +2343,7 @@ def admit_lease(doc):
     if not isinstance(context, dict):  # SESSION-LEASE-7: other keys are ignored
         raise invalid("context")
     if not (is_canonical_uuid(context.get("dataset_id")) and is_canonical_uuid(context.get("question_id"))):
-        raise invalid("context ids")  # SESSION-LEASE-7 (D6)
+        raise invalid("context ids")  # SESSION-LEASE-7 (D6): events and results name the dataset and question
     if context.get("table_id") is not None and not is_canonical_uuid(context["table_id"]):
         raise invalid("context.table_id")
     sources = context.get("source_ids", [])
@@ -3132,7 +3139,8 @@ class Progress(object):
         if self.deadline.expired():
             self.disarm()
             return
-        if not self.pending or not self.callbacks.allowed("append"):  # SESSION-CALLBACK-2
+        # SESSION-CALLBACK-2: a path the lease does not allow is never called
+        if not self.pending or not self.callbacks.allowed("append"):
             self.pending = []
             return
         events, self.pending = self.pending, []
@@ -3543,7 +3551,8 @@ class Probe(object):
         self.retry_after_s = 0  # a throttle's Retry-After
 
     def fail(self, code, retry_after_s=0):
-        self.code = code if is_code(code) else PROBE_FAILED  # SESSION-PROBE-9
+        # SESSION-PROBE-9: a wire code, never free text or a class name
+        self.code = code if is_code(code) else PROBE_FAILED
         self.retry_after_s = retry_after_s
 
 
@@ -3711,7 +3720,8 @@ class Session(object):
         if self.start is not None and (lease.session_id != self.start.session_id
                                        or lease.workspace_id != self.start.workspace_id):
             wipe(capability)
-            raise SessionError(SESSION_LEASE_MISMATCH, "a lease for another session")  # SESSION-SERVICE-5
+            # SESSION-SERVICE-5: never serve a session nobody started here
+            raise SessionError(SESSION_LEASE_MISMATCH, "a lease for another session")
         self.lease, self.capability = lease, capability
         deadline = SessionDeadline(lease.expires_at)  # SESSION-DEADLINE-1: r and m, recorded now
         if deadline.initial <= 0:  # SESSION-LEASE-4: admitted as already expired: no capability call
@@ -3786,7 +3796,8 @@ class Session(object):
                 state, claimed = doc.get("session_state"), doc.get("claimed")
                 if (state is not None and not isinstance(state, str)) or (
                         claimed is not None and not isinstance(claimed, bool)):
-                    raise Refusal(CONTROL_PLANE_RESPONSE_INVALID, answer.status)  # SESSION-CLAIM-7 (D21)
+                    # SESSION-CLAIM-7 (D21): a bad answer is a failed claim, retried
+                    raise Refusal(CONTROL_PLANE_RESPONSE_INVALID, answer.status)
             except StopRequested:
                 self.drain()  # SESSION-STOP-2: a claim in flight is abandoned and its answer unused
             except Refusal as refused:
@@ -3808,7 +3819,8 @@ class Session(object):
             if claimed is True:
                 probe = doc.get("probe")
                 if not isinstance(probe, dict) or not is_canonical_uuid(probe.get("probe_id")):
-                    raise SessionOver(failure=PROBE_CLAIM_INVALID)  # SESSION-CLAIM-5 (D5)
+                    # SESSION-CLAIM-5 (D5): a probe with no id can never be reported
+                    raise SessionOver(failure=PROBE_CLAIM_INVALID)
                 self.handle_probe(Probe(probe))
                 continue  # SESSION-CLAIM-2: after a report, the next claim at once
             self.wait(self.interval)  # SESSION-CLAIM-2: no probe: the interval in force
@@ -3883,7 +3895,8 @@ class Session(object):
             raise ProbeFailure(PROBE_REQUEST_INVALID) from None
         if probe.source_id not in lease.source_ids:  # D3: an empty allowlist admits nothing
             raise ProbeFailure(PROBE_SOURCE_OUT_OF_SCOPE)
-        if not (self.callbacks.allowed("acquire") and self.callbacks.allowed("read")):  # SESSION-CALLBACK-2
+        # SESSION-PROBE-1: no channel, no read
+        if not (self.callbacks.allowed("acquire") and self.callbacks.allowed("read")):
             raise ProbeFailure(PROBE_SOURCE_CHANNEL_UNAVAILABLE)
         # SESSION-ACQUIRE-4 (D12, D35): create, reads and download share one ceiling, capped by the deadline
         ceiling = Deadline(min(self.config.acquisition_timeout_s, self.deadline.remaining()))
@@ -3893,7 +3906,8 @@ class Session(object):
                 data = handle.read(MAX_PROBE_ACQUISITION_BUNDLE_BYTES + 1)  # D27: held whole for its checks
         finally:
             remove(path)
-        content, data_format = check_bundle(data, probe.source_id, acquisition)  # SESSION-ACQUIRE-8
+        # SESSION-ACQUIRE-8: no byte unchecked reaches a child
+        content, data_format = check_bundle(data, probe.source_id, acquisition)
         del data
         if not self.sandbox_ok:  # SESSION-ISOLATION-5 (D30): no probe child runs unconfined
             raise ProbeFailure(SANDBOX_UNAVAILABLE)
@@ -3977,7 +3991,8 @@ class Session(object):
     def acquisition_wait(self, seconds, ceiling):
         self.pause(seconds, cap=ceiling)  # SESSION-STOP-2: a stop ends it at once
         if ceiling.expired():
-            raise ProbeFailure(PROBE_SOURCE_ACQUISITION_TIMEOUT)  # SESSION-ACQUIRE-4
+            # SESSION-ACQUIRE-4: the ceiling fails the probe, not the session
+            raise ProbeFailure(PROBE_SOURCE_ACQUISITION_TIMEOUT)
 
     def answer(self, probe, normalized, content, data_format):
         """The probe's answer from its own probe child, held to the vocabulary (SESSION-ISOLATION-6, PROBE-6)."""
@@ -4036,7 +4051,7 @@ class Session(object):
                 if not refused.transient or sends >= REPORT_ATTEMPTS:
                     raise SessionOver(failure=refused.code) from None  # SESSION-REPORT-5: not counted, not narrated
                 self.report_wait(backoff_delay(sends, self.interval, refused.retry_after_s), refused)
-        if probe.result is not None:  # SESSION-REPORT-3
+        if probe.result is not None:  # SESSION-REPORT-3: counted by its own outcome, ALREADY_SETTLED included
             self.answered += 1
         else:
             self.failed += 1
@@ -4198,7 +4213,8 @@ class Monitor(object):
             if self.kill_at is not None:
                 left = max(0.0, self.kill_at - time.monotonic())
                 timeout = left if timeout is None else min(timeout, left)
-            ready, _w, _x = select.select([self.channel.read_fd, wake], [], [], timeout)  # SESSION-NODE-4
+            # SESSION-NODE-4: asleep in the kernel until something happens
+            ready, _w, _x = select.select([self.channel.read_fd, wake], [], [], timeout)
             if wake in ready:
                 drain_fd(wake)
             if PROCESS.stops >= 2:  # SESSION-STOP-6: a second stop ends it now
@@ -4417,7 +4433,8 @@ def monitor_main(config, dispatch=None, bootstrap_fd=None):
     except SessionError as exc:
         summary = make_summary(failure=exc.code)
     except Exception:
-        summary = make_summary(failure=SESSION_WORKER_FAILED)  # SESSION-EXIT-3 (D20)
+        # SESSION-EXIT-3 (D20): an unforeseen error still ends in a summary
+        summary = make_summary(failure=SESSION_WORKER_FAILED)
     finally:
         cleaned = clean_descendants()
         if scratch is not None:
@@ -4727,7 +4744,8 @@ class ServiceHandler(http.server.BaseHTTPRequestHandler):
                 self.refuse(SESSION_LEGACY_PROCESS_START_FAILED)
                 return
             threading.Thread(target=session.watch, name="session-%s" % start.session_id[:8]).start()
-            self.answer(202, {"accepted": True, "session_id": start.session_id})  # SESSION-SERVICE-4
+            # SESSION-SERVICE-4: only once the session process said ready
+            self.answer(202, {"accepted": True, "session_id": start.session_id})
         finally:
             wipe(data)
             wipe(nonce)

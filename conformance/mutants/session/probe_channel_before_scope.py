@@ -3,7 +3,8 @@ NODE = "nodes/session_worker.py"
 REPLACE = [(
     '        if probe.source_id not in lease.source_ids:  # D3: an empty allowlist admits nothing\n'
     '            raise ProbeFailure(PROBE_SOURCE_OUT_OF_SCOPE)\n'
-    '        if not (self.callbacks.allowed("acquire") and self.callbacks.allowed("read")):  # SESSION-CALLBACK-2\n'
+    '        # SESSION-PROBE-1: no channel, no read\n'
+    '        if not (self.callbacks.allowed("acquire") and self.callbacks.allowed("read")):\n'
     '            raise ProbeFailure(PROBE_SOURCE_CHANNEL_UNAVAILABLE)\n',
     '        if not (self.callbacks.allowed("acquire") and self.callbacks.allowed("read")):\n'
     '            raise ProbeFailure(PROBE_SOURCE_CHANNEL_UNAVAILABLE)\n'

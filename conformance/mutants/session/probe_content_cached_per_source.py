@@ -7,8 +7,8 @@ REPLACE = [(
     '            return self.answer(probe, normalized, cached[0], cached[1])\n'
     '        acquisition, path = self.acquire(probe.source_id, ceiling)\n',
 ), (
-    '        content, data_format = check_bundle(data, probe.source_id, acquisition)  # SESSION-ACQUIRE-8\n',
-    '        content, data_format = check_bundle(data, probe.source_id, acquisition)  # SESSION-ACQUIRE-8\n'
+    '        content, data_format = check_bundle(data, probe.source_id, acquisition)\n',
+    '        content, data_format = check_bundle(data, probe.source_id, acquisition)\n'
     '        self._contents[probe.source_id] = (content, data_format)\n',
 )]
 KILLS = ["probe.observation"]
