@@ -689,14 +689,15 @@ class JsonError(ValueError):
         self.detail = detail
 
 
-def canonical_bytes(value):
+def canonical_bytes(value, ascii=False):
     """The canonical encoding of a JSON value.
 
     Sorted keys, no whitespace, UTF-8 (strict: a lone surrogate raises), and
     NaN or Infinity refused (ValueError); a finite float is written as
-    Python writes it.
+    Python writes it.  `ascii` writes every non-ASCII character as a \\u
+    escape, for a contract whose digests are taken over that spelling.
     """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=ascii,
                       allow_nan=False).encode("utf-8")
 
 
@@ -704,9 +705,9 @@ def sha256_hex(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def digest_of(value):
+def digest_of(value, ascii=False):
     """A document's digest: lowercase hex SHA-256 of its canonical bytes."""
-    return sha256_hex(canonical_bytes(value))
+    return sha256_hex(canonical_bytes(value, ascii))
 
 
 def _unique_pairs(pairs):
@@ -775,10 +776,10 @@ def parse_lenient(data, floats=False):
     return value
 
 
-def parse_canonical(data, floats=False):
+def parse_canonical(data, floats=False, ascii=False):
     """The lenient parser, plus: re-encoding the value gives back `data` exactly."""
     value = parse_lenient(data, floats)
-    if canonical_bytes(value) != data:
+    if canonical_bytes(value, ascii) != data:
         raise JsonError("not the canonical encoding")
     return value
 

@@ -1,0 +1,64 @@
+"""The scan plane: a fake scan server for one scan worker's lives (contract/scan.md).
+
+    plane = ctx.plane()                                      # ScanPlane: token file, trees, fakes
+    target = plane.add_target("a.txt", b"one\\ntwo\\n")        # a pin {name, size, sha256, url}
+    res = plane.add_assignment(targets=[target])             # queued: the next new claim gets it
+    life = plane.start(parallelism=1)                        # a Lifecycle's first life (argv() options)
+    plane.wait_ready()                                       # "worker: started with 1 slots"
+    plane.wait_resolved(res)                                 # the bundle was accepted (or a report)
+    ctx.expect(plane.bundle_problems(res) == [], ...)        # SCAN-BUNDLE-1..4
+    plane.stop()                                             # SIGTERM: a drain; the RunResult
+
+Crash points are the lifecycle's triggers, named by verb:
+
+    life = plane.start(kill_at=plane.held("bundle", processed=True))   # the upload accepted, answer lost
+    life.wait(PHASE_TIMEOUT_S)
+    plane.restart()                                                    # same trees, same argv
+    plane.start(kill_at=plane.when_phase(0, "bundle_ready"))
+
+The modules:
+
+    server.py   plane.server   ScanServer: claim (request-id dedupe, 201/200/204), status, progress,
+                               terminal, bundle (streamed to disk, digest-checked), the reservations
+                               and their resolutions, every request as a ScanCall; route matches for
+                               faults (claim_match, status_match, progress_match, terminal_match,
+                               bundle_match), error_answer(), script() and script_claim_answer(),
+                               resolve(), set_status(), grant()
+                plane.store    conformance.store.ObjectStore (HTTPS): the targets behind pre-signed
+                               GETs (add_target, target_match)
+                plane.tripwire a LoopbackServer every proxy variable names: any connection breaks
+                               SCAN-CONFIG-5
+    bundles.py  bundle_problems, read_bundle, build_bundle: SCAN-BUNDLE-1..4 on a bundle's bytes
+    verdict.py  safe lines, slot-file problems, token hits, the server's own invariants
+    plane.py    ScanPlane: environment, token file and rotations, argv, lives (with a Watch each),
+                waits, crash points, the trees, invariants() after every check
+
+Faults enter one way, ``add_fault(fault, match)`` with a route helper:
+
+    plane.server.add_fault(faults.status(503), plane.server.claim_match(first=1))
+    plane.server.add_fault(plane.server.error_answer(409, "bundle_conflict"), plane.server.bundle_match(first=1))
+    plane.store.add_fault(faults.reset(after_bytes=10), plane.target_match(target))
+
+Options (``ctx.plane(**options)``): ScanServer.OPTIONS (retry_after, no_work_reason,
+progress_stale_when_resolved, first_reservation_id) and the plane's own: proxies, token,
+token_grace_s, extra_env, drop_env, untrusted.
+"""
+
+from conformance.planes.scan.bundles import (BundleReport, build_bundle, bundle_problems, expectation,
+                                             read_bundle)
+from conformance.planes.scan.plane import PHASE_TIMEOUT_S, READY_PREFIX, RUN_TIMEOUT_S, ScanPlane
+from conformance.planes.scan.server import (DELETE, KEEP, Reservation, ScanCall, ScanServer, canonical,
+                                            error_answer, instant, parse_strict)
+from conformance.planes.scan.verdict import SAFE_LINE, slot_file_problems, unsafe_lines
+
+__all__ = ["ScanPlane", "Plane", "make_plane", "ScanServer", "Reservation", "ScanCall", "error_answer", "canonical",
+           "parse_strict", "instant", "DELETE", "KEEP", "PHASE_TIMEOUT_S", "RUN_TIMEOUT_S", "READY_PREFIX",
+           "bundle_problems", "read_bundle", "build_bundle", "expectation", "BundleReport", "SAFE_LINE",
+           "unsafe_lines", "slot_file_problems"]
+
+
+def make_plane(ctx, *args, **kwargs):
+    return ScanPlane(ctx, *args, **kwargs)
+
+
+Plane = ScanPlane

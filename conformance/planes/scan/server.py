@@ -1,0 +1,928 @@
+"""The fake scan server of the scan contract: claim, status, progress, terminal report, bundle.
+
+One HTTPS LoopbackServer (the test CA) that serves, at the paths of contract/scan.md:
+
+    POST /api/v1/worker/claim                                   SCAN-CLAIM-*
+    GET  /api/v1/worker/assignments/{reservation_id}            SCAN-RECONCILE-1
+    POST /api/v1/worker/assignments/{reservation_id}/progress   SCAN-PROGRESS-2
+    POST /api/v1/worker/assignments/{reservation_id}/terminal   SCAN-TERMINAL-*
+    PUT  /api/v1/worker/assignments/{reservation_id}/bundle     SCAN-UPLOAD-*
+
+    server = ScanServer(token_check, received_dir)
+    res = server.add_reservation(targets, ...)          # queued: the next new request id gets it
+    server.add_fault(faults.status(503), server.claim_match(first=1))
+    server.add_fault(error_answer(409, "bundle_conflict"), server.bundle_match(res))
+    server.resolve(res, "expired")                      # the server decides, racing the worker
+    ... server.calls("claim"), res.puts, res.terminals, server.progress_events() ...
+
+The model. A reservation waits in a queue until a claim with a request id the server has not
+seen takes it (201 with the assignment, built then, so its instants start at the grant); a known
+request id gets the same assignment again (201) while its reservation is unresolved, and
+``{"resolution": R}`` (200) once it is; a new request id with the queue empty gets 204 with
+``Retry-After``. A reservation resolves once: ``bundle_accepted`` at the first whole upload whose
+bytes hash to its ``X-Truf-Payload-SHA256``, ``prebundle_report`` at the first terminal report,
+or whatever a check decides (resolve, set_status). Replays of the same bytes get the same
+receipt; other bytes are refused (409 ``bundle_conflict``, ``terminal_conflict``). Every answer
+the worker reads is canonical JSON (ensure_ascii); every error is ``{"error": {"code", "message"}}``
+and every message carries ``marker`` (SCAN-SECRET-2: no output may repeat it).
+
+Refusals, in the order they are checked: 404 ``not_found`` (no route, or a reservation this
+server never granted), 401 ``unauthorized`` (no ``Bearer`` token the plane accepts now), 405
+``method_not_allowed``, 400 ``invalid_request`` (a claim or progress body that is not a strict
+JSON object of its shape; an upload without a digest header), 411 ``length_required`` (a chunked
+upload), 413 ``payload_too_large`` (a report over 16384 bytes, a bundle over its declared size),
+400 ``payload_digest_mismatch``, then the model's own (409, 410). Every request is recorded as a
+ScanCall (what arrived, what was answered; no secret kept but in ``body`` as sent) in arrival
+order, and its exchange's notes carry the verb, the reservation and, for a bundle, the length
+and SHA-256 of the bytes received (streamed: a bundle is never held in memory, only on disk).
+
+Faults enter one way, ``add_fault(fault, match)`` with a route helper (claim_match,
+status_match, progress_match, terminal_match, bundle_match); a refusing fault changes nothing
+(a claim it answers grants nothing, an upload is not accepted). ``script(verb, ...)`` replaces
+an answer with any status, headers and body (malformed 201s, receipts that do not bind),
+before or after the server acted.
+"""
+
+import collections
+import datetime
+import hashlib
+import json
+import os
+import re
+import secrets as _secrets
+import threading
+import time
+
+from conformance import faults
+from conformance.fake import Fake, read_body
+from conformance.faults import Match
+from conformance.planes import crawler_docs as _docs
+from conformance.servers import MASK, LoopbackServer
+
+__all__ = ["ScanServer", "Reservation", "ScanCall", "Script", "error_answer", "canonical", "parse_strict",
+           "JsonError", "instant", "CLAIM_PATH", "ASSIGNMENTS_PATH", "VERBS", "RESOLUTIONS", "FAILURE_CODES",
+           "NO_WORK_REASONS", "TERMINAL_REPORT_MAX_BYTES", "DELETE", "KEEP"]
+
+# ---------------------------------------------------------------- the contract's numbers and words
+
+CLAIM_PATH = "/api/v1/worker/claim"
+ASSIGNMENTS_PATH = "/api/v1/worker/assignments/"
+# verb -> (method, path glob of the route; {r} is the reservation id or *)
+VERBS = collections.OrderedDict([
+    ("claim", ("POST", CLAIM_PATH)),
+    ("status", ("GET", ASSIGNMENTS_PATH + "{r}")),
+    ("progress", ("POST", ASSIGNMENTS_PATH + "{r}/progress")),
+    ("terminal", ("POST", ASSIGNMENTS_PATH + "{r}/terminal")),
+    ("bundle", ("PUT", ASSIGNMENTS_PATH + "{r}/bundle")),
+])
+RESOLUTIONS = ("bundle_accepted", "prebundle_report", "expired")
+FAILURE_CODES = ("client_process_failed", "client_storage_failed")
+NO_WORK_REASONS = ("empty_queue", "assignment_cap", "dispatch_paused", "capacity", "compatibility")
+TERMINAL_REPORT_MAX_BYTES = 16384          # SCAN-TERMINAL-3
+MAX_JSON_INTEGER = 9007199254740991
+# What the status's `state` says while a reservation is held, and after each resolution.
+STATE_SCANNING = "scanning"
+STATE_OF = {"bundle_accepted": "completed", "prebundle_report": "reported", "expired": "expired"}
+# JSON bodies (claims, progress, reports) are small documents; a larger body is counted and
+# its first part kept, never buffered whole.
+MAX_RECORDED_BODY_BYTES = 64 * 1024
+# Bundle bodies are streamed to disk in blocks of this size and hashed on the way.
+BUNDLE_BLOCK_BYTES = 1 << 20
+# A token shorter than this is not looked for (it would match by accident).
+MIN_SECRET_CHARS = 16
+# SCAN-SECRET-1: any piece of the token this long counts as the token.
+TOKEN_PIECE_CHARS = 16
+
+_REQUEST_ID_RE = re.compile(r"^[a-f0-9]{32}\Z")
+_DIGEST_RE = re.compile(r"^[a-f0-9]{64}\Z")
+_RESERVATION_RE = re.compile(r"^[1-9][0-9]{0,15}\Z")
+_CODE_RE = re.compile(r"^[a-z0-9_]{1,64}\Z")
+
+# Sentinels: DELETE removes a member (patches, overrides); KEEP leaves a setting as it is.
+DELETE = object()
+KEEP = object()
+
+JsonError = _docs.JsonError
+
+
+def canonical(value):
+    """The scan contract's canonical JSON: sorted keys, no whitespace, ASCII with \\u escapes."""
+    return json.dumps(value, ensure_ascii=True, sort_keys=True, separators=(",", ":"),
+                      allow_nan=False).encode("ascii")
+
+
+def parse_strict(data):
+    """The contract's strict parser (section *Documents*): raises JsonError and nothing else."""
+    return _docs.parse_lenient(data)
+
+
+def instant(epoch_s):
+    """An instant as the server writes it: milliseconds and Z."""
+    millis = int(round(epoch_s * 1000))
+    when = datetime.datetime.fromtimestamp(millis // 1000, datetime.timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (millis % 1000)
+
+
+def error_body(code, message):
+    return canonical({"error": {"code": code, "message": message}})
+
+
+def error_answer(status, code, message="refused by the conformance scan server", retry_after=None, marker=""):
+    """A status fault whose body is the contract's error shape: install it with add_fault, e.g.
+    ``server.add_fault(error_answer(409, "bundle_conflict"), server.bundle_match(first=1))``.
+    retry_after: whole seconds for the Retry-After header (None: no header). marker: text added
+    to the message (ScanServer.error_answer adds the server's own)."""
+    text = message + (" (%s)" % marker if marker else "")
+    return faults.status(status, body=error_body(code, text), retry_after_s=retry_after)
+
+
+def deep_patch(doc, patch):
+    """doc with patch applied: a dict merges member by member (nested dicts too), DELETE removes
+    a member; a callable gets the doc and returns the new one (or None: it changed it in place)."""
+    if patch is None:
+        return doc
+    if callable(patch):
+        changed = patch(doc)
+        return doc if changed is None else changed
+    if not isinstance(doc, dict) or not isinstance(patch, dict):
+        return patch
+    merged = dict(doc)
+    for key, value in patch.items():
+        if value is DELETE:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_patch(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def token_pieces(token):
+    """The token and every piece of it TOKEN_PIECE_CHARS long (SCAN-SECRET-1)."""
+    if len(token) <= TOKEN_PIECE_CHARS:
+        return [token]
+    return sorted(set(token[i:i + TOKEN_PIECE_CHARS] for i in range(len(token) - TOKEN_PIECE_CHARS + 1)))
+
+
+# ---------------------------------------------------------------- records
+
+class Reservation(object):
+    """One reservation: its identity, its targets, its assignment (built at the grant), what the
+    server decided and every mutation it received.
+
+    reservation_id, bundle_id, scan_event_id, execution_snapshot_sha256, source, platform,
+    planning_kind, targets (the pins, in order), declared_bundle_bytes, target_scan_timeout_s,
+    assignment_deadline_in_s (from the grant), attempts; doc (the assignment as served, None
+    until granted), granted_at (wall), expires_at (wall: the assignment deadline), request_ids
+    (every request id it was granted to: one), state, resolution, receipt_id, payload_sha256,
+    failure_code, resolved_by ("bundle", "terminal", "check"), overrides (status members served
+    instead of the model's), status_error ((status, code) answered to status reads), touched
+    (a check changed the server's mind about it: resolve, set_status), puts and terminals (the
+    ScanCalls of every upload and report), bundle_path (the accepted bundle's bytes on disk),
+    bundle_files ({sha256: path} of every whole upload whose digest header held), terminal_body
+    (the accepted report's bytes)."""
+
+    def __init__(self, reservation_id, targets, declared_bundle_bytes, target_scan_timeout_s,
+                 assignment_deadline_in_s, patch=None, source="fixture", platform="local", planning_kind="files",
+                 attempts=0):
+        self.reservation_id = reservation_id
+        self.bundle_id = _secrets.token_hex(16)
+        self.scan_event_id = _secrets.token_hex(16)
+        self.execution_snapshot_sha256 = _secrets.token_hex(32)
+        self.source, self.platform, self.planning_kind, self.attempts = source, platform, planning_kind, attempts
+        self.targets = [dict(t) for t in targets]
+        self.declared_bundle_bytes = declared_bundle_bytes
+        self.target_scan_timeout_s = target_scan_timeout_s
+        self.assignment_deadline_in_s = assignment_deadline_in_s
+        self.patch = patch
+        self.doc = None
+        self.granted_at = self.expires_at = None
+        self.request_ids = []
+        self.state = STATE_SCANNING
+        self.resolution = self.receipt_id = self.payload_sha256 = self.failure_code = None
+        self.resolved_by = None
+        self.overrides = {}
+        self.status_error = None
+        self.touched = False
+        self.puts, self.terminals = [], []
+        self.bundle_path = None
+        self.bundle_files = {}
+        self.terminal_body = None
+
+    def __repr__(self):
+        return "Reservation(%d, %s, requests=%r)" % (self.reservation_id, self.resolution or self.state,
+                                                    self.request_ids)
+
+    def __int__(self):
+        return self.reservation_id
+
+    @property
+    def identity(self):
+        """What a bundle header and a resolution must repeat (SCAN-BUNDLE-2, SCAN-RECONCILE-2)."""
+        return {"reservation_id": self.reservation_id, "bundle_id": self.bundle_id,
+                "scan_event_id": self.scan_event_id, "execution_snapshot_sha256": self.execution_snapshot_sha256}
+
+    def build(self, now):
+        """The assignment (SCAN-ASSIGN-1) as of a grant at wall time now, with the patch applied."""
+        deadline = now + self.assignment_deadline_in_s
+        reservation = {"reservation_id": self.reservation_id, "bundle_id": self.bundle_id,
+                       "scan_event_id": self.scan_event_id, "source": self.source, "platform": self.platform,
+                       "attempts": self.attempts, "remote_issued_at": instant(now),
+                       "remote_expires_at": instant(deadline), "declared_bundle_bytes": self.declared_bundle_bytes}
+        doc = {"reservation": reservation,
+               "deadlines": {"assignment_deadline_at": instant(deadline),
+                             "target_scan_timeout_seconds": self.target_scan_timeout_s},
+               "execution_snapshot_sha256": self.execution_snapshot_sha256,
+               "planning_kind": self.planning_kind,
+               "targets": [dict(t) for t in self.targets]}
+        return deep_patch(doc, self.patch), deadline
+
+    def status_doc(self):
+        """The flat status document (and receipt): the model's members, then the overrides."""
+        doc = {"reservation_id": self.reservation_id, "bundle_id": self.bundle_id,
+               "scan_event_id": self.scan_event_id, "state": self.state,
+               "expires_at": instant(self.expires_at) if self.expires_at is not None else None,
+               "resolution": self.resolution, "receipt_id": self.receipt_id,
+               "payload_sha256": self.payload_sha256, "failure_code": self.failure_code}
+        return deep_patch(doc, self.overrides) if self.overrides else doc
+
+    def settle(self, resolution, by, payload_sha256=None, failure_code=None, state=None):
+        self.resolution, self.resolved_by = resolution, by
+        self.payload_sha256, self.failure_code = payload_sha256, failure_code
+        self.state = state or STATE_OF.get(resolution, self.state)
+        self.receipt_id = hashlib.sha256(("receipt:%d:%s:%s:%s" % (
+            self.reservation_id, resolution, payload_sha256 or "", failure_code or "")).encode("ascii")).hexdigest()
+
+
+class ScanCall(object):
+    """One request the server received, in arrival order.
+
+    verb ("claim", "status", "progress", "terminal", "bundle", "other"), method, path,
+    reservation_id (from the path; None for a claim), t (arrival, time.monotonic()), exchange
+    (the transcript record), headers (as received, Authorization masked), body (JSON routes: the
+    first MAX_RECORDED_BODY_BYTES as sent; bundles: b""), body_total (bytes received),
+    body_sha256 (a bundle's bytes as received), complete (a bundle: Content-Length bytes all
+    received), content_length, digest_header (X-Truf-Payload-SHA256), doc (the strict parse, or
+    None) and json_error, canonical, auth ("ok", "missing", "malformed", "refused"),
+    token_index (which token of the plane's history it carried: 0 the first, None if none),
+    request_id (a claim's), reservation (the Reservation it concerned or was granted), status
+    (the answer's status, "fault" when a fault answered), code (an error answer's code), answer
+    (the document answered), replayed (an idempotent replay), accepted (this upload or report
+    is the one that resolved its reservation), scripted (a script replaced the answer),
+    problems (what is off in the request's form: the checks judge them), secret_places
+    ([where]: a token or a piece of one outside the Authorization header)."""
+
+    def __init__(self, verb, exchange, reservation_id=None):
+        self.verb, self.exchange, self.reservation_id = verb, exchange, reservation_id
+        self.method, self.path = exchange.method, exchange.path
+        self.t = exchange.t_start
+        self.headers = list(exchange.headers)
+        self.body, self.body_total, self.body_sha256, self.complete = b"", 0, None, False
+        self.content_length = self.digest_header = None
+        self.chunked = False
+        self.doc, self.json_error, self.canonical = None, None, False
+        self.auth = self.token_index = self.request_id = self.reservation = None
+        self.status = self.code = self.answer = None
+        self.replayed = self.accepted = self.scripted = False
+        self.problems, self.secret_places = [], []
+
+    def parse(self, body, total):
+        self.body, self.body_total = body, total
+        if body and len(body) == total:
+            try:
+                self.doc = parse_strict(body)
+                self.canonical = canonical(self.doc) == body
+            except (JsonError, ValueError, TypeError) as exc:
+                self.json_error = str(exc)
+        elif body:
+            self.json_error = "body larger than %d bytes" % MAX_RECORDED_BODY_BYTES
+
+    def header(self, name):
+        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
+
+    @property
+    def header_names(self):
+        return [k for k, _v in self.headers]
+
+    def __repr__(self):
+        return "ScanCall(%s %s, status=%r, code=%r)" % (self.verb, self.path, self.status, self.code)
+
+
+class Script(object):
+    """An answer that replaces the server's for some requests of one verb (see ScanServer.script)."""
+
+    def __init__(self, verb, status, body, headers, reservation, skip, first, commit):
+        self.verb, self.status, self.body, self.headers = verb, status, body, list(headers or ())
+        self.reservation, self.skip, self.first, self.commit = reservation, skip, first, commit
+        self.seen = self.applied = 0
+
+    def consider(self, call):
+        if call.verb != self.verb:
+            return False
+        if self.reservation is not None and call.reservation_id != self.reservation:
+            return False
+        self.seen += 1
+        if self.seen <= self.skip or (self.first is not None and self.applied >= self.first):
+            return False
+        self.applied += 1
+        return True
+
+    def answer(self, call, status, doc, headers):
+        """(status, body bytes, headers) of the scripted answer, given the server's own."""
+        if callable(self.body):
+            made = self.body(call, status, doc)
+            new_status, body = made if isinstance(made, tuple) else (self.status or status, made)
+        else:
+            new_status, body = self.status or status, self.body
+        if body is None:
+            data = b""
+        elif isinstance(body, (bytes, bytearray)):
+            data = bytes(body)
+        else:
+            data = json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        return new_status, data, self.headers if self.headers else (headers if new_status == status else [])
+
+
+# ---------------------------------------------------------------- the fake
+
+def route_of(method, path):
+    """(verb, reservation id or None, method_ok) of a request path."""
+    if path == CLAIM_PATH:
+        return "claim", None, method == "POST"
+    if not path.startswith(ASSIGNMENTS_PATH):
+        return "other", None, True
+    parts = path[len(ASSIGNMENTS_PATH):].split("/")
+    if not _RESERVATION_RE.match(parts[0]) or len(parts) > 2:
+        return "other", None, True
+    rid = int(parts[0])
+    if len(parts) == 1:
+        return "status", rid, method in ("GET", "HEAD")
+    verb = parts[1]
+    if verb not in ("progress", "terminal", "bundle"):
+        return "other", None, True
+    return verb, rid, method == VERBS[verb][0]
+
+
+class _Refused(Exception):
+    def __init__(self, status, code, message, headers=()):
+        Exception.__init__(self, code)
+        self.status, self.code, self.message, self.headers = status, code, message, list(headers)
+
+
+class ScanServer(Fake):
+    """The scan server of one plane.
+
+    token_check(token) -> the token's index in the plane's history when the plane accepts it
+    now, else None. received_dir: where whole uploads are kept (one file per reservation and
+    digest). Options (also the plane's keywords; attributes after): retry_after (the 204's
+    Retry-After, an int or any text; None: no header), no_work_reason (None: no
+    X-Truf-No-Work-Reason), progress_stale_when_resolved (a progress event for a resolved
+    reservation is answered 410 progress_stale, which the worker counts as delivered),
+    first_reservation_id (1).
+    """
+
+    OPTIONS = ("retry_after", "no_work_reason", "progress_stale_when_resolved", "first_reservation_id")
+
+    def __init__(self, token_check, received_dir, seed=0, secret_values=None, cert_chain=None, retry_after=1,
+                 no_work_reason=None, progress_stale_when_resolved=True, first_reservation_id=1):
+        self.token_check = token_check
+        self.received_dir = received_dir
+        os.makedirs(received_dir, exist_ok=True)
+        self.retry_after, self.no_work_reason = retry_after, no_work_reason
+        self.progress_stale_when_resolved = progress_stale_when_resolved
+        # SCAN-SECRET-2: every error message carries it; no output of the worker may.
+        self.marker = "MARKER" + _secrets.token_hex(8)
+        self._lock = threading.RLock()
+        self._next_id = first_reservation_id
+        self._queue = collections.deque()
+        self._reservations = collections.OrderedDict()   # reservation id -> Reservation
+        self._by_request = {}                            # request id -> Reservation
+        self._no_work = []                               # request ids answered 204
+        self._records = {}                               # exchange seq -> ScanCall
+        self._progress_log = []                          # (ScanCall, doc, replayed)
+        self._progress_seen = set()                      # (reservation id, sequence)
+        self._scripts = []
+        self._secret_values = secret_values or (lambda: ())
+        Fake.__init__(self, LoopbackServer("scan", tls=True, seed=seed, secret_values=self._secret_values,
+                                           cert_chain=cert_chain))
+        self._routes = {"claim": self._claim, "status": self._status, "progress": self._progress,
+                        "terminal": self._terminal, "bundle": self._bundle_verb}
+        self.server.route("*", "/*", self._handle, raw=True)
+
+    @property
+    def name(self):
+        """The server's name: a Timeline and the lifecycle triggers take this fake as it is."""
+        return self.server.name
+
+    # ---------------------------------------------------------------- route matches (for add_fault)
+    @staticmethod
+    def path_of(verb, reservation=None):
+        """(method, path glob) of a verb's route, for one reservation (a Reservation or an id) or any."""
+        method, template = VERBS[verb]
+        return method, template.format(r="*" if reservation is None else int(reservation))
+
+    def _match(self, verb, reservation, options):
+        method, glob = self.path_of(verb, reservation)
+        if verb == "status":  # * crosses /: leave the mutation routes out
+            options.setdefault("not_key", [ASSIGNMENTS_PATH + "*/*"])
+        return Match(method=method, key=glob, **options)
+
+    def claim_match(self, **options):
+        """Match of the claims (Match's keywords: first, skip, phase, probability, seed)."""
+        return self._match("claim", None, options)
+
+    def status_match(self, reservation=None, **options):
+        return self._match("status", reservation, options)
+
+    def progress_match(self, reservation=None, **options):
+        return self._match("progress", reservation, options)
+
+    def terminal_match(self, reservation=None, **options):
+        return self._match("terminal", reservation, options)
+
+    def bundle_match(self, reservation=None, **options):
+        return self._match("bundle", reservation, options)
+
+    def error_answer(self, status, code, message="refused by the conformance scan server", retry_after=None):
+        """error_answer() with this server's marker in the message."""
+        return error_answer(status, code, message, retry_after, self.marker)
+
+    # ---------------------------------------------------------------- arranging
+    def add_reservation(self, targets, declared_bundle_bytes=1 << 20, target_scan_timeout_s=30,
+                        assignment_deadline_in_s=120.0, patch=None, queued=True, **identity):
+        """A new reservation (ids increasing), queued for the next new request id unless queued
+        is False (grant() binds it then). identity: source, platform, planning_kind, attempts."""
+        with self._lock:
+            res = Reservation(self._next_id, targets, declared_bundle_bytes, target_scan_timeout_s,
+                              assignment_deadline_in_s, patch, **identity)
+            self._next_id += 1
+            self._reservations[res.reservation_id] = res
+            if queued:
+                self._queue.append(res)
+            return res
+
+    def grant(self, reservation, request_id=None):
+        """Bind a reservation to request_id (default a fresh one) as a claim would, without one,
+        and return (request id, assignment): a check plants a slot state that holds it."""
+        res = self.reservation(reservation)
+        with self._lock:
+            if res in self._queue:
+                self._queue.remove(res)
+            request_id = request_id or _secrets.token_hex(16)
+            self._grant(res, request_id)
+            return request_id, res.doc
+
+    def _grant(self, res, request_id):
+        if res.doc is None:
+            now = time.time()
+            res.doc, res.expires_at = res.build(now)
+            res.granted_at = now
+        if request_id not in res.request_ids:
+            res.request_ids.append(request_id)
+        self._by_request[request_id] = res
+
+    def reservation(self, reservation):
+        """The Reservation of an id (or the Reservation itself)."""
+        with self._lock:
+            return self._reservations[int(reservation)]
+
+    def reservations(self):
+        with self._lock:
+            return list(self._reservations.values())
+
+    def queued(self):
+        with self._lock:
+            return list(self._queue)
+
+    def resolve(self, reservation, resolution="expired", payload_sha256=None, failure_code=None, state=None):
+        """The server resolves a reservation on its own (racing the worker): the next status
+        read, claim replay, upload or report sees it. resolution None makes it unresolved again."""
+        res = self.reservation(reservation)
+        with self._lock:
+            res.touched = True
+            if resolution is None:
+                res.resolution = res.receipt_id = res.payload_sha256 = res.failure_code = res.resolved_by = None
+                res.state = state or STATE_SCANNING
+            else:
+                res.settle(resolution, "check", payload_sha256, failure_code, state)
+        return res.status_doc()
+
+    def set_status(self, reservation, state=KEEP, resolution=KEEP, status_error=KEEP, clear_overrides=False,
+                   **members):
+        """What the server says of a reservation from now on. state: the status's state;
+        resolution: as resolve() (payload_sha256 and failure_code among members then count);
+        status_error: (status, code) answered to every status read (404, 409, 410...), None to
+        clear; members: status members served instead of the model's (bundle_id="ff" * 16 for a
+        resolution of another bundle, expires_at="..." for a deadline in the past; DELETE leaves
+        one out); clear_overrides: forget the members given before."""
+        res = self.reservation(reservation)
+        with self._lock:
+            res.touched = True
+            if resolution is not KEEP:
+                self.resolve(res, resolution, members.pop("payload_sha256", None), members.pop("failure_code", None))
+            if state is not KEEP:
+                res.state = state
+            if status_error is not KEEP:
+                res.status_error = status_error
+            if clear_overrides:
+                res.overrides = {}
+            res.overrides.update(members)
+        return res.status_doc()
+
+    def set_no_work(self, retry_after=KEEP, reason=KEEP):
+        """The 204 from now on: Retry-After (int or any text; None: absent), X-Truf-No-Work-Reason."""
+        with self._lock:
+            if retry_after is not KEEP:
+                self.retry_after = retry_after
+            if reason is not KEEP:
+                self.no_work_reason = reason
+
+    def script(self, verb, status=None, body=None, headers=(), reservation=None, nth=1, first=1, commit=False):
+        """Replace the answer of the nth request of verb (counted from now; reservation: of that
+        one only) and the `first - 1` after it (first=None: every one from the nth on).
+
+        status: the status (None: the server's own); body: bytes, a JSON value (sent compact),
+        None for no body, or a callable(call, status, doc) -> body or (status, body); headers:
+        the answer's headers (default: the server's own when the status is unchanged, else
+        none). commit=False: the server does nothing with the request (a claim grants nothing,
+        an upload is not accepted); True: it acts, then the scripted answer goes out instead of
+        its own (a receipt that does not bind). When two scripts apply to one request, the one
+        installed first answers."""
+        if verb not in VERBS:
+            raise ValueError("script: verb must be one of %s" % ", ".join(VERBS))
+        if not commit and status is None and not callable(body):
+            raise ValueError("script: an answer given instead of the server's (commit=False) needs a status")
+        rule = Script(verb, status, body, headers, None if reservation is None else int(reservation),
+                      nth - 1, first, commit)
+        with self._lock:
+            self._scripts.append(rule)
+        return rule
+
+    def script_claim_answer(self, nth, status, body=None, headers=()):
+        """The nth claim from now gets exactly this answer and grants nothing (malformed 200,
+        201 or 204 answers)."""
+        return self.script("claim", status, body, headers, nth=nth, first=1, commit=False)
+
+    # ---------------------------------------------------------------- handler
+    def _handle(self, ctx):
+        req = ctx.request
+        verb, rid, method_ok = route_of(req.method, req.path)
+        call = ScanCall(verb, ctx.exchange, rid)
+        call.content_length, call.chunked = req.content_length, req.chunked
+        call.secret_places = self._secret_places(req)
+        auth = req.headers.get_all("authorization")
+        token = auth[0][7:] if len(auth) == 1 and auth[0].startswith("Bearer ") and auth[0][7:] else None
+        call.auth = "missing" if not auth else "malformed" if token is None else "refused"
+        if token is not None:
+            call.token_index = self.token_check(token)
+            if call.token_index is not None:
+                call.auth = "ok"
+        with self._lock:
+            self._records[ctx.exchange.seq] = call
+        ctx.note(verb=verb, reservation=rid)
+        if verb == "bundle" and method_ok and call.auth == "ok":
+            return self._bundle(ctx, call)
+        body = read_body(ctx, MAX_RECORDED_BODY_BYTES)
+        call.parse(body, ctx.body.consumed)
+        call.secret_places += self._body_secrets(body)
+        if ctx.refused:
+            call.status = "fault"
+            ctx.respond(500)  # replaced by the fault's answer: the server did nothing
+            return
+        try:
+            if verb == "other":
+                raise _Refused(404, "not_found", "no such route")
+            if call.auth != "ok":
+                raise _Refused(401, "unauthorized", "the bearer token is not accepted")
+            if not method_ok:
+                raise _Refused(405, "method_not_allowed", "this path takes another method")
+            answer = self._answer(call)
+        except _Refused as refused:
+            answer = self._refusal(call, refused)
+        self._send(ctx, call, answer)
+
+    def _answer(self, call):
+        """(status, doc or None, headers) of a call that passed the common checks, scripted or not."""
+        with self._lock:
+            chosen = [s for s in self._scripts if s.consider(call)]  # each counts every call of its verb
+            script = chosen[0] if chosen else None
+            if script is not None and not script.commit:
+                call.scripted = True
+                return script.answer(call, None, None, [])
+            try:
+                status, doc, headers = self._routes[call.verb](call)
+            except _Refused as refused:
+                status, doc, headers = self._refusal(call, refused)
+            if script is not None:
+                call.scripted = True
+                return script.answer(call, status, doc, headers)
+            return status, doc, headers
+
+    def _refusal(self, call, refused):
+        call.code = refused.code
+        message = "%s (%s)" % (refused.message, self.marker)
+        return refused.status, {"error": {"code": refused.code, "message": message}}, refused.headers
+
+    def _send(self, ctx, call, answer):
+        status, doc, headers = answer
+        if call.status is None:
+            call.status = status
+        if isinstance(doc, (bytes, bytearray)):
+            body = bytes(doc)
+        else:
+            call.answer = doc
+            body = canonical(doc) if doc is not None else b""
+        names = set(k.lower() for k, _v in headers)
+        head = list(headers)
+        if body and "content-type" not in names:
+            head.append(("Content-Type", "application/json"))
+        ctx.respond(status, head + [("Cache-Control", "no-store")], body=body, error_code=call.code)
+
+    def _secret_places(self, req):
+        """Where a token (or a piece of one) came outside the Authorization header."""
+        found = []
+        for secret in self._pieces():
+            if secret in req.target:
+                found.append("the request target")
+            for name, value in req.headers:
+                if name.lower() != "authorization" and secret in value:
+                    found.append("the %s header" % name)
+        return sorted(set(found))
+
+    def _body_secrets(self, body):
+        return ["the body"] if body and any(p.encode("ascii", "replace") in body for p in self._pieces()) else []
+
+    def _pieces(self):
+        values = []
+        for secret in self._secret_values():
+            if isinstance(secret, str) and len(secret) >= MIN_SECRET_CHARS:
+                values += token_pieces(secret)
+        return values
+
+    # ---------------------------------------------------------------- the routes (under the lock)
+    def _held(self, call):
+        """The Reservation of a call's path, or 404."""
+        res = self._reservations.get(call.reservation_id)
+        if res is None or res.doc is None:
+            raise _Refused(404, "not_found", "no such reservation")
+        call.reservation = res
+        return res
+
+    def _claim(self, call):
+        doc = call.doc
+        if not isinstance(doc, dict) or not isinstance(doc.get("request_id"), str) \
+                or not _REQUEST_ID_RE.match(doc["request_id"]):
+            raise _Refused(400, "invalid_request", "a claim carries a request_id of 32 lowercase hex digits")
+        call.problems = claim_problems(call)
+        request_id = call.request_id = doc["request_id"]
+        res = self._by_request.get(request_id)
+        if res is not None:
+            call.reservation, call.replayed = res, True
+            if res.resolution is not None:
+                return 200, {"resolution": res.status_doc()}, []
+            return 201, {"assignment": res.doc}, []
+        if self._queue:
+            res = self._queue.popleft()
+            self._grant(res, request_id)
+            call.reservation = res
+            return 201, {"assignment": res.doc}, []
+        self._no_work.append(request_id)
+        headers = []
+        if self.retry_after is not None:
+            headers.append(("Retry-After", str(self.retry_after)))
+        if self.no_work_reason is not None:
+            headers.append(("X-Truf-No-Work-Reason", str(self.no_work_reason)))
+        return 204, None, headers
+
+    def _status(self, call):
+        res = self._held(call)
+        if call.body_total:
+            call.problems.append("a body on a status read")
+        if res.status_error is not None:
+            status, code = res.status_error
+            raise _Refused(status, code, "the reservation is not available")
+        return 200, res.status_doc(), []
+
+    def _progress(self, call):
+        res = self._held(call)
+        doc = call.doc
+        if not isinstance(doc, dict) or isinstance(doc.get("sequence"), bool) \
+                or not isinstance(doc.get("sequence"), int) or doc.get("reservation_id") != res.reservation_id:
+            raise _Refused(400, "invalid_request", "a progress event names its sequence and this reservation")
+        if not call.canonical:
+            call.problems.append("not canonical JSON")
+        if res.resolution is not None and self.progress_stale_when_resolved:
+            self._progress_log.append((call, doc, None))
+            raise _Refused(410, "progress_stale", "the reservation is resolved")
+        key = (res.reservation_id, doc["sequence"])
+        call.replayed = key in self._progress_seen
+        self._progress_seen.add(key)
+        self._progress_log.append((call, doc, call.replayed))
+        return 200, {"accepted": True, "reservation_id": res.reservation_id, "sequence": doc["sequence"],
+                     "received_at": instant(time.time()), "replayed": call.replayed}, []
+
+    def _terminal(self, call):
+        res = self._held(call)
+        res.terminals.append(call)
+        if call.body_total > TERMINAL_REPORT_MAX_BYTES:
+            raise _Refused(413, "payload_too_large", "a terminal report is at most %d bytes"
+                           % TERMINAL_REPORT_MAX_BYTES)
+        doc = call.doc
+        call.problems = report_problems(call)
+        if not isinstance(doc, dict) or doc.get("failure_code") not in FAILURE_CODES \
+                or not isinstance(doc.get("detail"), str):
+            raise _Refused(400, "invalid_request", "a report carries a known failure_code and a detail")
+        if res.resolution == "prebundle_report" and res.resolved_by == "terminal":
+            if call.body != res.terminal_body:
+                raise _Refused(409, "terminal_conflict", "another report was accepted for this reservation")
+            call.replayed = True
+            return 200, res.status_doc(), []
+        if res.resolution == "expired":
+            raise _Refused(410, "assignment_expired", "the reservation has expired")
+        if res.resolution is not None:
+            raise _Refused(409, "already_resolved", "the reservation is resolved")
+        res.settle("prebundle_report", "terminal", hashlib.sha256(call.body).hexdigest(), doc["failure_code"])
+        res.terminal_body, call.accepted = call.body, True
+        return 200, res.status_doc(), []
+
+    def _bundle(self, ctx, call):
+        """An upload, streamed to disk and hashed; judged once its body has arrived."""
+        req = ctx.request
+        call.digest_header = req.headers.get("x-truf-payload-sha256")
+        call.problems = upload_problems(call)
+        with self._lock:
+            res = self._reservations.get(call.reservation_id)
+            if res is not None and res.doc is not None:
+                call.reservation = res
+                res.puts.append(call)
+        part = os.path.join(self.received_dir, "put-%d.part" % ctx.exchange.seq)
+        digest = hashlib.sha256()
+        buf = bytearray(BUNDLE_BLOCK_BYTES)
+        view = memoryview(buf)
+        with open(part, "wb") as out:
+            while True:
+                n = ctx.body.readinto(view)
+                if not n:
+                    break
+                digest.update(view[:n])
+                out.write(view[:n])
+        ctx.body_finished()
+        call.body_total, call.body_sha256 = ctx.body.consumed, digest.hexdigest()
+        call.complete = not req.chunked and req.content_length == call.body_total
+        ctx.note(body_bytes=call.body_total, body_sha256=call.body_sha256)
+        self._keep(call, part)
+        if ctx.refused:
+            call.status = "fault"
+            ctx.respond(500)  # replaced by the fault's answer: nothing is accepted
+            return
+        self._send(ctx, call, self._answer(call))
+
+    def _keep(self, call, part):
+        """Keep a whole upload whose digest header held (once per reservation and digest)."""
+        res = call.reservation
+        good = call.complete and call.digest_header == call.body_sha256 and res is not None
+        if not good:
+            os.unlink(part)
+            return None
+        with self._lock:
+            path = res.bundle_files.get(call.body_sha256)
+            if path is None:
+                path = os.path.join(self.received_dir, "bundle-%d-%s.jsonl" % (res.reservation_id,
+                                                                             call.body_sha256[:16]))
+                os.replace(part, path)
+                res.bundle_files[call.body_sha256] = path
+            else:
+                os.unlink(part)
+        return path
+
+    def _bundle_verb(self, call):
+        res = self._held(call)
+        if call.content_length is None or call.chunked:
+            raise _Refused(411, "length_required", "an upload carries a Content-Length")
+        if call.digest_header is None or not _DIGEST_RE.match(call.digest_header):
+            raise _Refused(400, "invalid_request", "an upload carries X-Truf-Payload-SHA256")
+        if call.content_length > res.declared_bundle_bytes:
+            raise _Refused(413, "payload_too_large", "the bundle is larger than declared")
+        if not call.complete:
+            raise _Refused(400, "invalid_request", "the body is shorter than its Content-Length")
+        if call.body_sha256 != call.digest_header:
+            raise _Refused(400, "payload_digest_mismatch", "the bytes do not hash to X-Truf-Payload-SHA256")
+        if res.resolution == "bundle_accepted" and res.resolved_by == "bundle":
+            if call.body_sha256 != res.payload_sha256:
+                raise _Refused(409, "bundle_conflict", "another bundle was accepted for this reservation")
+            call.replayed = True
+            return 200, res.status_doc(), []
+        if res.resolution == "expired":
+            raise _Refused(410, "assignment_expired", "the reservation has expired")
+        if res.resolution is not None:
+            raise _Refused(409, "already_resolved", "the reservation is resolved")
+        res.settle("bundle_accepted", "bundle", call.body_sha256)
+        res.bundle_path, call.accepted = res.bundle_files.get(call.body_sha256), True
+        return 200, res.status_doc(), []
+
+    # ---------------------------------------------------------------- observe (safe while the node runs)
+    def calls(self, verb=None, reservation=None, since=None):
+        """Every request (ScanCall) in arrival order; verb, reservation, since (monotonic) filter.
+        A request a request-phase fault answered before the handler ran has status "fault" and only
+        what the transcript shows; one still being read has status None."""
+        transcript = self.transcript
+        found = []
+        with self._lock:
+            for ex in transcript:
+                call = self._records.get(ex.seq)
+                if call is None:
+                    verb_of, rid, _ok = route_of(ex.method, ex.path.split("?", 1)[0])
+                    call = ScanCall(verb_of, ex, rid)
+                    call.status = "fault" if ex.fault is not None else None
+                if verb is not None and call.verb != verb:
+                    continue
+                if reservation is not None and call.reservation_id != int(reservation):
+                    continue
+                if since is not None and call.t < since:
+                    continue
+                found.append(call)
+        return found
+
+    def claims(self, since=None):
+        return self.calls("claim", since=since)
+
+    def progress_events(self):
+        """(ScanCall, event doc, replayed) of every progress event that passed the shape check,
+        in arrival order (replayed None: answered 410 progress_stale)."""
+        with self._lock:
+            return list(self._progress_log)
+
+    def no_work_request_ids(self):
+        """Request ids answered 204, in order."""
+        with self._lock:
+            return list(self._no_work)
+
+    def granted(self):
+        """{request id: reservation id} of every grant."""
+        with self._lock:
+            return dict((rid, res.reservation_id) for rid, res in self._by_request.items())
+
+
+# ---------------------------------------------------------------- form problems (recorded, judged by checks)
+
+def claim_problems(call):
+    """SCAN-CLAIM-2 and SCAN-HTTP-2 as far as one claim shows them."""
+    found = _json_headers(call)
+    doc = call.doc
+    if sorted(doc) != ["build", "request_id"]:
+        found.append("members are not exactly build and request_id")
+    build = doc.get("build")
+    if not isinstance(build, dict) or sorted(build) != ["capabilities", "code_sha256", "node", "protocol",
+                                                        "version"]:
+        found.append("build is not exactly capabilities, code_sha256, node, protocol, version")
+    else:
+        caps = build["capabilities"]
+        if not isinstance(caps, list) or not caps or not all(
+                isinstance(c, list) and len(c) == 3 and all(isinstance(s, str) and 1 <= len(s) <= 64 for s in c)
+                for c in caps):
+            found.append("build.capabilities is not a list of [source, platform, planning_kind]")
+        if not isinstance(build["code_sha256"], str) or not _DIGEST_RE.match(build["code_sha256"]):
+            found.append("build.code_sha256 is not a digest")
+        if build["protocol"] != 2 or isinstance(build["protocol"], bool):
+            found.append("build.protocol is not 2")
+    return found
+
+
+def report_problems(call):
+    """SCAN-TERMINAL-1 and SCAN-HTTP-2 as far as one report shows them."""
+    found = _json_headers(call)
+    doc = call.doc
+    if not isinstance(doc, dict):
+        return found + ["not a JSON object (%s)" % (call.json_error or "no body")]
+    extra = set(doc) - {"failure_code", "detail", "diagnostics"}
+    if extra or "failure_code" not in doc or "detail" not in doc:
+        found.append("members are not failure_code, detail and optionally diagnostics")
+    if "diagnostics" in doc and not isinstance(doc["diagnostics"], list):
+        found.append("diagnostics is not a list")
+    return found
+
+
+def upload_problems(call):
+    """SCAN-UPLOAD-1: exactly its headers."""
+    names = sorted(name.lower() for name in call.header_names)
+    wanted = ["accept-encoding", "authorization", "content-length", "content-type", "host",
+              "x-truf-payload-sha256"]
+    found = [] if names == wanted else ["headers are %s, not exactly %s" % (", ".join(names), ", ".join(wanted))]
+    if call.header("content-type") != "application/octet-stream":
+        found.append("Content-Type is not application/octet-stream")
+    return found
+
+
+def _json_headers(call):
+    found = []
+    if not call.canonical:
+        found.append("not canonical JSON" if call.doc is not None else "not strict JSON")
+    names = sorted(name.lower() for name in call.header_names)
+    wanted = ["accept-encoding", "authorization", "content-length", "content-type", "host"]
+    if names != wanted:
+        found.append("headers are %s, not exactly %s" % (", ".join(names), ", ".join(wanted)))
+    if call.header("content-type") != "application/json":
+        found.append("Content-Type is not application/json")
+    if MASK in call.path:
+        found.append("a query string")
+    return found
