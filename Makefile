@@ -44,6 +44,10 @@ bench-crawler: ## measure the crawler node: peak RSS from 1x to 32x the result b
 bench-session: ## measure the session worker beside the naive one: probe latency, idle CPU, RSS over 1,000 probes, heartbeat under load, stop latency per phase (~6 min; BENCH_ARGS=--quick: ~1 min)
 	@$(PY) -m conformance.bench session $(BENCH_ARGS)
 
+.PHONY: bench-scan
+bench-scan: ## measure the scan worker beside the naive one: throughput with 1 and 4 slots, idle CPU, peak RSS uploading 64 MiB and 1 GiB, restart after SIGKILL, stop latency (~6 min; BENCH_ARGS=--quick: ~1 min)
+	@$(PY) -m conformance.bench scan $(BENCH_ARGS)
+
 .PHONY: bench-hang
 bench-hang: ## judge a node that hangs everywhere and ignores signals, per contract: at most 180 s each (~5 min)
 	@$(PY) -m conformance.bench.hang

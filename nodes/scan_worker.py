@@ -1122,6 +1122,10 @@ def install_handlers():
     os.set_blocking(write_fd, False)
     PROCESS.wake = (read_fd, write_fd)
     STOP.open()
+    # SCAN-STOP-2/3: the kernel may deliver a signal to any thread, and Python runs the handler only
+    # when the main thread next runs bytecode; without this byte in the pipe a main thread asleep in
+    # select() never notices the SIGTERM (the drain hangs until a SIGKILL).
+    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, on_signal)
 
@@ -1230,6 +1234,13 @@ class _Parser(argparse.ArgumentParser):
             # Our own type functions say what is wrong without the value; argparse's
             # "invalid choice: 'x'" and the like are cut at the quote.
             raise UsageError("%s: %s" % (head, reason.split("'")[0].strip() or "invalid value"))
+        if message.startswith("unrecognized arguments: "):
+            # SCAN-ARGV-1: name the unknown option (its name only, cut at "="), never a value
+            names = [word.split("=")[0] for word in message.split(": ", 1)[1].split(" ")
+                     if re.fullmatch(r"--[a-z][a-z-]{0,39}(=.*)?", word)]  # option-shaped words only
+            raise UsageError("unrecognized arguments%s" % (": " + " ".join(names[:4]) if names else ""))
+        if message.startswith("the following arguments are required: "):
+            raise UsageError(message)  # SCAN-ARGV-1: argparse lists option names only, no value
         raise UsageError(message.split(":")[0])
 
 
@@ -3255,7 +3266,9 @@ class Outbox(object):
         """SCAN-STOP-2: after a drain, deliver what is left for at most `seconds`."""
         deadline = Deadline(seconds)
         retry = 0.05
-        while not deadline.expired() and not stop_requested():
+        # SCAN-STOP-2: only a stop cuts the flush; finish_drain has already set PROCESS.stopping (to
+        # send the outbox thread away), so stop_requested() here would skip the flush altogether.
+        while not deadline.expired() and not STOP.requested:
             if self.journal.caught_up():
                 return True
             try:
@@ -3437,7 +3450,7 @@ class RunnerControl(object):
             if stop_requested():  # SCAN-STOP-4: no runner outlives a stop; its record says fenced
                 self.kill_own(process, identity)
                 publish_terminal(paths, self.worker_terminal(runner, "fenced", "stop"))
-                self.save(dict(state, runner=dict(self.state["runner"], status="fenced")))
+                self.save(dict(self.state, runner=dict(self.state["runner"], status="fenced")))
                 raise Stopped()
             code = process.poll()
             offset = self.drain_events(paths, offset)

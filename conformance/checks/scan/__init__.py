@@ -3,7 +3,3 @@
 
 # The node `make test`, `make conformance` and the mutants judge with --reference.
 REFERENCE_NODE = "nodes/scan_worker.py"
-
-# The checks are still being written: conformance.trace lists the clauses and checks not yet
-# covered as planned work instead of holes (remove once every clause is cited).
-IN_PROGRESS = True

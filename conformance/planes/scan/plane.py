@@ -617,8 +617,9 @@ class ScanPlane(object):
             base = os.path.basename(name)
             if name != base or not (verdict.SLOT_FILE_RE.match(base) or verdict.STALE_FILE_RE.match(base)):
                 continue
-            if raw in planted:
-                continue
+            if raw in planted or (len(raw) >= _lifecycle.MAX_STATE_FILE_BYTES
+                                  and any(p.startswith(raw) for p in planted)):
+                continue  # kept as planted (a snapshot holds the first MAX_STATE_FILE_BYTES of a file)
             problems = verdict.slot_file_problems(base, raw)
             if problems:
                 found.append(Violation("SCAN-STATE-2, -3: whole, valid state files", "every slot file a life "

@@ -1,0 +1,270 @@
+"""Transport: verified TLS on a fresh connection, exact request framing, a whole deadline per
+exchange, bounded and strict answers, error answers decided by their status, and no redirect
+followed (SCAN-HTTP-1 to SCAN-HTTP-6).
+
+Every request carries the bearer token, so each transport habit is a security boundary: a
+certificate that does not verify must stop the request before a byte of it leaves, a redirect must
+not carry the token to another origin, and the worker must be able to give up on a server that
+answers one byte at a time or without end, instead of holding a slot (or its memory) for ever.
+"""
+
+import signal
+
+from conformance import faults
+from conformance.checks import check
+from conformance.checks.scan._common import (SCHEDULE_SLACK_S, describe_run, each_variant,
+                                             live_stdout)
+from conformance.servers import LoopbackServer, Reply
+
+NETWORK_LINE = "worker slot 0: worker network operation failed"
+PROTOCOL_LINE = "worker slot 0: worker protocol or state validation failed"
+# SCAN-HTTP-1: TLS attempts the worker must make (and fail) before the check looks.
+TLS_ATTEMPTS = 2
+# SCAN-HTTP-2: the header names a status read, a JSON request carry (lowercase, sorted).
+STATUS_HEADERS = ["accept-encoding", "authorization", "host"]
+JSON_HEADERS = ["accept-encoding", "authorization", "content-length", "content-type", "host"]
+# SCAN-HTTP-3: the deadline under test, and a dribble slow enough that a status document (a few
+# hundred bytes) would take a minute to arrive whole.
+HTTP_TIMEOUT_S = 1
+DRIBBLE_CHUNK_BYTES, DRIBBLE_INTERVAL_S = 1, 0.2
+# The check's error delay: the step's retry comes at most this long after the abandonment.
+ERROR_DELAY_S = 0.5
+# SCAN-HTTP-4: MAX_API_RESPONSE_BYTES, and an endless body's size (what a worker that reads it
+# whole would hold) against the peak memory a bounded reader stays far below.
+MAX_API_RESPONSE_BYTES = 1048576
+ENDLESS_BYTES = 256 * 1048576
+PEAK_RSS_BOUND_BYTES = 96 * 1048576
+# SCAN-RECONCILE-6 via SCAN-HTTP-5: the error delay of the 404 check, long enough that a status read
+# "at once" cannot be its retry (half of it is the least a failed step waits).
+RECONCILE_DELAY_S = 4.0
+AT_ONCE_S = 1.5
+
+# SCAN-HTTP-4: success bodies no worker may take (label, body of the first status answer).
+BAD_BODIES = [
+    ("not JSON", b"<html>status MARKER</html>"),
+    ("a JSON array", b"[1, 2, 3]"),
+    ("invalid UTF-8", b'{"state": "scanning\xff\xfe"}'),
+    ("a duplicate key", b'{"state": "scanning", "state": "resolved"}'),
+    ("NaN", b'{"state": NaN}'),
+    ("over 1 MiB", b'{"pad": "' + b"x" * MAX_API_RESPONSE_BYTES + b'"}'),
+]
+
+
+@check("http.untrusted", clauses=["SCAN-HTTP-1"], level="MUST",
+       title="a server certificate that does not verify fails the request before any byte of it is sent",
+       fakes="the scan server serves a certificate no CA in SSL_CERT_FILE signed; every proxy variable names the "
+             "tripwire",
+       expected="TLS connections to the server but no request received; the worker prints the network line, "
+                "tries again, never falls back to plain HTTP")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane(untrusted=True)
+    # Act
+    life = plane.start()
+    plane.wait_ready(life)
+    plane.wait_for(lambda: len(plane.server.server.connections) >= TLS_ATTEMPTS, "%d TLS attempts" % TLS_ATTEMPTS)
+    plane.wait_for(lambda: NETWORK_LINE in live_stdout(life), "the network line")
+    plane.stop(signal.SIGINT)  # a stop: a drain would wait its bound for the claim in hand
+    # Assert
+    ctx.expect(not plane.server.server.transcript,
+               expected="no request received over a connection whose certificate did not verify",
+               actual="%d request(s): %s" % (len(plane.server.server.transcript), describe_run(plane)),
+               diagnosis="verify the certificate and the host name (ssl.create_default_context) before sending")
+
+
+@check("http.framing", clauses=["SCAN-HTTP-2", "SCAN-HTTP-1"], level="MUST",
+       title="JSON requests carry exactly Host, Authorization, Content-Type, Content-Length, Accept-Encoding; the "
+             "status read no body; one request per connection",
+       fakes="two assignments: one scanned and uploaded, one the worker cannot run (an unknown source: a terminal "
+             "report)",
+       expected="claims, progress events and the report: exactly the five headers, canonical bodies, no chunked "
+                "encoding; status reads: Host, Authorization, Accept-Encoding only, no body; no connection to the "
+                "server carries two requests")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane()
+    served = plane.add_assignment()
+    refused = plane.add_assignment(source="nosuch")
+    # Act
+    plane.start()
+    plane.wait_resolved(served)
+    plane.wait_resolved(refused)
+    plane.wait_for(lambda: plane.server.progress_events(), "a progress event")
+    plane.stop()
+    # Assert
+    calls = plane.server.calls()
+    verbs = set(call.verb for call in calls)
+    ctx.expect({"claim", "status", "progress", "terminal", "bundle"} <= verbs,
+               expected="every kind of request made", actual="verbs %s (%s)" % (sorted(verbs), describe_run(plane)))
+    wrong = []
+    for call in calls:
+        names = sorted(name.lower() for name in call.header_names)
+        if call.chunked:
+            wrong.append((call, "chunked encoding"))
+        if call.verb == "status":
+            if names != STATUS_HEADERS or call.body_total:
+                wrong.append((call, "headers %s, %d body bytes" % (", ".join(names), call.body_total)))
+        elif call.verb in ("claim", "terminal"):
+            wrong += [(call, problem) for problem in call.problems]
+        elif call.verb == "progress":
+            if names != JSON_HEADERS or call.header("content-type") != "application/json" or not call.canonical:
+                wrong.append((call, "headers %s, canonical %s" % (", ".join(names), call.canonical)))
+        if call.verb != "bundle" and "?" in call.path:
+            wrong.append((call, "a query string"))
+    ctx.expect(not wrong,
+               expected="each request framed as SCAN-HTTP-2 says",
+               actual="; ".join("%s %s: %s" % (c.method, c.path, why) for c, why in wrong[:4]),
+               diagnosis="set exactly the contract's headers; send the canonical body with its Content-Length")
+    reused = [record for record in plane.server.server.connections if record.requests > 1]
+    ctx.expect(not reused,
+               expected="a fresh connection for every request",
+               actual="%d connection(s) carried more than one request" % len(reused),
+               diagnosis="open a connection per exchange and close it when the exchange ends")
+
+
+@check("http.deadline", clauses=["SCAN-HTTP-3"], level="MUST",
+       title="an answer dribbled a byte at a time is abandoned at --http-timeout, and the step is retried",
+       fakes="one assignment; --http-timeout 1; the first status answer is sent 1 byte every 0.2 s",
+       expected="the next status read arrives within the deadline, plus the error delay, plus 1 s; the "
+                "assignment is resolved")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane()
+    res = plane.add_assignment()
+    plane.server.add_fault(faults.dribble(DRIBBLE_CHUNK_BYTES, DRIBBLE_INTERVAL_S), plane.server.status_match(first=1))
+    # Act
+    plane.start(http_timeout_s=HTTP_TIMEOUT_S, error_delay_s=ERROR_DELAY_S)
+    statuses = plane.wait_calls("status", 2, answered=False)
+    plane.wait_resolved(res)
+    plane.stop()
+    # Assert
+    gap = statuses[1].t - statuses[0].t
+    bound = HTTP_TIMEOUT_S + ERROR_DELAY_S + SCHEDULE_SLACK_S
+    ctx.expect(gap <= bound,
+               expected="the dribbled status read abandoned at the deadline and retried within %.1f s" % bound,
+               actual="the next status read came %.2f s after the first" % gap,
+               diagnosis="bound the whole exchange (a watchdog that shuts the socket), not each socket read")
+
+
+@check("http.bounded", clauses=["SCAN-HTTP-4"], level="MUST",
+       title="a success body that is not a strict JSON object, or over 1 MiB, is a protocol error; state kept",
+       fakes="one assignment; its first status read is answered 200 with: not JSON, a JSON array, invalid UTF-8, "
+             "a duplicate key, NaN, 1 MiB and more (one per run)",
+       expected="the protocol line, then the same assignment goes on (the status read again) and is resolved")
+def _(ctx):
+    def act(label, body):
+        # Arrange
+        plane = ctx.plane()
+        res = plane.add_assignment()
+        plane.server.script("status", 200, body, nth=1)
+        # Act
+        life = plane.start()
+        plane.wait_resolved(res)
+        lines = live_stdout(life)
+        plane.stop()
+        # Assert
+        ctx.expect(PROTOCOL_LINE in lines,
+                   expected="%s: %r" % (label, PROTOCOL_LINE),
+                   actual="stdout %r" % lines[:4],
+                   diagnosis="parse success bodies strictly; a body that is not a JSON object is a protocol error")
+        ctx.expect(len(plane.server.granted()) == 1 and res.puts,
+                   expected="%s: the same assignment kept and finished" % label,
+                   actual=describe_run(plane),
+                   diagnosis="a protocol error fails the step with the error delay; the state is kept")
+
+    each_variant(ctx, BAD_BODIES, act)
+
+
+@check("http.endless", clauses=["SCAN-HTTP-4"], level="MUST",
+       title="a success body without end is cut at its bound: the request ends and memory stays low",
+       fakes="one assignment; its first status answer has no Content-Length and 256 MiB after the document",
+       expected="the worker retries the status read within the error delay and 1 s; the assignment is resolved; "
+                "the worker's peak RSS stays under 96 MiB")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane()
+    res = plane.add_assignment()
+    plane.server.add_fault(faults.oversize(ENDLESS_BYTES, content_length="absent"), plane.server.status_match(first=1))
+    # Act
+    life = plane.start(error_delay_s=ERROR_DELAY_S)
+    statuses = plane.wait_calls("status", 2, answered=False)
+    plane.wait_resolved(res)
+    lines = live_stdout(life)
+    result = plane.stop()
+    # Assert
+    ctx.expect(PROTOCOL_LINE in lines,
+               expected="the protocol line for a body over its bound", actual="stdout %r" % lines[:4],
+               diagnosis="read at most the bound plus one byte, then refuse")
+    gap = statuses[1].t - statuses[0].t
+    bound = ERROR_DELAY_S + 2 * SCHEDULE_SLACK_S
+    ctx.expect(gap <= bound,
+               expected="the endless answer given up promptly: the next status read within %.1f s" % bound,
+               actual="%.2f s later" % gap,
+               diagnosis="stop reading at MAX_API_RESPONSE_BYTES + 1")
+    ctx.expect(result.maxrss_bytes is not None and result.maxrss_bytes < PEAK_RSS_BOUND_BYTES,
+               expected="peak RSS under %d MiB (the body was %d MiB)" % (PEAK_RSS_BOUND_BYTES >> 20,
+                                                                          ENDLESS_BYTES >> 20),
+               actual="%s bytes" % result.maxrss_bytes,
+               diagnosis="never read an answer whole: bound every read")
+
+
+@check("http.error-status", clauses=["SCAN-HTTP-5"], level="MUST",
+       title="an upload answered 404 with an HTML body is reconciled like the server's own 404 (D7)",
+       fakes="one assignment; its upload is answered 404 with an HTML page (not the error shape); error delay 4 s",
+       expected="a status read of the reservation at once (< 1.5 s) after the 404; the reservation discarded as "
+                "stale; no text of the body printed")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane()
+    res = plane.add_assignment()
+    page = ("<html><body>Not Found %s</body></html>" % plane.server.marker).encode("ascii")
+    plane.server.add_fault(faults.status(404, body=page), plane.server.bundle_match(first=1))
+    stale = "worker slot 0: reservation %d discarded as stale" % res.reservation_id
+    # Act
+    life = plane.start(error_delay_s=RECONCILE_DELAY_S)
+    put = plane.wait_calls("bundle", 1)[0]
+    plane.wait_for(lambda: stale in live_stdout(life), "the stale line")
+    plane.stop()
+    # Assert
+    after = [call for call in plane.server.calls(reservation=res) if call.t > put.t and call.verb != "progress"]
+    ctx.expect(after and after[0].verb == "status" and after[0].t - put.t < AT_ONCE_S,
+               expected="a status read at once after the 404 (within %.1f s)" % AT_ONCE_S,
+               actual="next: %s" % (("%s %.2f s later" % (after[0].verb, after[0].t - put.t)) if after else "nothing"),
+               diagnosis="the status decides: a 404 on a mutation asks the server, whatever its body (D7)")
+
+
+@check("http.no-redirect", clauses=["SCAN-HTTP-6", "SCAN-HTTP-5"], level="MUST",
+       title="a 3xx answer is an error: nothing goes to its Location",
+       fakes="one assignment; the first claim is answered 302 and the first upload 307, each with a Location at "
+             "another HTTPS server on loopback",
+       expected="the other server receives no connection; the worker prints `worker API request failed (HTTP 302)` "
+                "and `(HTTP 307)`; the claim is retried at the origin and the assignment resolved")
+def _(ctx):
+    # Arrange
+    elsewhere = LoopbackServer("elsewhere", tls=True)
+    try:
+        elsewhere.route("*", "/*", lambda req: Reply(200, b"{}", content_type="application/json"))
+        plane = ctx.plane()
+        res = plane.add_assignment()
+        location = "https://127.0.0.1:%d" % elsewhere.port
+        plane.server.add_fault(faults.redirect(location + "/api/v1/worker/claim", 302),
+                               plane.server.claim_match(first=1))
+        plane.server.add_fault(faults.redirect(location + "/upload", 307), plane.server.bundle_match(first=1))
+        # Act
+        life = plane.start()
+        plane.wait_resolved(res)
+        lines = live_stdout(life)
+        plane.stop()
+        touched = list(elsewhere.connections)
+    finally:
+        elsewhere.close()
+    # Assert
+    ctx.expect(not touched,
+               expected="no connection to the Location of a 3xx",
+               actual="%d connection(s) to it" % len(touched),
+               diagnosis="never follow a redirect: the token must go to no other origin")
+    wanted = ["worker slot 0: worker API request failed (HTTP %d)" % code for code in (302, 307)]
+    missing = [line for line in wanted if line not in lines]
+    ctx.expect(not missing,
+               expected="the error lines %s" % wanted, actual="stdout %r" % lines[:6],
+               diagnosis="a 3xx is an error answer like any other")
