@@ -143,7 +143,8 @@ class Worker(object):
                   "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "slot_id": 0,
                   "generation": secrets.token_hex(16), "status": "completed", "timeout_phase": None}
         lines = [canonical(event) + b"\n" for event in events]
-        trailer = {"type": "end", "event_count": len(lines), "events_sha256": hashlib.sha256(b"".join(lines)).hexdigest()}
+        events_sha256 = hashlib.sha256(b"".join(lines)).hexdigest()
+        trailer = {"type": "end", "event_count": len(lines), "events_sha256": events_sha256}
         bundle = canonical(header) + b"\n" + b"".join(lines) + canonical(trailer) + b"\n"
         path = os.path.join(self.state_dir, "bundle.jsonl")
         with open(path, "wb") as handle:

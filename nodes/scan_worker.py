@@ -1468,12 +1468,17 @@ def parse_object(data):
     """SCAN-HTTP-4: None for an empty body, a strict JSON object otherwise; WorkerClientError else."""
     if not data:
         return None
+    return strict_object(data, "an answer")
+
+
+def strict_object(data, what):
+    """A strict JSON object from `data`; WorkerClientError naming `what` (never its bytes) otherwise."""
     try:
         value = parse_lenient(data)
     except JsonError:
-        raise WorkerClientError("an answer that is not strict JSON") from None
+        raise WorkerClientError("%s that is not strict JSON" % what) from None
     if not isinstance(value, dict):
-        raise WorkerClientError("an answer that is not a JSON object")
+        raise WorkerClientError("%s that is not a JSON object" % what)
     return value
 
 
@@ -1730,13 +1735,7 @@ def read_private_json(path, limit):
     data = read_private(path, limit)
     if data is None:
         return None
-    try:
-        value = parse_lenient(data)
-    except JsonError:
-        raise WorkerClientError("a state file that is not strict JSON") from None
-    if not isinstance(value, dict):
-        raise WorkerClientError("a state file that is not a JSON object")
-    return value
+    return strict_object(data, "a state file")
 
 
 def write_private_json(path, value, limit):
@@ -2004,7 +2003,8 @@ class Diagnostic(object):
         summary = summary_of(exc) if exc is not None else "worker protocol or state validation failed"
         self.fields["summary"] = summary.encode("utf-8")[:MAX_DIAGNOSTIC_SUMMARY_BYTES].decode("utf-8", "ignore")
         # D10: the class and a fingerprint of class and code; no message, path, argv or traceback.
-        self.fields["exception"] = {"type": type_name, "fingerprint": sha256_hex(("%s:%s" % (type_name, code)).encode())}
+        fingerprint = sha256_hex(("%s:%s" % (type_name, code)).encode())
+        self.fields["exception"] = {"type": type_name, "fingerprint": fingerprint}
 
     def wanted(self):
         """Bytes of body text this diagnostic would like (SCAN-TERMINAL-3)."""
@@ -3330,7 +3330,8 @@ def validate_bundle_file(path, assignment, slot_id, header=None):
         done = [(e.get("target"), e.get("bytes"), e.get("sha256")) for e in meta["target_done"]]
         pins = [(t["name"], t["size"], t["sha256"]) for t in assignment["targets"]]
         if done != pins:
-            raise RunnerProtocolError(detail="a completed bundle that does not account for every target")  # SCAN-BUNDLE-3
+            # SCAN-BUNDLE-3: a completed bundle names every target, pins and all
+            raise RunnerProtocolError(detail="a completed bundle that does not account for every target")
     return meta
 
 

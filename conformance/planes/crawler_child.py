@@ -250,16 +250,21 @@ class _Input:
             self.header_error = "header line too long"
             return
         normalizer = self._start(bytes(head))
-        while rest:
-            self.raw_hash.update(rest)
-            self.raw_size += len(rest)
-            if normalizer is not None:
-                try:
-                    normalizer.feed(rest)
-                except docs.NormalizationError as exc:
-                    self.failure_code = exc.code
-                    normalizer = None       # keep reading: the record counts every byte
+        # The block that ended the header may hold nothing after it (the node wrote the header
+        # on its own and the source came later): only an empty read is the end of the input.
+        while True:
+            if rest:
+                self.raw_hash.update(rest)
+                self.raw_size += len(rest)
+                if normalizer is not None:
+                    try:
+                        normalizer.feed(rest)
+                    except docs.NormalizationError as exc:
+                        self.failure_code = exc.code
+                        normalizer = None       # keep reading: the record counts every byte
             rest = self._read(fd)
+            if not rest:
+                break
         if normalizer is not None:
             try:
                 self.normalized = normalizer.finish()

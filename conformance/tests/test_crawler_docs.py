@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -653,6 +654,27 @@ class FakeChildTest(unittest.TestCase):
         self.assertEqual(record["raw_size"], len(self.raw))
         self.assertEqual(record["normalization"], "ok")
         self.assertFalse(os.path.exists(record_path + ".tmp"))
+
+    def test_source_written_after_the_header_alone(self):
+        """The node may write the header on its own and the source later: a read that ends at the
+        header's newline is not the end of the input (a flake of crawler result.content)."""
+        given = child._Input()
+        read_fd, write_fd = os.pipe()
+        self.addCleanup(os.close, read_fd)
+        header_line, source = self.stdin.split(b"\n", 1)
+
+        def writer():
+            os.write(write_fd, header_line + b"\n")
+            time.sleep(0.2)  # the child has read the header alone by now
+            os.write(write_fd, source)
+            os.close(write_fd)
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        given.read(read_fd)
+        thread.join()
+        self.assertEqual(given.fields()["normalization"], "ok")
+        self.assertEqual(given.raw_size, len(self.raw))
 
 
 if __name__ == "__main__":

@@ -83,7 +83,8 @@ def _holds(plane, slot, res):
 
 def wait_released(plane, slot, res):
     """Once slot no longer holds res (its file gone, or the slot's next claim)."""
-    plane.wait_for(lambda: not _holds(plane, slot, res), "slot %d done with reservation %d" % (slot, res.reservation_id))
+    plane.wait_for(lambda: not _holds(plane, slot, res),
+                   "slot %d done with reservation %d" % (slot, res.reservation_id))
 
 
 def expect_gone(ctx, plane, slot, res, line, bundle=True):

@@ -28,7 +28,7 @@ import tempfile
 import time
 
 from conformance.checks import check
-from conformance.checks.scan._common import PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run, faults
+from conformance.checks.scan._common import PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run, faults, read_bytes
 from conformance.checks.variants import each_variant
 from conformance.planes.scan.bundles import build_bundle, read_bundle
 from conformance.timeouts import Deadline
@@ -115,14 +115,6 @@ def fd_targets(pid):
         except OSError:
             continue
     return found
-
-
-def read_bytes(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
 
 
 def record_of(plane, slot=0):
@@ -345,7 +337,8 @@ def _(ctx):
                diagnosis="close every descriptor but 0-2 in the child (close_fds=True, no pass_fds)")
     ctx.expect(len(fields) > 3 and fields[2] == str(pid) and fields[3] == str(pid),
                expected="the runner leads its own session and process group (pgrp = sid = %d)" % pid,
-               actual="pgrp %s, sid %s" % (fields[2] if len(fields) > 2 else "?", fields[3] if len(fields) > 3 else "?"),
+               actual="pgrp %s, sid %s" % (fields[2] if len(fields) > 2 else "?",
+                                           fields[3] if len(fields) > 3 else "?"),
                diagnosis="start_new_session=True, so one killpg reaches every process of the runner")
     recorded = []
     for name in os.listdir(marks):
@@ -772,7 +765,8 @@ def _(ctx):
         # Assert
         sent = uploads_of(res)
         ctx.expect(planted not in sent and res.resolution is not None,
-                   expected="%s: the planted bundle (%s) never uploaded; the reservation resolved" % (label, planted[:12]),
+                   expected="%s: the planted bundle (%s) never uploaded; the reservation resolved" % (
+                       label, planted[:12]),
                    actual=lambda: "uploads %r, resolution %s (%s)" % ([s[:12] for s in sent], res.resolution,
                                                                      describe_run(plane)),
                    diagnosis="a completion that lost (late, or for a generation the worker closed) is never adopted")
@@ -823,7 +817,8 @@ def _(ctx):
                    diagnosis="a target that fails its pins fails the generation's outcome; nothing of it is uploaded")
         if kind == "redirect":
             fetched = target_gets(plane, other)
-            ctx.expect(not fetched, expected="no GET of the redirect's Location", actual="%d GET(s) of it" % len(fetched),
+            ctx.expect(not fetched, expected="no GET of the redirect's Location",
+                       actual="%d GET(s) of it" % len(fetched),
                        diagnosis="never follow a redirect: a 3xx fails the download")
         if kind == "size":
             sent = max([e.resp_bytes for e in gets] or [0])

@@ -2,7 +2,7 @@
 NODE = "nodes/scan_worker.py"
 REPLACE = [(
     '    if not isinstance(value, dict):\n'
-    '        raise WorkerClientError("an answer that is not a JSON object")\n'
+    '        raise WorkerClientError("%s that is not a JSON object" % what)\n'
     '    return value\n',
     '    return value\n',
 )]
