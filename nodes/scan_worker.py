@@ -33,8 +33,8 @@ Layout (`grep -n '^# [0-9]' nodes/scan_worker.py` prints it; every node has bann
     2 Configuration [EDIT]         the node's name and version in its build description
     3 Your work [EDIT]             the scan: capabilities, rules, TargetScan
     ---- Below this line: contract machinery [KEEP] ----
-    4 Limits                       every number, with its unit and its reason
-    5 Errors                       the error classes and the lines they print
+    4 Limits                       every number, with its unit and its reason (4.1: the runner's)
+    5 Errors                       the error classes and the lines they print (5.1: the runner's)
     6 Shared blocks                copies of nodes/blocks/*.py: edit those instead
     7 Protocol
       7.1 Process and output       the stop, the drain, the lines printed
@@ -46,8 +46,8 @@ Layout (`grep -n '^# [0-9]' nodes/scan_worker.py` prints it; every node has bann
       7.7 The runner's files       roots, identity, gate, events, terminal, bundles
       7.8 Progress                 the journal, the cursor, the outbox thread
     8 Lifecycle
-      8.1 A slot                   its step: claim, status, execute, upload, report, reconcile
-      8.2 A runner, from the slot  launch, supervise, close, recover, adopt
+      8.1 A runner, from its slot  launch, supervise, close, recover, adopt
+      8.2 A slot                   its step: claim, status, execute, upload, report, reconcile
       8.3 The worker               trees, lock, slots, drain and stop, the exit status
       8.4 The runner child         what `_assignment_runner` does in its root
     9 main()                       argv, the token's move, handlers, the exit status
@@ -278,6 +278,29 @@ EXIT_STOPPED = 2  # SCAN-ARGV-2: a stop, or a drain past its bound
 EXIT_USAGE = 64  # SCAN-ARGV-2, D12: never 2, which means a stop
 EXIT_LOCKED = 75  # SCAN-ARGV-2: another worker holds the state tree; try later
 
+# 4.1 The runner's own bounds ==================================================
+# Not in the contract's table: what the runner's files and downloads may cost.
+
+MAX_RUNNER_INPUT_BYTES = MAX_PENDING_BYTES  # input.json: what a slot state can hold, it can hold
+MAX_RUNNER_DOC_BYTES = 65536  # owner.json, start.json, terminal.json: a few hundred bytes each in fact
+MAX_RUNNER_EVENT_BYTES = 65536  # one line of events.jsonl, newline included
+MAX_RUNNER_EVENTS_READ_BYTES = 4 * 1048576  # what one read_events() call reads: a flood waits for the next call
+MAX_EXECUTABLE_CHARS = 4096  # PATH_MAX: the target of /proc/<pid>/exe
+TARGET_CHUNK_BYTES = 65536  # one read of a target's body: memory stays flat in the target's size
+TARGET_CONNECT_DEADLINE_S = 10.0  # lookup + connect + TLS of one target download
+TARGET_READ_TIMEOUT_S = 30.0  # silence on a target's socket; the scan deadline bounds the whole download
+RUNNER_REAP_POLL_S = 0.01  # how often a wait without a pidfd looks at /proc again
+RUNNER_PHASES = ("preparing", "scanning", "bundling")  # a runner event's phase, and a timeout bundle's
+RUNNER_TERMINAL_REASONS = ("scan_stage_deadline", "timeout_bundle_deadline", "startup_deadline",
+                           "runner_crash", "controller_recovery", "malformed_output", "stop")
+
+# A runner's exit status.  The worker decides from terminal.json alone (SCAN-RUNNER-5);
+# these only tell a person reading a process table what happened.
+RUNNER_EXIT_OK = 0  # published a terminal, or found no gate for it and did nothing
+RUNNER_EXIT_FAILED = 1  # its input was unusable or the disk failed: no terminal, the worker fences and retries
+RUNNER_EXIT_STOPPED = 2  # SIGTERM or SIGINT
+RUNNER_EXIT_DEADLINE = 3  # its own watchdog deadline passed: the worker publishes timed_out
+
 # 5 Errors =====================================================================
 # One root error; the classes decide the line a failed step prints
 # (SCAN-OUTPUT-1, in this order: HTTP, network, other worker errors, local
@@ -352,35 +375,8 @@ def summary_of(exc):
             return line(exc)
     return "worker operation failed"
 
-# 4.1 The runner's own bounds
-# (The runner's bounds.  The first group is the contract's table: when section
-# 4 already has one of these names, keep that one copy.)
-
-MAX_SAFE_INTEGER = 2 ** 53 - 1  # every integer in every document (= MAX_SAFE_INTEGER of strict_json)
-
-# The runner's own (not in the contract's table).
-MAX_RUNNER_INPUT_BYTES = MAX_PENDING_BYTES  # input.json: what a slot state can hold, it can hold
-MAX_RUNNER_DOC_BYTES = 65536  # owner.json, start.json, terminal.json: a few hundred bytes each in fact
-MAX_RUNNER_EVENT_BYTES = 65536  # one line of events.jsonl, newline included
-MAX_RUNNER_EVENTS_READ_BYTES = 4 * 1048576  # what one read_events() call reads: a flood waits for the next call
-MAX_EXECUTABLE_CHARS = 4096  # PATH_MAX: the target of /proc/<pid>/exe
-TARGET_CHUNK_BYTES = 65536  # one read of a target's body: memory stays flat in the target's size
-TARGET_CONNECT_DEADLINE_S = 10.0  # lookup + connect + TLS of one target download
-TARGET_READ_TIMEOUT_S = 30.0  # silence on a target's socket; the scan deadline bounds the whole download
-RUNNER_REAP_POLL_S = 0.01  # how often a wait without a pidfd looks at /proc again
-RUNNER_PHASES = ("preparing", "scanning", "bundling")  # a runner event's phase, and a timeout bundle's
-RUNNER_TERMINAL_REASONS = ("scan_stage_deadline", "timeout_bundle_deadline", "startup_deadline",
-                           "runner_crash", "controller_recovery", "malformed_output", "stop")
-
-# A runner's exit status.  The worker decides from terminal.json alone (SCAN-RUNNER-5);
-# these only tell a person reading a process table what happened.
-RUNNER_EXIT_OK = 0  # published a terminal, or found no gate for it and did nothing
-RUNNER_EXIT_FAILED = 1  # its input was unusable or the disk failed: no terminal, the worker fences and retries
-RUNNER_EXIT_STOPPED = 2  # SIGTERM or SIGINT
-RUNNER_EXIT_DEADLINE = 3  # its own watchdog deadline passed: the worker publishes timed_out
-
-# 5.1 The runner protocol's errors
-# The runner protocol's errors.  Each carries a `code` (an error code the
+# 5.1 The runner protocol's errors ============================================
+# Each carries a `code` (an error code the
 # runner can put in an outcome's `error`); a message is that code and never a
 # URL, a path's contents or a server's words (SCAN-ASSIGN-4).
 # (Re-parent RunnerError onto the node's root error if section 5 has one.)
@@ -2091,7 +2087,7 @@ def source_of(assignment):
 
 
 # 7.7 The runner's files ======================================================
-# 7.x The runner protocol: the files of a runner root, both sides of them.
+# The runner protocol: the files of a runner root, both sides of them.
 # The worker and its runner share nothing but this directory; every document
 # in it is canonical JSON, read back strictly and bounded, so a runner that
 # misbehaves (or a root someone edited) is refused, never believed.
@@ -4372,7 +4368,7 @@ def sweep_work(config, slots):
 
 
 # 8.4 The runner child ========================================================
-# 8.x The runner: what `_assignment_runner --root ROOT` does.  It reads its
+# What `_assignment_runner --root ROOT` does.  It reads its
 # input, waits for the worker's start gate, then scans each target into a
 # bundle and publishes how the generation ended.  It prints nothing (its
 # stdout and stderr are /dev/null anyway) and never talks to the scan server:
