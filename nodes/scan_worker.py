@@ -1166,6 +1166,7 @@ def check_stop():
 REQUEST_ID_RE = re.compile(r"[a-f0-9]{32}")  # SCAN-CLAIM-1: request ids and generations, fullmatch
 DIGEST_RE = re.compile(r"[a-f0-9]{64}")  # fullmatch
 LONG_ID_RE = re.compile(r"[a-f0-9]{32,64}")  # bundle and scan event ids, fullmatch
+TARGET_NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # SCAN-ASSIGN-1: no `/`, no leading `.`
 ERROR_CODE_RE = re.compile(r"[a-z0-9_]{1,64}")  # SCAN-HTTP-5, fullmatch
 RETAINED_RE = re.compile(r"abandoned/worker-assignment-[0-9]+-[1-9][0-9]*-[a-f0-9]{32}")  # SCAN-STATE-3
 SLOT_FILE_RE = re.compile(r"slot-(0|[1-9][0-9]*)\.json")  # SCAN-SLOT-2
@@ -1679,10 +1680,14 @@ def ensure_private_dir(path):
         os.chmod(path, 0o700)
 
 
-def fsync_dir(path):
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+def fsync_dir(directory):
+    """fsync a directory so a create, link or rename in it survives a crash (SCAN-STATE-2)."""
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):  # a filesystem that cannot sync a directory
+            raise
     finally:
         os.close(fd)
 
@@ -2092,11 +2097,6 @@ def source_of(assignment):
 # in it is canonical JSON, read back strictly and bounded, so a runner that
 # misbehaves (or a root someone edited) is refused, never believed.
 
-_RUNNER_GENERATION_RE = re.compile(r"[a-f0-9]{32}")
-_RUNNER_DIGEST_RE = re.compile(r"[a-f0-9]{64}")
-_RUNNER_HEX_ID_RE = re.compile(r"[a-f0-9]{32,64}")  # a bundle id, a scan event id
-_RUNNER_ERROR_CODE_RE = re.compile(r"[a-z0-9_]{1,64}")
-_RUNNER_TARGET_NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # not starting with "."
 _RUNNER_DECIMAL_RE = re.compile(r"(0|[1-9][0-9]*)")
 # The instants the worker reads: seconds, an optional 1..6 digit fraction, Z or +00:00.
 _RUNNER_INSTANT_RE = re.compile(
@@ -2192,9 +2192,9 @@ def _runner_check_binding(value, detail):
     _runner_exact(value, _RUNNER_BINDING_MEMBERS, detail)
     _runner_require(_runner_is_int_in(value["slot_id"], 0, MAX_SLOT_ID), detail + ".slot_id")
     _runner_require(_runner_is_int_in(value["reservation_id"], 1, MAX_SAFE_INTEGER), detail + ".reservation_id")
-    _runner_require(_runner_is_text(value["bundle_id"], _RUNNER_HEX_ID_RE), detail + ".bundle_id")
-    _runner_require(_runner_is_text(value["scan_event_id"], _RUNNER_HEX_ID_RE), detail + ".scan_event_id")
-    _runner_require(_runner_is_text(value["execution_snapshot_sha256"], _RUNNER_DIGEST_RE),
+    _runner_require(_runner_is_text(value["bundle_id"], LONG_ID_RE), detail + ".bundle_id")
+    _runner_require(_runner_is_text(value["scan_event_id"], LONG_ID_RE), detail + ".scan_event_id")
+    _runner_require(_runner_is_text(value["execution_snapshot_sha256"], DIGEST_RE),
                     detail + ".execution_snapshot_sha256")
 
 
@@ -2212,7 +2212,7 @@ def validate_runner_input(value):
     """Check a runner input (the input document of section The runner); RunnerProtocolError naming the member."""
     _runner_exact(value, _RUNNER_INPUT_MEMBERS, "runner input members")
     _runner_require(value["schema"] == 1 and is_int(value["schema"]), "runner input schema")
-    _runner_require(_runner_is_text(value["generation"], _RUNNER_GENERATION_RE), "runner input generation")
+    _runner_require(_runner_is_text(value["generation"], REQUEST_ID_RE), "runner input generation")
     _runner_check_binding({name: value[name] for name in _RUNNER_BINDING_MEMBERS}, "runner input")
     _runner_require(value["operation"] in RUNNER_OPERATIONS, "runner input operation")
     if value["operation"] == "execute":
@@ -2231,11 +2231,11 @@ def validate_runner_input(value):
     names = set()
     for target in targets:
         _runner_exact(target, _RUNNER_TARGET_MEMBERS, "runner input targets[] members")
-        _runner_require(_runner_is_text(target["name"], _RUNNER_TARGET_NAME_RE) and target["name"] not in names,
+        _runner_require(_runner_is_text(target["name"], TARGET_NAME_RE) and target["name"] not in names,
                         "runner input targets[].name")
         names.add(target["name"])
         _runner_require(_runner_is_int_in(target["size"], 0, MAX_TARGET_BYTES), "runner input targets[].size")
-        _runner_require(_runner_is_text(target["sha256"], _RUNNER_DIGEST_RE), "runner input targets[].sha256")
+        _runner_require(_runner_is_text(target["sha256"], DIGEST_RE), "runner input targets[].sha256")
         try:
             https = isinstance(target["url"], str) and split_url(target["url"]).scheme == "https"
         except ValueError:
@@ -2247,8 +2247,8 @@ def check_runner_gate(value, detail="start gate"):
     """owner.json and start.json: exactly {schema: 1, generation, input_sha256, identity}."""
     _runner_exact(value, _RUNNER_GATE_MEMBERS, detail + " members")
     _runner_require(value["schema"] == 1 and is_int(value["schema"]), detail + " schema")
-    _runner_require(_runner_is_text(value["generation"], _RUNNER_GENERATION_RE), detail + " generation")
-    _runner_require(_runner_is_text(value["input_sha256"], _RUNNER_DIGEST_RE), detail + " input_sha256")
+    _runner_require(_runner_is_text(value["generation"], REQUEST_ID_RE), detail + " generation")
+    _runner_require(_runner_is_text(value["input_sha256"], DIGEST_RE), detail + " input_sha256")
     check_process_identity(value["identity"], detail + " identity")
 
 
@@ -2272,8 +2272,8 @@ def check_runner_terminal(value):
     _runner_exact(value, _RUNNER_TERMINAL_COMMON | frozenset((last,)), "runner terminal members")
     _runner_require(value["schema"] == 1 and is_int(value["schema"]), "runner terminal schema")
     _runner_require(parse_instant(value["decided_at"]) is not None, "runner terminal decided_at")
-    _runner_require(_runner_is_text(value["generation"], _RUNNER_GENERATION_RE), "runner terminal generation")
-    _runner_require(_runner_is_text(value["input_sha256"], _RUNNER_DIGEST_RE), "runner terminal input_sha256")
+    _runner_require(_runner_is_text(value["generation"], REQUEST_ID_RE), "runner terminal generation")
+    _runner_require(_runner_is_text(value["input_sha256"], DIGEST_RE), "runner terminal input_sha256")
     if decision != "completed":
         _runner_require(value["reason"] in RUNNER_TERMINAL_REASONS, "runner terminal reason")
         return
@@ -2282,7 +2282,7 @@ def check_runner_terminal(value):
     _runner_require(outcome["status"] in ("succeeded", "failed"), "runner outcome status")
     error = outcome["error"]
     _runner_require(error is None or (isinstance(error, dict) and frozenset(error) == frozenset(("code",))
-                                      and _runner_is_text(error["code"], _RUNNER_ERROR_CODE_RE)),
+                                      and _runner_is_text(error["code"], ERROR_CODE_RE)),
                     "runner outcome error")
     _runner_require(outcome["final_phase"] in RUNNER_PHASES, "runner outcome final_phase")
     _runner_check_binding(outcome["identity"], "runner outcome identity")
@@ -2297,9 +2297,9 @@ def check_runner_terminal(value):
     _runner_require(bundle["ready_relative_path"] == "ready/%s.jsonl" % outcome["identity"]["bundle_id"],
                     "runner outcome bundle.ready_relative_path")
     _runner_require(_runner_is_int_in(bundle["bytes"], 1, MAX_SAFE_INTEGER), "runner outcome bundle.bytes")
-    _runner_require(_runner_is_text(bundle["payload_sha256"], _RUNNER_DIGEST_RE),
+    _runner_require(_runner_is_text(bundle["payload_sha256"], DIGEST_RE),
                     "runner outcome bundle.payload_sha256")
-    _runner_require(_runner_is_text(bundle["events_sha256"], _RUNNER_DIGEST_RE),
+    _runner_require(_runner_is_text(bundle["events_sha256"], DIGEST_RE),
                     "runner outcome bundle.events_sha256")
 
 
@@ -2309,7 +2309,7 @@ def runner_root_name(slot_id, reservation_id, generation):
     """worker-assignment-<slot>-<reservation_id>-<generation>; RunnerProtocolError for values that cannot name one."""
     _runner_require(_runner_is_int_in(slot_id, 0, MAX_SLOT_ID), "runner root slot")
     _runner_require(_runner_is_int_in(reservation_id, 1, MAX_SAFE_INTEGER), "runner root reservation")
-    _runner_require(_runner_is_text(generation, _RUNNER_GENERATION_RE), "runner root generation")
+    _runner_require(_runner_is_text(generation, REQUEST_ID_RE), "runner root generation")
     return "worker-assignment-%d-%d-%s" % (slot_id, reservation_id, generation)
 
 
@@ -2334,18 +2334,6 @@ class RunnerPaths(object):
 
     def tmp_bundle(self, bundle_id, generation):
         return os.path.join(self.bundle_tmp, "%s.%s.part" % (bundle_id, generation))
-
-
-def _runner_fsync_dir(directory):
-    """fsync a directory so a create, link or rename in it survives a crash (SCAN-STATE-2)."""
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):  # a filesystem that cannot sync a directory
-            raise
-    finally:
-        os.close(fd)
 
 
 def _runner_write_all(fd, data):
@@ -2376,7 +2364,7 @@ def write_new_private(path, data):
         except OSError:
             pass
         raise
-    _runner_fsync_dir(os.path.dirname(os.path.abspath(path)))
+    fsync_dir(os.path.dirname(os.path.abspath(path)))
 
 
 def _runner_mkdir_private(path):
@@ -2412,7 +2400,7 @@ def create_runner_root(work_root, root_name, runner_input):
         _runner_mkdir_private(paths.bundle_tmp)
         _runner_mkdir_private(paths.bundle_ready)
         write_new_private(paths.input, data)
-        _runner_fsync_dir(work_root)
+        fsync_dir(work_root)
     except BaseException:
         _runner_remove_tree(root)
         raise
@@ -2770,7 +2758,7 @@ def publish_terminal(paths, terminal, writer=None):
             os.unlink(temporary)
         except OSError:
             pass
-    _runner_fsync_dir(paths.root)
+    fsync_dir(paths.root)
     if won:
         return terminal, True
     loaded = load_terminal(paths)
@@ -2796,7 +2784,7 @@ def check_bundle_header(value, error=BundleInvalid):
         _runner_exact(value, _BUNDLE_HEADER_MEMBERS, "bundle header members")
         _runner_require(value["format"] == BUNDLE_FORMAT, "bundle header format")
         _runner_check_binding({name: value[name] for name in _RUNNER_BINDING_MEMBERS}, "bundle header")
-        _runner_require(_runner_is_text(value["generation"], _RUNNER_GENERATION_RE), "bundle header generation")
+        _runner_require(_runner_is_text(value["generation"], REQUEST_ID_RE), "bundle header generation")
         _runner_require(value["status"] in BUNDLE_STATUSES, "bundle header status")
         if value["status"] == "completed":
             _runner_require(value["timeout_phase"] is None, "bundle header timeout_phase")
@@ -2885,7 +2873,7 @@ class BundleWriter(object):
                 or meta["events_sha256"] != events_sha256):
             raise BundleInvalid(detail="bundle changed on disk")  # what was read back is not what was written
         os.replace(self.path, ready_path)
-        _runner_fsync_dir(os.path.dirname(os.path.abspath(ready_path)))
+        fsync_dir(os.path.dirname(os.path.abspath(ready_path)))
         return meta
 
     def abort(self):
@@ -2983,9 +2971,9 @@ def validate_bundle(path, expected_header, max_bytes):
 def _runner_check_target_done(value):
     """{"type": "target_done", "target", "bytes", "sha256"} (SCAN-BUNDLE-3), its forms only."""
     if (frozenset(value) != _BUNDLE_TARGET_DONE_MEMBERS
-            or not _runner_is_text(value["target"], _RUNNER_TARGET_NAME_RE)
+            or not _runner_is_text(value["target"], TARGET_NAME_RE)
             or not _runner_is_int_in(value["bytes"], 0, MAX_TARGET_BYTES)
-            or not _runner_is_text(value["sha256"], _RUNNER_DIGEST_RE)):
+            or not _runner_is_text(value["sha256"], DIGEST_RE)):
         raise BundleInvalid(detail="bundle target_done members")
 
 
@@ -3767,7 +3755,6 @@ def check_assignment(assignment, capabilities):
     need(triple in [list(c) for c in capabilities], "capability")
 
 
-TARGET_NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # SCAN-ASSIGN-1: no `/`, no leading `.`
 
 
 def presigned_url_ok(url):
