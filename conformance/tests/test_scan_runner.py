@@ -696,7 +696,15 @@ class IdentityTest(unittest.TestCase):
         self.addCleanup(self.reap, proc)
         grandchild = int(proc.stdout.readline())
         proc.stdout.close()
+        # `$!` is known as soon as the shell forks, before the child has exec'd sleep: an identity
+        # read then names the shell's executable, and is "reused" once sleep runs.  Wait for it.
+        deadline = time.monotonic() + SHORT_TIMEOUT_S
         grandchild_identity = rp.process_identity(grandchild)
+        while (grandchild_identity is None or not grandchild_identity["executable"].endswith("sleep")) \
+                and time.monotonic() < deadline:
+            time.sleep(0.01)
+            grandchild_identity = rp.process_identity(grandchild)
+        self.assertTrue(grandchild_identity["executable"].endswith("sleep"), grandchild_identity)
         identity = rp.process_identity(proc.pid)
         started = time.monotonic()
         self.assertEqual(rp.stop_exact_identity(identity, SHORT_TIMEOUT_S), "dead")
