@@ -217,21 +217,21 @@ MAX_API_RESPONSE_BYTES = 1024 * 1024  # SCAN-HTTP-4: a success answer; D15 (the 
 MAX_ERROR_BODY_BYTES = 64 * 1024  # SCAN-HTTP-4: what is read of an error answer
 MAX_PENDING_BYTES = 1024 * 1024  # SCAN-STATE-5: a slot state or stale record, canonical
 MAX_CURSOR_BYTES = 64 * 1024  # SCAN-PROGRESS-3: the cursor file
-MIN_TOKEN_CHARS, MAX_TOKEN_CHARS = 16, 512  # SCAN-TOKEN-2
-MAX_TOKEN_FILE_BYTES = 4096  # SCAN-TOKEN-3
+MIN_TOKEN_CHARS, MAX_TOKEN_CHARS = 16, 512  # SCAN-TOKEN-2: an empty or absurd token is refused, not sent
+MAX_TOKEN_FILE_BYTES = 4096  # SCAN-TOKEN-3: a token file is read whole; a larger one is not a token
 MIN_PARALLELISM, MAX_PARALLELISM = 1, 128  # SCAN-ARGV-3: more would be thousands of threads
 MAX_STATE_DIR_ENTRIES = 4096  # SCAN-SLOT-2: a flooded directory fails start-up instead of stalling it
-MAX_SLOT_ID = 100000  # SCAN-SLOT-2
+MAX_SLOT_ID = 100000  # SCAN-SLOT-2: a planted slot-999999999.json cannot start that many slots
 MIN_RETRY_AFTER_S, MAX_RETRY_AFTER_S = 1, 300  # SCAN-CLAIM-4: no hot loop (0), no absurd stall
 NO_WORK_REASONS = frozenset(["empty_queue", "assignment_cap", "dispatch_paused", "capacity", "compatibility"])
 TERMINAL_REPORT_MAX_BYTES = 16 * 1024  # SCAN-TERMINAL-3: the server refuses a larger report
-MAX_DETAIL_CHARS = 1000  # SCAN-TERMINAL-3
+MAX_DETAIL_CHARS = 1000  # SCAN-TERMINAL-3: a report's detail, cut to this
 MAX_DIAGNOSTICS = 8  # SCAN-TERMINAL-2: a report names at most this many failures, newest kept
 MAX_DIAGNOSTIC_BODY_BYTES = 4096  # SCAN-TERMINAL-2: an error body's share of a diagnostic
-MAX_DIAGNOSTIC_SUMMARY_BYTES = 1000  # SCAN-TERMINAL-2
+MAX_DIAGNOSTIC_SUMMARY_BYTES = 1000  # SCAN-TERMINAL-2: a diagnostic's summary, a UTF-8 prefix
 UPLOAD_CHUNK_BYTES = 1024 * 1024  # SCAN-UPLOAD-2: memory per upload, whatever the bundle's size
 MAX_BUNDLE_LINE_BYTES = 64 * 1024  # SCAN-BUNDLE-1: one bundle line, newline included
-MAX_TARGETS = 64  # SCAN-ASSIGN-1
+MAX_TARGETS = 64  # SCAN-ASSIGN-1: more targets make the assignment incompatible
 MAX_TARGET_BYTES = 4 * 1024 ** 3  # SCAN-ASSIGN-1: one target's pinned size
 RUNNER_MAX_ATTEMPTS = 3  # SCAN-RUNNER-7: generations per operation, then a report
 RUNNER_MIN_RETRY_S = 1.0  # SCAN-RUNNER-7: less time than this left before the scan deadline: no retry
@@ -239,11 +239,11 @@ TIMEOUT_BUNDLE_PUBLICATION_S = 30.0  # SCAN-RUNNER-8: a timeout bundle's window,
 RUNNER_STOP_TIMEOUT_S = 10.0  # SCAN-RUNNER-9: waiting for a killed runner to be gone
 RUNNER_POLL_S = 0.1  # SCAN-RUNNER-*: how often a slot looks at its runner (exit, events, deadline)
 START_GATE_POLL_S = 0.05  # SCAN-RUNNER-3: how often a runner looks for its gate
-MAX_RETAINED_WORK = 16  # SCAN-STATE-3
+MAX_RETAINED_WORK = 16  # SCAN-STATE-3: closed generations a state names; older roots are removed
 PROGRESS_BATCH = 128  # SCAN-PROGRESS-4: events read per outbox pass
 PROGRESS_REQUEST_TIMEOUT_S = 2.0  # SCAN-PROGRESS-4: one progress request, and one pass
 PROGRESS_RETRY_MIN_S = 0.5  # SCAN-PROGRESS-4: the outbox's first backoff
-PROGRESS_RETRY_MAX_S = 30.0  # SCAN-PROGRESS-4
+PROGRESS_RETRY_MAX_S = 30.0  # SCAN-PROGRESS-4: a long outage is retried this often, no slower
 PROGRESS_IDLE_S = 5.0  # how long the outbox sleeps with nothing to send (a new event wakes it at once)
 PROGRESS_FINAL_DRAIN_S = 5.0  # SCAN-STOP-2: the flush after a drain
 MAX_JOURNAL_BYTES = 1024 * 1024  # SCAN-PROGRESS-5: rotated once delivered past this size
@@ -264,13 +264,13 @@ WAIT_RANGES = {  # SCAN-CONFIG-4: (low, high) of each option, in seconds
     "drain_seconds": (1.0, 86400.0),
 }
 
-SLOT_STATE_SCHEMA = 2  # SCAN-STATE-3
-STALE_RECORD_SCHEMA = 1  # SCAN-RECONCILE-9
-CURSOR_SCHEMA = 1  # SCAN-PROGRESS-3
+SLOT_STATE_SCHEMA = 2  # SCAN-STATE-3: the upstream's version; any other is left untouched, never read
+STALE_RECORD_SCHEMA = 1  # SCAN-RECONCILE-9: a record of another version matches no state
+CURSOR_SCHEMA = 1  # SCAN-PROGRESS-3: a cursor of another version fails start-up
 RUNNER_FILE_SCHEMA = 1  # runner input, owner, gate and terminal
-BUNDLE_FORMAT = "scan-bundle/1"  # SCAN-BUNDLE-1
-TOKEN_ENV = "TRUF_WORKER_TOKEN"  # SCAN-TOKEN-1
-RUNNER_COMMAND = "_assignment_runner"  # SCAN-RUNNER-1
+BUNDLE_FORMAT = "scan-bundle/1"  # SCAN-BUNDLE-1: the header's format; the server refuses any other
+TOKEN_ENV = "TRUF_WORKER_TOKEN"  # SCAN-TOKEN-1: the one variable a token may come in (moved off at once)
+RUNNER_COMMAND = "_assignment_runner"  # SCAN-RUNNER-1: argv that makes this file a runner, not a worker
 
 EXIT_OK = 0  # SCAN-ARGV-2: a drain finished
 EXIT_SLOT_DIED = 1  # SCAN-ARGV-2: a slot could not go on, or start-up failed
@@ -1168,8 +1168,9 @@ DIGEST_RE = re.compile(r"[a-f0-9]{64}")  # fullmatch
 LONG_ID_RE = re.compile(r"[a-f0-9]{32,64}")  # bundle and scan event ids, fullmatch
 TARGET_NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # SCAN-ASSIGN-1: no `/`, no leading `.`
 ERROR_CODE_RE = re.compile(r"[a-z0-9_]{1,64}")  # SCAN-HTTP-5, fullmatch
-RETAINED_RE = re.compile(r"abandoned/worker-assignment-[0-9]+-[1-9][0-9]*-[a-f0-9]{32}")  # SCAN-STATE-3
-SLOT_FILE_RE = re.compile(r"slot-(0|[1-9][0-9]*)\.json")  # SCAN-SLOT-2
+# SCAN-STATE-3: a retained_work entry names a root under abandoned/, nothing else the janitor could remove
+RETAINED_RE = re.compile(r"abandoned/worker-assignment-[0-9]+-[1-9][0-9]*-[a-f0-9]{32}")
+SLOT_FILE_RE = re.compile(r"slot-(0|[1-9][0-9]*)\.json")  # SCAN-SLOT-2: leftover slots are found by name
 DECIMAL_RE = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")  # the waits' option values, fullmatch
 RETRY_AFTER_RE = re.compile(r"[0-9]{1,4}")  # SCAN-CLAIM-4: decimal digits only, fullmatch
 
@@ -1402,7 +1403,7 @@ class TokenSource(object):
         except (OSError, ValueError):
             if signature != self._rejected:
                 self._rejected = signature
-                say("worker: token file rejected, keeping the current token")  # SCAN-TOKEN-6
+                say("worker: token file rejected, keeping the current token")  # SCAN-TOKEN-6: once per change
             return
         self._token, self._signature, self._rejected = token, signature, None
 
@@ -1952,7 +1953,7 @@ def stale_matches(record, assignment):
 # search (SCAN-TERMINAL-3).  The fitted report is persisted before it is sent
 # and then only ever re-sent as the same bytes (SCAN-TERMINAL-4).
 
-PROCESS_FAILED = ("client_process_failed", "local worker execution failed")  # SCAN-TERMINAL-1
+PROCESS_FAILED = ("client_process_failed", "local worker execution failed")  # SCAN-TERMINAL-1: fixed words
 STORAGE_FAILED = ("client_storage_failed", "local worker storage operation failed")
 BUNDLE_MISSING = ("client_storage_failed", "pending result bundle is missing")
 FAILURE_CODES = frozenset(["client_process_failed", "client_storage_failed"])
@@ -3075,7 +3076,7 @@ def fetch_target(target, stop, deadline, on_data):
 # a server that hangs progress requests slows nothing else (SCAN-PROGRESS-4).
 
 PHASES = ("idle", "claiming", "assigned", "preparing", "scanning", "bundling", "uploading", "awaiting_receipt",
-          "backoff", "draining", "stopped")  # SCAN-PROGRESS-1
+          "backoff", "draining", "stopped")  # SCAN-PROGRESS-1: the only phases an event may name
 ACK_KEYS = ("accepted", "reservation_id", "sequence", "received_at", "replayed")
 
 
@@ -3408,7 +3409,8 @@ class RunnerControl(object):
             self.kill_own(process, identity)
             raise RunnerProtocolError(detail="a runner that does not lead its process group")
         write_owner(paths, runner["generation"], runner["input_sha256"], identity)
-        publish_start_gate(paths, runner["generation"], runner["input_sha256"], identity)  # SCAN-RUNNER-3
+        # SCAN-RUNNER-3: last of all; until now the runner waits, so it never works unrecorded
+        publish_start_gate(paths, runner["generation"], runner["input_sha256"], identity)
         return self.supervise(state, paths, process)
 
     def kill_own(self, process, identity):

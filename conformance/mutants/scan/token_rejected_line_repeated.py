@@ -6,9 +6,9 @@ REPLACE = [(
 ), (
     '            if signature != self._rejected:\n'
     '                self._rejected = signature\n'
-    '                say("worker: token file rejected, keeping the current token")  # SCAN-TOKEN-6\n',
+    '                say("worker: token file rejected, keeping the current token")  # SCAN-TOKEN-6: once per change\n',
     '            if True:\n'
     '                self._rejected = signature\n'
-    '                say("worker: token file rejected, keeping the current token")  # SCAN-TOKEN-6\n',
+    '                say("worker: token file rejected, keeping the current token")  # SCAN-TOKEN-6: once per change\n',
 )]
 KILLS = ["token.invalid-rotation"]
