@@ -27,8 +27,24 @@ servers, faults, store, sync, suite: loopback servers, fault vocabulary,
 Standard library only; Python 3.9+.
 """
 
-__version__ = "1.0"
-
 # The harness's own version: --version prints it with each contract's, and
 # every report records both.
 __version__ = "2026.12.1"
+
+# How this harness was started, as the words a person types to start it again:
+# `python3 -m conformance` in a checkout, `python3 PATH` from the archive
+# (conformance.pyz sets it to the path the user typed).  Every rerun line, usage
+# line and example the harness prints is written with it, so that a line copied
+# from a report runs where the report was made.
+LAUNCHER = ("python3", "-m", "conformance")
+
+
+def launcher():
+    """LAUNCHER as a list of argv words."""
+    return list(LAUNCHER)
+
+
+def launcher_text():
+    """LAUNCHER as shell text."""
+    import shlex
+    return " ".join(shlex.quote(word) for word in LAUNCHER)

@@ -22,27 +22,34 @@ import threading
 import time
 import traceback
 
+import conformance as _conformance
 from conformance import checks as _checks
 from conformance import report as _report
 from conformance import runner as _runner
 from conformance import static as _static
 from conformance import timeouts as _timeouts
-from conformance.checks import ERROR, FAIL, NON_STRICT, PASS, SKIP
+from conformance.checks import ERROR, FAIL, NON_STRICT, NOT_JUDGED, PASS, SKIP
 
-PROG = "python3 -m conformance"
 DESCRIPTION = "Run every check of one contract against a node and report clause by clause."
-EPILOG = """examples:
-  python3 -m conformance step nodes/hello_node.py
-  python3 -m conformance step nodes/hello_node.py --only 'stop.*' -v
-  python3 -m conformance step --list
-  python3 -m conformance step --jobs 4 -- python3 my_node.py
-  python3 -m conformance step nodes/hello_node.py --reference    # the example work too
 
-exit status: 0 every required check passed, 1 one failed, 2 bad usage"""
+
+def epilog():
+    """The examples, written the way this harness was started (conformance.LAUNCHER)."""
+    prog = _conformance.launcher_text()
+    lines = ["examples:",
+             "  %s step my_node.py" % prog,
+             "  %s step my_node.py --only 'stop.*' -v" % prog,
+             "  %s step --list" % prog,
+             "  %s step --jobs 4 -- python3 my_node.py" % prog]
+    if tuple(_conformance.LAUNCHER) == ("python3", "-m", "conformance"):   # a checkout has the reference nodes
+        lines.append("  %s step nodes/hello_node.py --reference    # the example work too" % prog)
+    lines += ["", "exit status: 0 every required check passed and was judged, 1 one failed or was not judged,",
+              "2 bad usage, 130/143 interrupted by SIGINT/SIGTERM (the reports hold what finished)"]
+    return "\n".join(lines)
 
 # With --repeat, the verdict reported for a check whose runs disagree: the
 # first of these that occurred.
-_WORST_FIRST = (FAIL, ERROR, NON_STRICT, PASS, SKIP)
+_WORST_FIRST = (FAIL, ERROR, NOT_JUDGED, NON_STRICT, PASS, SKIP)
 
 
 class UsageError(Exception):
@@ -55,7 +62,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser():
-    parser = _Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG,
+    parser = _Parser(prog=_conformance.launcher_text(), description=DESCRIPTION, epilog=epilog(),
                      formatter_class=argparse.RawDescriptionHelpFormatter,
                      usage="%(prog)s CONTRACT NODE [options]\n       %(prog)s CONTRACT [options] -- COMMAND [ARG ...]")
     parser.add_argument("contract", metavar="CONTRACT", help="contract name (%s)" % (", ".join(_checks.contracts()) or "none installed"))
@@ -153,6 +160,7 @@ def parse(argv):
     elif not options.list:
         raise UsageError("missing NODE (a Python file, or `-- COMMAND ...`)")
     options.only = [p.strip() for item in options.only for p in item.split(",") if p.strip()]
+    check_report_paths(options)
     if options.deploy:
         deployment = _checks.deployment(options.contract)
         if deployment is None:
@@ -190,8 +198,31 @@ def run_repeated(item, node, options):
     return chosen
 
 
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived during a run; `finished` holds the results of the checks done by then."""
+
+    def __init__(self, signum, finished=()):
+        super().__init__("interrupted by %s" % signal.Signals(signum).name)
+        self.signum = signum
+        self.finished = list(finished)
+
+
+# After an interrupt, how long the checks under way get to end once their
+# nodes are killed, before the harness leaves without them.
+INTERRUPT_GRACE_S = 5.0
+
+# Set by the signal handler: a check that ends after it ended because its node
+# was killed, so it is neither recorded nor shown.
+_stopping = threading.Event()
+
+
 def run_all(selected, node, options, progress=None):
-    """Every check in one pool of options.jobs, the static ones submitted first; results in selection order."""
+    """Every check in one pool of options.jobs, the static ones submitted first; results in selection order.
+
+    Raises Interrupted (from the signal handler `main` installs) with the
+    results finished before the signal: a check still under way when its
+    node is killed proves nothing, so none finished later is kept.
+    """
     ordered = ([c for c in selected if c.module == _static.__name__]
                + [c for c in selected if c.module != _static.__name__])
     results = {}
@@ -202,17 +233,39 @@ def run_all(selected, node, options, progress=None):
     def one(item):
         result = run_repeated(item, node, options)
         with lock:
+            if _stopping.is_set():
+                return result
             results[item.id] = result
             if progress:
-                progress(len(results), len(selected), result)
+                try:
+                    progress(len(results), len(selected), result)
+                except (OSError, ValueError):
+                    pass  # a closed pipe (| head) does not stop the run
         return result
 
-    if options.jobs > 1 and len(ordered) > 1:
-        with concurrent.futures.ThreadPoolExecutor(options.jobs, thread_name_prefix="conformance-check") as pool:
-            list(pool.map(one, ordered))
-    else:
-        for item in ordered:
-            one(item)
+    def finished():
+        with lock:
+            return [results[c.id] for c in selected if c.id in results]
+
+    try:
+        if options.jobs > 1 and len(ordered) > 1:
+            pool = concurrent.futures.ThreadPoolExecutor(options.jobs, thread_name_prefix="conformance-check")
+            futures = []
+            try:
+                futures = [pool.submit(one, item) for item in ordered]
+                for future in futures:
+                    future.result()
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+            finally:
+                pool.shutdown(wait=False)  # after an interrupt, main ends the checks still running
+        else:
+            for item in ordered:
+                one(item)
+    except Interrupted as stop:
+        raise Interrupted(stop.signum, finished()) from None
     return [results[c.id] for c in selected]
 
 
@@ -223,14 +276,93 @@ def _progress_to_tty(done, total, result):
     sys.stderr.flush()
 
 
-def _exit_on_sigterm():
-    """Turn SIGTERM into SystemExit so nodes are reaped and cgroups removed on the way out."""
+def _progress_lines(out):
+    """One line per finished check, for a log (CI, a pipe): the run shows it is alive as it goes."""
+    def progress(done, total, result):
+        out.write("[%*d/%d] %-10s %s  %.2f s\n" % (len(str(total)), done, total, result.verdict, result.id,
+                                                  result.duration_s))
+        out.flush()
+    return progress
+
+
+def choose_progress(out):
+    """The live line on a terminal; a line per check anywhere else."""
+    if _isatty(out):
+        return _progress_to_tty if _isatty(sys.stderr) else None
+    return _progress_lines(out)
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _install_interrupt_handlers():
+    """SIGINT and SIGTERM raise Interrupted in the main thread (a second one leaves at once).
+
+    Returns the previous handlers, or None when not on the main thread (an
+    in-process caller's thread: signals stay theirs).
+    """
     if threading.current_thread() is not threading.main_thread():
         return None
+    seen = []
 
-    def stop(signum, frame):
-        raise SystemExit(128 + signum)
-    return signal.signal(signal.SIGTERM, stop)
+    def on_signal(signum, frame):
+        if seen:
+            _leave_now(128 + signum)
+        seen.append(signum)
+        _stopping.set()
+        raise Interrupted(signum)
+    return dict((signum, signal.signal(signum, on_signal)) for signum in (signal.SIGINT, signal.SIGTERM))
+
+
+def _end_checks_under_way(grace_s):
+    """After an interrupt: no node may start, every node is killed, and the checks under way get
+    grace_s to end; then their scratch is removed.  True when every check thread ended."""
+    _runner.refuse_new_nodes("the run was interrupted")
+    _runner.reap_all()
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and _checks_running():
+        time.sleep(0.05)
+        _runner.reap_all()
+    _checks.remove_scratch_of_running_checks()
+    return not _checks_running()
+
+
+def _checks_running():
+    return any(t.name.startswith("conformance-check") and t.is_alive() for t in threading.enumerate())
+
+
+def _leave_now(status):
+    """A second interrupt, or check threads that will not end: kill, clean up, exit without waiting."""
+    _runner.refuse_new_nodes("the run was interrupted")
+    _runner.reap_all()
+    _checks.remove_scratch_of_running_checks()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
+
+
+def check_report_paths(options):
+    """A report path that cannot be written is a usage error now, not a traceback after the whole run."""
+    for flag, path in (("--junit", options.junit), ("--json", options.json), ("--html", options.html)):
+        if not path:
+            continue
+        if os.path.isdir(path):
+            raise UsageError("%s %s is a directory" % (flag, path))
+        existed = os.path.exists(path)
+        try:
+            with open(path, "a"):
+                pass
+        except OSError as problem:
+            raise UsageError("%s %s cannot be written: %s" % (flag, path, problem.strerror or problem))
+        if not existed:
+            os.remove(path)
 
 
 def list_checks(selected, out):
@@ -283,20 +415,36 @@ def main(argv=None, out=None):
         notes.append("example work: not judged (%d check%s of the reference node's own work; --reference "
                      "runs them)" % (left_out, "" if left_out == 1 else "s"))
     started = time.monotonic()
-    progress = _progress_to_tty if sys.stderr.isatty() else None
-    previous = _exit_on_sigterm()
+    progress = choose_progress(out)
+    if progress is not None and progress is not _progress_to_tty:
+        out.write("conformance %s %s: %d check%s, jobs %d\n" % (options.contract, node.display, len(selected),
+                                                                "" if len(selected) == 1 else "s", options.jobs))
+        out.flush()
+    previous = _install_interrupt_handlers()
+    _runner.refuse_new_nodes(None)
+    _stopping.clear()
+    interrupted, all_ended = None, True
     try:
         results = run_all(selected, node, options, progress)
+    except Interrupted as stop:
+        interrupted, results = stop, stop.finished
+        all_ended = _end_checks_under_way(INTERRUPT_GRACE_S)
     finally:
         _runner.reap_all()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
         if deployment is not None:
             deployment.reset()  # an in-process caller's next run starts from the contract's values
+    incomplete = None
+    if interrupted is not None:
+        incomplete = ("interrupted by %s after %d of %d checks: the checks under way were stopped and are not in "
+                      "this report" % (signal.Signals(interrupted.signum).name, len(results), len(selected)))
     run = _report.RunReport(options.contract, node.display, options.seed, results, strict=options.strict,
-                            repeat=options.repeat, wall_s=time.monotonic() - started, notes=notes)
-    out.write(_report.render_text(run, verbose=options.verbose))
-    out.flush()
+                            repeat=options.repeat, wall_s=time.monotonic() - started, notes=notes,
+                            incomplete=incomplete)
+    try:
+        out.write(_report.render_text(run, verbose=options.verbose))
+        out.flush()
+    except BrokenPipeError:
+        pass  # the reader went away (| head): the report files below are still written
     if options.junit:
         _report.write_junit(run, options.junit)
     if options.json:
@@ -304,4 +452,12 @@ def main(argv=None, out=None):
     if options.html:
         from conformance import report_html
         report_html.write_html(run, options.html)
+    if previous is not None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if interrupted is not None:
+        status = 128 + interrupted.signum
+        if not all_ended:
+            _leave_now(status)  # a check thread that will not end must not hold the exit
+        return status
     return _report.exit_status(results)

@@ -44,6 +44,11 @@ FIXED_TIME = (2026, 1, 1, 0, 0, 0)
 MAIN = '''"""conformance.pyz: extract once into a cache, then run the harness from there (see conformance/dist.py)."""
 import hashlib, os, shutil, sys, tempfile, zipfile
 
+if sys.version_info < (3, 9):
+    sys.stderr.write("conformance: Python 3.9 or newer is needed; %s is %d.%d\\n"
+                     % (sys.executable or "this interpreter", sys.version_info[0], sys.version_info[1]))
+    sys.exit(2)
+
 def _home():
     archive = os.path.dirname(os.path.abspath(__file__))
     with open(archive, "rb") as handle:
@@ -73,6 +78,8 @@ def _home():
     sys.exit("conformance.pyz: no writable cache directory to extract into")
 
 sys.path.insert(0, _home())
+import conformance
+conformance.LAUNCHER = ("python3", sys.argv[0])  # rerun lines repeat the path the user typed
 from conformance.cli import main
 sys.exit(main())
 '''

@@ -7,16 +7,20 @@ also shows the clause text of every clause it cites (read from the contract,
 never retyped), Expected, Actual, Diagnosis and the command that reruns it
 alone; ``-v`` adds every check's transcript.
 
-Counting (the last line is always ``conformance: N passed, N failed, N skipped``):
+Counting (the last line is always
+``conformance: N passed, N failed, N not judged, N skipped``):
 
-* passed  = PASS + NON-STRICT (a SHOULD not met is reported, not failed;
+* passed     = PASS + NON-STRICT (a SHOULD not met is reported, not failed;
   with ``--strict`` such a check is already FAIL);
-* failed  = FAIL + ERROR. ERROR is a harness fault, not the node's, but a
+* failed     = FAIL + ERROR. ERROR is a harness fault, not the node's, but a
   run with one proved nothing, so it is not green; a line above the summary
   says how many of the failures are errors;
-* skipped = SKIP.
+* not judged = NOT-JUDGED: the node hung in three other checks and this
+  check's shortened wait ran out.  Listed with the failures, each with the
+  command that judges it alone; a run with one is not green either;
+* skipped    = SKIP: the machine cannot run the check (no PID namespace...).
 
-Exit status (`exit_status`): 0 when nothing failed, 1 otherwise.
+Exit status (`exit_status`): 0 when nothing failed and everything was judged, 1 otherwise.
 """
 
 import json
@@ -25,7 +29,7 @@ import textwrap
 import xml.etree.ElementTree as ET
 
 from conformance import clauses as _clauses
-from conformance.checks import ERROR, FAIL, NON_STRICT, PASS, SKIP, VERDICTS
+from conformance.checks import ERROR, FAIL, NON_STRICT, NOT_JUDGED, PASS, SKIP, VERDICTS
 
 WIDTH = 100
 
@@ -33,7 +37,8 @@ WIDTH = 100
 class RunReport:
     """Everything a report needs about one conformance run."""
 
-    def __init__(self, contract, node, seed, results, strict=False, repeat=1, wall_s=None, notes=()):
+    def __init__(self, contract, node, seed, results, strict=False, repeat=1, wall_s=None, notes=(),
+                 incomplete=None):
         self.contract = contract
         self.node = node              # how the user named the node
         self.seed = seed
@@ -42,6 +47,7 @@ class RunReport:
         self.repeat = repeat
         self.wall_s = wall_s
         self.notes = list(notes)      # header lines (capabilities, options)
+        self.incomplete = incomplete  # why the run stopped early (an interrupt), or None
 
 
 def counts(results):
@@ -51,18 +57,19 @@ def counts(results):
         by[result.verdict] += 1
     by["passed"] = by[PASS] + by[NON_STRICT]
     by["failed"] = by[FAIL] + by[ERROR]
+    by["not_judged"] = by[NOT_JUDGED]
     by["skipped"] = by[SKIP]
     return by
 
 
 def summary_line(numbers):
-    return "conformance: %d passed, %d failed, %d skipped" % (numbers["passed"], numbers["failed"],
-                                                              numbers["skipped"])
+    return "conformance: %d passed, %d failed, %d not judged, %d skipped" % (
+        numbers["passed"], numbers["failed"], numbers["not_judged"], numbers["skipped"])
 
 
 def exit_status(results):
     """0 when every required check passed (NON-STRICT and SKIP allowed), else 1."""
-    return 1 if any(r.verdict in (FAIL, ERROR) for r in results) else 0
+    return 1 if any(r.verdict in (FAIL, ERROR, NOT_JUDGED) for r in results) else 0
 
 
 _VERSION = re.compile(r"^Version (\S+)", re.M)
@@ -186,6 +193,9 @@ def render_text(report, verbose=False):
                 tail += "  (%s)" % result.reason
             lines.append("  %-10s %-*s  %s  %s%s" % (result.verdict, id_width, result.id, result.title, tail,
                                                      _stability(result)))
+            if result.verdict == NOT_JUDGED:
+                lines.extend(_labelled("Why", result.reason, " " * 13))
+                lines.extend(_labelled("Rerun", result.repro, " " * 13))
             if result.verdict in (FAIL, NON_STRICT, ERROR):
                 indent = " " * 13
                 for clause_id in result.clauses:
@@ -211,8 +221,13 @@ def render_text(report, verbose=False):
     if numbers[ERROR]:
         lines.append("(%d error%s: harness faults, not the node's; counted as failed)"
                      % (numbers[ERROR], "" if numbers[ERROR] == 1 else "s"))
+    if numbers[NOT_JUDGED]:
+        lines.append("(%d not judged: the node hung in other checks first; fix those, then rerun each as its "
+                     "Rerun line says)" % numbers[NOT_JUDGED])
     if report.wall_s is not None:
         lines.append("(%d checks in %.1f s)" % (len(report.results), report.wall_s))
+    if report.incomplete:
+        lines.append("INCOMPLETE: %s" % report.incomplete)
     lines.append(summary_line(numbers))
     return "\n".join(lines) + "\n"
 
@@ -228,8 +243,10 @@ def to_json(report):
         if result.stability is not None:
             entry["stability"] = result.stability
             entry["runs"] = list(result.runs)
-        if result.verdict == SKIP:
+        if result.verdict in (SKIP, NOT_JUDGED):
             entry["reason"] = result.reason
+        if result.verdict == NOT_JUDGED:
+            entry["repro"] = result.repro
         if result.verdict in (FAIL, NON_STRICT, ERROR):
             entry.update(expected=result.expected, actual=result.actual, diagnosis=result.diagnosis,
                          repro=result.repro, transcript=list(result.transcript))
@@ -237,7 +254,7 @@ def to_json(report):
     from conformance import __version__
     return {"contract": report.contract, "contract_version": contract_version(report.contract),
             "harness_version": __version__, "node": report.node, "seed": report.seed, "strict": report.strict,
-            "summary": numbers, "checks": checks}
+            "incomplete": report.incomplete, "summary": numbers, "checks": checks}
 
 
 def write_json(report, path):
@@ -250,13 +267,17 @@ def to_junit(report):
     """JUnit XML: one testsuite for the contract, one testcase per check."""
     numbers = counts(report.results)
     root = ET.Element("testsuites")
+    # JUnit has no "not judged": such a check is an error (the run could not judge it), typed not-judged.
     suite = ET.SubElement(root, "testsuite", name=report.contract, tests=str(len(report.results)),
-                          failures=str(numbers[FAIL]), errors=str(numbers[ERROR]), skipped=str(numbers[SKIP]),
+                          failures=str(numbers[FAIL]), errors=str(numbers[ERROR] + numbers[NOT_JUDGED]),
+                          skipped=str(numbers[SKIP]),
                           time="%.3f" % sum(r.duration_s for r in report.results))
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="node", value=str(report.node))
     ET.SubElement(props, "property", name="seed", value=str(report.seed))
     ET.SubElement(props, "property", name="versions", value=versions_line(report.contract))
+    if report.incomplete:
+        ET.SubElement(props, "property", name="incomplete", value=report.incomplete)
     for result in report.results:
         case = ET.SubElement(suite, "testcase", classname="%s.%s" % (report.contract, result.area),
                              name=result.id, time="%.3f" % result.duration_s)
@@ -269,6 +290,9 @@ def to_junit(report):
                           type=result.level).text = details
         elif result.verdict == ERROR:
             ET.SubElement(case, "error", message=str(result.reason), type="harness").text = details
+        elif result.verdict == NOT_JUDGED:
+            ET.SubElement(case, "error", message="not judged: %s" % result.reason, type="not-judged").text = \
+                "rerun: %s" % result.repro
         elif result.verdict == SKIP:
             ET.SubElement(case, "skipped", message=str(result.reason))
         elif result.verdict == NON_STRICT:

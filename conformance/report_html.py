@@ -22,7 +22,7 @@ a secret is masked here exactly as there.  Every text is escaped.
 import html
 
 from conformance import report as _report
-from conformance.checks import ERROR, FAIL, NON_STRICT, PASS, SKIP
+from conformance.checks import ERROR, FAIL, NON_STRICT, NOT_JUDGED, PASS, SKIP
 
 # Verdict colours: background, text.  Chosen to read in greyscale too (the
 # verdict is also written in every chip).
@@ -32,8 +32,9 @@ COLOURS = {
     SKIP: ("#e5e7eb", "#374151"),
     FAIL: ("#fadbd8", "#7f1d1d"),
     ERROR: ("#ead9f7", "#4c1d95"),
+    NOT_JUDGED: ("#fde2c8", "#7c2d12"),
 }
-ORDER = (FAIL, ERROR, NON_STRICT, SKIP, PASS)
+ORDER = (FAIL, ERROR, NOT_JUDGED, NON_STRICT, SKIP, PASS)
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1100px;
@@ -132,6 +133,8 @@ def _failure(doc, result, contract):
             ("Rerun", result.repro)]
     if result.verdict == ERROR and result.reason:
         rows.insert(0, ("Harness", result.reason))
+    if result.verdict == NOT_JUDGED:
+        rows = [("Why", result.reason), ("Rerun", result.repro)]
     out.append("<dl>%s</dl>" % "".join("<dt>%s</dt><dd>%s</dd>" % (label, _e(value))
                                        for label, value in rows if value))
     if result.transcript:
@@ -158,9 +161,11 @@ def render_html(report):
            "<style>%s</style></head><body>" % CSS,
            "<h1>conformance %s <code>%s</code></h1>" % (_e(report.contract), _e(report.node)),
            '<ul class="meta">%s</ul>' % "".join("<li>%s</li>" % _e(item) for item in head + list(report.notes)),
+           ('<p class="failure"><strong>Incomplete:</strong> %s</p>' % _e(report.incomplete)
+            if report.incomplete else ""),
            _summary_bar(numbers, total),
            '<p class="summary">%s</p>' % _e(_report.summary_line(numbers))]
-    not_passed = [r for r in report.results if r.verdict in (FAIL, ERROR, NON_STRICT)]
+    not_passed = [r for r in report.results if r.verdict in (FAIL, ERROR, NOT_JUDGED, NON_STRICT)]
     if not_passed:
         out.append("<h2>What did not pass (%d)</h2>" % len(not_passed))
         for result in sorted(not_passed, key=lambda r: ORDER.index(r.verdict)):

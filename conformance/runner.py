@@ -843,6 +843,13 @@ class RunResult:
 
 _live_lock = threading.Lock()
 _live = set()
+_refusing = None   # why no node may start now (an interrupted run), or None
+
+
+def refuse_new_nodes(reason):
+    """From now on Runner.start raises HarnessError(reason); None allows starts again."""
+    global _refusing
+    _refusing = reason
 
 
 class _Stream:
@@ -1285,6 +1292,8 @@ class Runner:
         """
         if pid1 not in (True, False, "require"):
             raise ValueError("pid1 must be True, False or 'require'")
+        if _refusing:
+            raise HarnessError(_refusing)
         caps = capabilities() if (pid1 or memory_limit_bytes) else None
         as_pid1 = bool(pid1) and bool(caps.pid1)
         if pid1 == "require" and not as_pid1:

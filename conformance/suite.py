@@ -67,7 +67,8 @@ def area_sample(contract):
 
 _UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in", re.M)
 _UNITTEST_TAIL = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.M)
-_SUMMARY = re.compile(r"^(?:\w+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$", re.M)
+_SUMMARY = re.compile(r"^(?:\w+: )?(\d+) passed, (\d+) failed(?:, (\d+) not judged)?(?:, (\d+) skipped)?\s*$",
+                      re.M)
 
 
 class Counts:
@@ -119,12 +120,13 @@ def unittest_counts(status, out):
 
 
 def summary_counts(status, out):
-    """Counts from a stage that ends with `[word: ]N passed, N failed[, N skipped]`."""
+    """Counts from a stage that ends with `[word: ]N passed, N failed[, N not judged][, N skipped]`;
+    a check not judged counts as failed (the run proved nothing about it)."""
     found = _SUMMARY.findall(out)
     if not found:
         return Counts(failed=1)
-    passed, failed, skipped = found[-1]
-    counts = Counts(int(passed), int(failed), int(skipped or 0))
+    passed, failed, not_judged, skipped = found[-1]
+    counts = Counts(int(passed), int(failed) + int(not_judged or 0), int(skipped or 0))
     if status != 0 and counts.failed == 0:
         counts.failed = 1
     return counts

@@ -46,7 +46,7 @@ PROC_SAMPLE_INTERVAL_S = 0.05
 # checks of one run (a run killed at its timeout, a phase never reached), every
 # later wait ends after at most HUNG_WAIT_S, except a wait for the exit of a
 # node that is working, not hung (Deadline's busy). A check in which such a
-# shortened wait ran out is not judged (SKIP, saying which checks hung and how
+# shortened wait ran out is NOT-JUDGED (saying which checks hung and how
 # to rerun it): the shortened wait proves nothing either way. Rerunning one check
 # (`--only ID`, the command every report prints) never trips the breaker;
 # `--full-waits` turns it off (the mutants runner uses it: a mutant's checks

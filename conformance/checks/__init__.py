@@ -29,6 +29,10 @@ FAIL        a MUST check did not hold, or an invariant broke (any level), or a
             SHOULD/MAY check did not hold under ``--strict``.
 NON-STRICT  a SHOULD or MAY check did not hold (counts as passed without --strict).
 SKIP        the check could not run here (reason given), e.g. no PID namespace.
+NOT-JUDGED  the check ran, but a wait the hang breaker shortened ran out
+            (conformance/timeouts.py): the node had hung in three other
+            checks, so what followed proves nothing either way.  Not a pass,
+            and not the node's failure of this clause: rerun it alone.
 ERROR       the harness itself failed (an exception in a check, a plane or the
             runner); never counted against the node, but the run is not green.
 """
@@ -44,6 +48,7 @@ import threading
 import time
 import traceback
 
+import conformance as _conformance
 from conformance import runner as _runner
 from conformance import timeouts as _timeouts
 from conformance.invariants import Violation, no_process_left  # noqa: F401 (Violation re-exported for planes)
@@ -51,7 +56,8 @@ from conformance.timeouts import REAP_TIMEOUT_S
 
 LEVELS = ("MUST", "SHOULD", "MAY")
 PASS, FAIL, NON_STRICT, SKIP, ERROR = "PASS", "FAIL", "NON-STRICT", "SKIP", "ERROR"
-VERDICTS = (PASS, FAIL, NON_STRICT, SKIP, ERROR)
+NOT_JUDGED = "NOT-JUDGED"
+VERDICTS = (PASS, FAIL, NON_STRICT, SKIP, ERROR, NOT_JUDGED)
 
 # Lines of a node's stdout/stderr copied into a check's transcript.
 TRANSCRIPT_TAIL_LINES = 40
@@ -249,6 +255,8 @@ class Context:
         self.pid1_allowed = pid1
         self.rng = random.Random("%s:%s" % (seed, check.id))   # the check's own reproducible stream
         self.tmp = tempfile.mkdtemp(prefix="conformance-%s-" % check.id.replace("/", "_"))
+        with _scratch_lock:
+            _scratch.add(self.tmp)
         self.transcript = []
         self.planes = []
         self.processes = []
@@ -346,13 +354,13 @@ class CheckResult:
         self.expected, self.actual, self.diagnosis = expected, actual, diagnosis
         self.repro = repro
         self.transcript = transcript or []
-        self.reason = reason           # SKIP reason, or ERROR summary
+        self.reason = reason           # SKIP or NOT-JUDGED reason, or ERROR summary
         self.runs = [verdict]          # verdicts of every repetition (--repeat)
         self.stability = None          # "stable" / "flaky" with --repeat
 
     @property
     def failed(self):
-        return self.verdict in (FAIL, NON_STRICT, ERROR)
+        return self.verdict in (FAIL, NON_STRICT, ERROR, NOT_JUDGED)
 
     def __repr__(self):
         return "CheckResult(%r, %s)" % (self.id, self.verdict)
@@ -370,7 +378,7 @@ def repro_command(contract, node, check_id, seed, strict=False, pid1=True, examp
         options.append("--strict")
     if not pid1:
         options.append("--no-pid1")
-    head = ["python3", "-m", "conformance", contract]
+    head = _conformance.launcher() + [contract]
     if node.path is None and node.display.startswith("-- "):
         return " ".join([shlex.join(head + options), node.display])
     return shlex.join(head + [node.display] + options)
@@ -452,13 +460,15 @@ def run_check(check, node, seed=0, verbose=False, strict=False, pid1=True):
             except _runner.HarnessError:
                 pass
     shutil.rmtree(ctx.tmp, ignore_errors=True)
+    with _scratch_lock:
+        _scratch.discard(ctx.tmp)
     if _timeouts.cut_in_this_check() and verdict != ERROR:
         # A wait the breaker shortened ran out: whatever followed proves nothing.
         hung = [name for name in _timeouts.hung_checks() if name != check.id]
         named = ", ".join(hung[:_timeouts.HANG_LIMIT]) + (
             " and %d more" % (len(hung) - _timeouts.HANG_LIMIT) if len(hung) > _timeouts.HANG_LIMIT else "")
-        verdict, expected, actual, diagnosis = SKIP, None, None, None
-        reason = ("not judged: the node had already hung in %d other checks (%s), so the harness waited "
+        verdict, expected, actual, diagnosis = NOT_JUDGED, None, None, None
+        reason = ("the node had already hung in %d other checks (%s), so the harness waited "
                   "at most %.0f s for it here; fix those first, or rerun this check alone (or the run with "
                   "--full-waits) for the full wait"
                   % (len(hung), named, _timeouts.HUNG_WAIT_S))
@@ -478,6 +488,20 @@ def run_check(check, node, seed=0, verbose=False, strict=False, pid1=True):
     repro = repro_command(check.contract, node, check.id, seed, strict, pid1, example=check.scope == EXAMPLE)
     return CheckResult(check, verdict, time.monotonic() - started, expected, actual, diagnosis,
                        repro, transcript, reason)
+
+
+# The temporary directories of the checks under way: an interrupted run removes
+# them even when a check does not end in time to remove its own.
+_scratch_lock = threading.Lock()
+_scratch = set()
+
+
+def remove_scratch_of_running_checks():
+    with _scratch_lock:
+        paths = list(_scratch)
+        _scratch.clear()
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def mask_secrets(text, secrets):

@@ -31,7 +31,7 @@ class WorkerContractTest(unittest.TestCase):
         with contextlib.redirect_stderr(io.StringIO()):
             status = cli.main(["_worker", TOY_WORKER, "--jobs", "4"], out=out)
         self.assertEqual(status, 0, out.getvalue())
-        self.assertEqual(out.getvalue().splitlines()[-1], "conformance: 7 passed, 0 failed, 0 skipped")
+        self.assertEqual(out.getvalue().splitlines()[-1], "conformance: 7 passed, 0 failed, 0 not judged, 0 skipped")
 
     def test_every_mutant_is_killed_by_the_check_it_names(self):
         out = io.StringIO()

@@ -1,13 +1,15 @@
 """make dist: the harness as one file (conformance/dist.py), run from outside the repository."""
 
 import os
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
 import unittest
 import zipfile
 
-from conformance import __version__, dist
+from conformance import __version__, dist, mutants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -60,12 +62,41 @@ class DistTest(unittest.TestCase):
         node = os.path.join(ROOT, "nodes", "hello_node.py")
         status, out = self.run_archive("step", node, "--only", "exit.codes,node.*")
         self.assertEqual(status, 0, out)
-        self.assertIn("conformance: 4 passed, 0 failed, 0 skipped", out)
+        self.assertIn("conformance: 4 passed, 0 failed, 0 not judged, 0 skipped", out)
         status, out = self.run_archive("step", "--only", "exit.codes", "--", sys.executable, node)
         self.assertEqual(status, 0, out)
         self.assertIn("1 passed, 0 failed", out)
         self.assertEqual(os.listdir(self.cwd), [])
         self.assertEqual(sorted(os.listdir(os.path.dirname(self.archive))), ["conformance.pyz"])
+
+    def test_help_and_rerun_lines_name_the_archive_as_the_user_typed_it(self):
+        # A user's own repository: a broken copy of the hello node, the archive one directory up.
+        user = os.path.join(self.tmp.name, "user")
+        os.mkdir(user)
+        broken = [m for m in mutants.load_all("step") if m.name == "every_refusal_permanent"][0]
+        with open(os.path.join(ROOT, broken.node), encoding="utf-8") as handle:
+            text = mutants.apply(handle.read(), broken.replace)
+        with open(os.path.join(user, "my_node.py"), "w", encoding="utf-8") as handle:
+            handle.write(text)
+        typed = os.path.relpath(self.archive, user)
+        run = subprocess.run([sys.executable, typed, "--help"], cwd=user, env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, universal_newlines=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stdout)
+        self.assertIn("usage: python3 %s CONTRACT NODE [options]" % typed, run.stdout)
+        self.assertIn("python3 %s step my_node.py --only 'stop.*' -v" % typed, run.stdout)
+        self.assertNotIn("-m conformance", run.stdout)
+        self.assertNotIn("nodes/hello_node.py", run.stdout)   # the user has no reference nodes
+        run = subprocess.run([sys.executable, typed, "step", "my_node.py", "--only", "exit.codes"], cwd=user,
+                             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                             timeout=300)
+        self.assertEqual(run.returncode, 1, run.stdout)
+        rerun = re.search(r"^\s*Rerun:\s+(.*)$", run.stdout, re.M).group(1)
+        self.assertEqual(rerun, "python3 %s step my_node.py --only exit.codes --seed 0" % typed)
+        again = subprocess.run(shlex.split(rerun), cwd=user, env=self.env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, universal_newlines=True, timeout=300)
+        self.assertEqual(again.returncode, 1, again.stdout)
+        self.assertIn("conformance: 0 passed, 1 failed, 0 not judged, 0 skipped", again.stdout)
+        self.assertRegex(again.stdout, r"(?m)^\s+FAIL\s+exit\.codes\s")
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ class ReadmeTest(unittest.TestCase):
         if not tracked:
             self.skipTest("not a git checkout")
         top = sorted({line.split("/", 1)[0] for line in tracked.splitlines()})
-        self.assertEqual(top, sorted([".ci", "Makefile", "README.md", "conformance", "contract",
+        self.assertEqual(top, sorted([".ci", ".gitignore", "Makefile", "README.md", "conformance", "contract",
                                       "examples", "nodes"]))
 
 

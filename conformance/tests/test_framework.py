@@ -12,7 +12,7 @@ import time
 import unittest
 
 from conformance import checks, cli, runner, timeouts
-from conformance.checks import (ERROR, FAIL, NON_STRICT, PASS, SKIP, Check, CheckFailed, NodeSpec, Skip,
+from conformance.checks import (ERROR, FAIL, NON_STRICT, NOT_JUDGED, PASS, SKIP, Check, CheckFailed, NodeSpec, Skip,
                                 run_check)
 from conformance.clauses import REPO_ROOT
 from conformance.invariants import Violation, dir_empty, no_process_left, scan_for_secrets
@@ -20,7 +20,7 @@ from conformance.runner import RunResult
 from conformance.timeouts import LONG_TIMEOUT_S, NODE_RUN_TIMEOUT_S, SHORT_TIMEOUT_S
 
 TOY_NODE = os.path.join("conformance", "tests", "data", "toy_node.py")
-SUMMARY = re.compile(r"^conformance: \d+ passed, \d+ failed, \d+ skipped$")
+SUMMARY = re.compile(r"^conformance: \d+ passed, \d+ failed, \d+ not judged, \d+ skipped$")
 NODE = NodeSpec.from_path(os.path.join(REPO_ROOT, TOY_NODE))
 
 
@@ -292,7 +292,7 @@ class HangBreakerTest(unittest.TestCase):
         started = time.monotonic()
         result = run_check(make(run), NODE)
         self.assertLess(time.monotonic() - started, SHORT_TIMEOUT_S)
-        self.assertEqual(result.verdict, SKIP)
+        self.assertEqual(result.verdict, NOT_JUDGED)   # its own verdict, never folded into SKIP
         self.assertIn("a.hung, b.hung, c.hung", result.reason)
         self.assertIn("rerun this check alone", result.reason)
 
@@ -318,7 +318,7 @@ class HangBreakerTest(unittest.TestCase):
             ctx.expect(not result.timed_out, "an exit", "killed at its timeout")
         self.assertEqual(run_check(make(run), spinning).verdict, FAIL)    # judged: it used its whole wait
         self.assertGreaterEqual(waited[spinning.display], 1.5)
-        self.assertEqual(run_check(make(run), sleeping).verdict, SKIP)    # idle: cut short, not judged
+        self.assertEqual(run_check(make(run), sleeping).verdict, NOT_JUDGED)    # idle: cut short
         self.assertLess(waited[sleeping.display], 1.5)
 
     def test_full_waits_turns_it_off(self):
@@ -364,7 +364,7 @@ class CliTest(unittest.TestCase):
                                      "--junit", junit_path)
             self.assertEqual(status, 0, out)
             self.assertRegex(out.splitlines()[-1], SUMMARY)
-            self.assertEqual(out.splitlines()[-1], "conformance: 8 passed, 0 failed, 0 skipped")   # no work.*
+            self.assertEqual(out.splitlines()[-1], "conformance: 8 passed, 0 failed, 0 not judged, 0 skipped")   # no work.*
             with open(json_path) as handle:
                 document = json.load(handle)
             self.assertEqual([c["id"] for c in document["checks"]][:3], ["node.stdlib", "node.help", "node.import"])
@@ -418,17 +418,17 @@ class CliTest(unittest.TestCase):
             status, out, _ = run_cli("_selftest", bad, "--only", "greet.*")
             self.assertEqual(status, 1)
             self.assertIn("Rerun:     python3 -m conformance _selftest %s --only greet.hello --seed 0" % bad, out)
-            self.assertEqual(out.splitlines()[-1], "conformance: 1 passed, 1 failed, 0 skipped")
+            self.assertEqual(out.splitlines()[-1], "conformance: 1 passed, 1 failed, 0 not judged, 0 skipped")
             status, out, _ = run_cli("_selftest", "--only", "node.*,greet.hello", "--", sys.executable, bad)
             self.assertEqual(status, 1)
-            self.assertEqual(out.splitlines()[-1], "conformance: 0 passed, 1 failed, 3 skipped")
+            self.assertEqual(out.splitlines()[-1], "conformance: 0 passed, 1 failed, 0 not judged, 3 skipped")
             self.assertIn("not a Python file", out)
 
     def test_module_entry_point(self):
         done = subprocess.run([sys.executable, "-m", "conformance", "_selftest", TOY_NODE, "--only", "greet.hello"],
                               cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=LONG_TIMEOUT_S)
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual(done.stdout.decode().splitlines()[-1], "conformance: 1 passed, 0 failed, 0 skipped")
+        self.assertEqual(done.stdout.decode().splitlines()[-1], "conformance: 1 passed, 0 failed, 0 not judged, 0 skipped")
         usage = subprocess.run([sys.executable, "-m", "conformance", "nope", TOY_NODE], cwd=REPO_ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=LONG_TIMEOUT_S)
         self.assertEqual(usage.returncode, 2)

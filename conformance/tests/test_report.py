@@ -8,9 +8,9 @@ import unittest
 import xml.etree.ElementTree as ET
 
 from conformance import report
-from conformance.checks import ERROR, FAIL, NON_STRICT, PASS, SKIP, Check, CheckResult
+from conformance.checks import ERROR, FAIL, NON_STRICT, NOT_JUDGED, PASS, SKIP, Check, CheckResult
 
-SUMMARY = re.compile(r"^conformance: \d+ passed, \d+ failed, \d+ skipped$")
+SUMMARY = re.compile(r"^conformance: \d+ passed, \d+ failed, \d+ not judged, \d+ skipped$")
 
 
 def result(check_id, verdict, area="GREET", clauses=("SELFTEST-GREET-1",), level="MUST", **fields):
@@ -38,7 +38,7 @@ class CountTest(unittest.TestCase):
         numbers = report.counts(sample().results)
         self.assertEqual((numbers["passed"], numbers["failed"], numbers["skipped"]), (3, 2, 1))
         self.assertEqual(numbers[ERROR], 1)
-        self.assertEqual(report.summary_line(numbers), "conformance: 3 passed, 2 failed, 1 skipped")
+        self.assertEqual(report.summary_line(numbers), "conformance: 3 passed, 2 failed, 0 not judged, 1 skipped")
         self.assertRegex(report.summary_line(numbers), SUMMARY)
 
     def test_exit_status(self):
@@ -47,12 +47,47 @@ class CountTest(unittest.TestCase):
         self.assertEqual(report.exit_status([result("a", ERROR)]), 1)
 
 
+class NotJudgedTest(unittest.TestCase):
+    """A check the hang breaker cut is its own verdict: counted apart, listed with its rerun line, not green."""
+
+    def run_report(self):
+        return report.RunReport("_selftest", "n.py", 0, [
+            result("greet.hello", PASS),
+            result("stop.sigterm-pid1", NOT_JUDGED, area="STOP", clauses=("SELFTEST-STOP-1",),
+                   reason="the node had already hung in 3 other checks (a, b, c)"),
+            result("redact.token", SKIP, area="REDACT", clauses=("SELFTEST-REDACT-1",), reason="no PID namespace"),
+        ])
+
+    def test_counted_on_the_last_line_and_not_green(self):
+        numbers = report.counts(self.run_report().results)
+        self.assertEqual(report.summary_line(numbers), "conformance: 1 passed, 0 failed, 1 not judged, 1 skipped")
+        self.assertEqual(report.exit_status(self.run_report().results), 1)
+
+    def test_every_report_lists_it_with_its_rerun_line(self):
+        run = self.run_report()
+        text = report.render_text(run)
+        self.assertIn("  NOT-JUDGED stop.sigterm-pid1", text)
+        self.assertIn("Why:       the node had already hung in 3 other checks", text)
+        self.assertIn("Rerun:     python3 -m conformance _selftest n.py --only stop.sigterm-pid1 --seed 0", text)
+        self.assertIn("(1 not judged:", text)
+        entry = [c for c in report.to_json(run)["checks"] if c["id"] == "stop.sigterm-pid1"][0]
+        self.assertEqual((entry["verdict"], entry["repro"][-33:]), ("NOT-JUDGED", "--only stop.sigterm-pid1 --seed 0"))
+        suite = report.to_junit(run).getroot().find("testsuite")
+        self.assertEqual((suite.get("errors"), suite.get("skipped")), ("1", "1"))
+        case = [c for c in suite.findall("testcase") if c.get("name") == "stop.sigterm-pid1"][0]
+        self.assertEqual(case.find("error").get("type"), "not-judged")
+        from conformance import report_html
+        page = report_html.render_html(run)
+        self.assertIn("What did not pass (1)", page)
+        self.assertIn("--only stop.sigterm-pid1", page)
+
+
 class TextTest(unittest.TestCase):
     def test_tree_with_failure_details(self):
         text = report.render_text(sample())
         lines = text.splitlines()
         self.assertRegex(lines[-1], SUMMARY)
-        self.assertEqual(lines[-1], "conformance: 3 passed, 2 failed, 1 skipped")
+        self.assertEqual(lines[-1], "conformance: 3 passed, 2 failed, 0 not judged, 1 skipped")
         self.assertIn("(1 error: harness faults, not the node's; counted as failed)", text)
         self.assertIn("(1 non-strict:", text)
         # sections from the contract's headings, in order of first appearance
