@@ -21,6 +21,13 @@ Counting (the last line is always
 * skipped    = SKIP: the machine cannot run the check (no PID namespace...).
 
 Exit status (`exit_status`): 0 when nothing failed and everything was judged, 1 otherwise.
+
+Causes: an invariant (a leaked secret, scratch left behind, no receipt) is
+judged after every check, so one defect can fail a dozen checks.  `causes`
+groups the failures by the invariant they broke; every report says each
+cause once, with the clause it breaks (the ID its name begins with) and the
+checks it failed, and the card of a check that failed only through it says
+"see cause N" instead of quoting the check's own, unrelated clauses.
 """
 
 import json
@@ -70,6 +77,57 @@ def summary_line(numbers):
 def exit_status(results):
     """0 when every required check passed (NON-STRICT and SKIP allowed), else 1."""
     return 1 if any(r.verdict in (FAIL, ERROR, NOT_JUDGED) for r in results) else 0
+
+
+class Cause(object):
+    """One invariant broken in one or more checks of a run: said once in every report."""
+
+    def __init__(self, number, violation):
+        self.number = number
+        self.name = violation.name
+        match = _CLAUSE_IN_NAME.match(violation.name)
+        self.clause_id = match.group(1) if match else None
+        self.first = violation   # Expected, Actual and Diagnosis as the first check saw them
+        self.results = []
+
+    def check_ids(self):
+        return [r.id for r in self.results]
+
+
+# An invariant's name begins with the clause it holds: "STEP-REDACT-1: no credential leaves the process".
+_CLAUSE_IN_NAME = re.compile(r"^([A-Z][A-Z0-9]*-[A-Z][A-Z0-9]*-\d+)")
+
+
+def causes(results):
+    """[Cause] in order of first appearance, one per invariant name broken by any result."""
+    found = {}
+    for result in results:
+        for violation in getattr(result, "violations", ()):
+            cause = found.get(violation.name)
+            if cause is None:
+                cause = found[violation.name] = Cause(len(found) + 1, violation)
+            if result not in cause.results:
+                cause.results.append(result)
+    return sorted(found.values(), key=lambda c: c.number)
+
+
+def causes_of(result, all_causes):
+    return [c for c in all_causes if result in c.results]
+
+
+def unmet_clauses(results, all_causes):
+    """[(clause ID, what failed it)]: each cause's own clause, then the clauses cited by checks whose own
+    assertions failed, in order of first appearance."""
+    unmet = {}
+    for cause in all_causes:
+        if cause.clause_id:
+            unmet.setdefault(cause.clause_id, []).append("cause %d (%d check%s)" % (
+                cause.number, len(cause.results), "" if len(cause.results) == 1 else "s"))
+    for result in results:
+        if result.verdict in (FAIL, NON_STRICT) and getattr(result, "own_failure", True):
+            for clause_id in result.clauses:
+                unmet.setdefault(clause_id, []).append(result.id)
+    return list(unmet.items())
 
 
 _VERSION = re.compile(r"^Version (\S+)", re.M)
@@ -179,6 +237,7 @@ def _stability(result):
 def render_text(report, verbose=False):
     """The terminal report; its last line is the summary line."""
     doc = _contract_doc(report.contract)
+    all_causes = causes(report.results)
     lines = ["conformance %s %s  (seed %s%s)" % (report.contract, report.node, report.seed,
                                                   ", strict" if report.strict else ""),
              "  " + versions_line(report.contract)]
@@ -196,7 +255,13 @@ def render_text(report, verbose=False):
             if result.verdict == NOT_JUDGED:
                 lines.extend(_labelled("Why", result.reason, " " * 13))
                 lines.extend(_labelled("Rerun", result.repro, " " * 13))
-            if result.verdict in (FAIL, NON_STRICT, ERROR):
+            mine = causes_of(result, all_causes)
+            if mine and not result.own_failure:
+                indent = " " * 13
+                lines.extend(_labelled("Cause", "; ".join("see cause %d below (%s)" % (c.number, c.name)
+                                                          for c in mine), indent))
+                lines.extend(_labelled("Rerun", result.repro, indent))
+            elif result.verdict in (FAIL, NON_STRICT, ERROR):
                 indent = " " * 13
                 for clause_id in result.clauses:
                     clause = doc.clauses.get(clause_id) if doc else None
@@ -209,10 +274,20 @@ def render_text(report, verbose=False):
                 lines.extend(_labelled("Actual", result.actual, indent))
                 if result.diagnosis:
                     lines.extend(_labelled("Diagnosis", result.diagnosis, indent))
+                if mine:
+                    lines.extend(_labelled("Also", "; ".join("cause %d below (%s)" % (c.number, c.name)
+                                                             for c in mine), indent))
                 lines.extend(_labelled("Rerun", result.repro, indent))
             if verbose and result.transcript:
                 lines.append(" " * 13 + "Transcript:")
                 lines.extend(" " * 15 + line for line in result.transcript)
+    lines.extend(_render_causes(doc, report.contract, all_causes))
+    unmet = unmet_clauses(report.results, all_causes)
+    if unmet:
+        lines.append("")
+        lines.append("Clauses not met (%d):" % len(unmet))
+        width = max(len(clause_id) for clause_id, _ in unmet)
+        lines.extend("  %-*s  %s" % (width, clause_id, _some(what)) for clause_id, what in unmet)
     numbers = counts(report.results)
     lines.append("")
     if numbers[NON_STRICT]:
@@ -232,9 +307,43 @@ def render_text(report, verbose=False):
     return "\n".join(lines) + "\n"
 
 
+# A list longer than this is cut in the terminal (the JSON and HTML reports keep it whole).
+SHOWN_IN_A_LIST = 10
+
+
+def _some(names):
+    if len(names) <= SHOWN_IN_A_LIST + 1:
+        return ", ".join(names)
+    return "%s and %d more" % (", ".join(names[:SHOWN_IN_A_LIST]), len(names) - SHOWN_IN_A_LIST)
+
+
+def _render_causes(doc, contract, all_causes):
+    if not all_causes:
+        return []
+    lines = ["", "Causes: invariants this run broke, each said once with the checks it failed"]
+    indent = " " * 13
+    for cause in all_causes:
+        lines.append("  Cause %d: %s  (%d check%s)" % (cause.number, cause.name, len(cause.results),
+                                                    "" if len(cause.results) == 1 else "s"))
+        clause = doc.clauses.get(cause.clause_id) if doc and cause.clause_id else None
+        if clause is not None:
+            lines.append("%s%s (%s) %s" % (indent, clause.id, clause.level, clause.title))
+            lines.extend(_wrap(clause.text, indent + "  "))
+        elif cause.clause_id:
+            lines.append("%s%s: (not found in contract/%s.md)" % (indent, cause.clause_id, contract))
+        lines.extend(_labelled("Expected", cause.first.expected, indent))
+        lines.extend(_labelled("Actual", "%s  (in %s)" % (cause.first.actual, cause.results[0].id), indent))
+        if cause.first.diagnosis:
+            lines.extend(_labelled("Diagnosis", cause.first.diagnosis, indent))
+        lines.extend(_labelled("Checks", _some(cause.check_ids()), indent))
+        lines.extend(_labelled("Rerun", cause.results[0].repro, indent))
+    return lines
+
+
 def to_json(report):
     """The --json document."""
     numbers = counts(report.results)
+    all_causes = causes(report.results)
     checks = []
     for result in report.results:
         entry = {"id": result.id, "clauses": list(result.clauses), "level": result.level, "title": result.title,
@@ -250,11 +359,19 @@ def to_json(report):
         if result.verdict in (FAIL, NON_STRICT, ERROR):
             entry.update(expected=result.expected, actual=result.actual, diagnosis=result.diagnosis,
                          repro=result.repro, transcript=list(result.transcript))
+        mine = causes_of(result, all_causes)
+        if mine:
+            entry["causes"] = [c.number for c in mine]
+            entry["own_failure"] = result.own_failure
         checks.append(entry)
     from conformance import __version__
     return {"contract": report.contract, "contract_version": contract_version(report.contract),
             "harness_version": __version__, "node": report.node, "seed": report.seed, "strict": report.strict,
-            "incomplete": report.incomplete, "summary": numbers, "checks": checks}
+            "incomplete": report.incomplete, "summary": numbers,
+            "causes": [{"number": c.number, "invariant": c.name, "clause": c.clause_id, "checks": c.check_ids(),
+                        "expected": c.first.expected, "actual": c.first.actual, "diagnosis": c.first.diagnosis}
+                       for c in all_causes],
+            "checks": checks}
 
 
 def write_json(report, path):
@@ -278,10 +395,13 @@ def to_junit(report):
     ET.SubElement(props, "property", name="versions", value=versions_line(report.contract))
     if report.incomplete:
         ET.SubElement(props, "property", name="incomplete", value=report.incomplete)
+    all_causes = causes(report.results)
     for result in report.results:
         case = ET.SubElement(suite, "testcase", classname="%s.%s" % (report.contract, result.area),
                              name=result.id, time="%.3f" % result.duration_s)
-        details = "\n".join(["clauses: %s (%s)" % (", ".join(result.clauses), result.level),
+        mine = ["cause %d: invariant %s, broken in %d checks (%s)" % (
+            c.number, c.name, len(c.results), ", ".join(c.check_ids())) for c in causes_of(result, all_causes)]
+        details = "\n".join(mine + ["clauses: %s (%s)" % (", ".join(result.clauses), result.level),
                              "expected: %s" % result.expected, "actual: %s" % result.actual,
                              "diagnosis: %s" % (result.diagnosis or ""), "rerun: %s" % result.repro]
                             + list(result.transcript))

@@ -6,12 +6,15 @@ JavaScript and offline. From top to bottom:
 * the header: node, contract and its version, seed, the run's notes (PID 1,
   memory cgroup, jobs, example work, deployment), duration;
 * a summary bar, one segment per verdict, widths in proportion;
+* the **causes**: each invariant the run broke, once, with its clause and the
+  checks it failed (report.causes);
 * the **clause matrix**, one table per contract section: every clause of the
   contract (id, level, title) with the checks that cite it, each a chip in its
-  verdict's colour; a clause no check of this run cites says so;
+  verdict's colour, and a FAIL chip for each cause that breaks it; a clause no
+  check of this run cites says so;
 * every check that did not pass: the text of each clause it cites, Expected,
   Actual, Diagnosis, the command that reruns it, and its transcript folded
-  away in a <details> element;
+  away in a <details> element (a check failed only by a cause points to it);
 * every check, one row each.
 
 Everything shown comes from the same CheckResult fields as the terminal,
@@ -83,12 +86,16 @@ def _summary_bar(numbers, total):
         _e(_report.summary_line(numbers)), "".join(segments))
 
 
-def _clause_matrix(doc, results):
-    """[html] one table per contract section, every clause with its checks' chips."""
+def _clause_matrix(doc, results, all_causes=()):
+    """[html] one table per contract section, every clause with its checks' chips (and its causes')."""
     citing = {}
     for result in results:
         for clause_id in result.clauses:
             citing.setdefault(clause_id, []).append(result)
+    broken = {}
+    for cause in all_causes:
+        if cause.clause_id:
+            broken.setdefault(cause.clause_id, []).append(cause)
     out = []
     sections = doc.sections if doc is not None else []
     listed = set()
@@ -100,28 +107,55 @@ def _clause_matrix(doc, results):
         for clause_id in ids:
             clause = doc.clauses[clause_id]
             listed.add(clause_id)
-            chips = "".join(_chip(r.verdict, r.id, "%s: %s" % (r.verdict, r.title))
-                            for r in citing.get(clause_id, []))
+            chips = "".join('<a href="#cause-%d">%s</a>' % (c.number, _chip(
+                FAIL, "cause %d: %d checks" % (c.number, len(c.results)), c.name)) for c in broken.get(clause_id, []))
+            chips += "".join(_chip(r.verdict, r.id, "%s: %s" % (r.verdict, r.title))
+                             for r in citing.get(clause_id, []))
             out.append('<tr id="%s"><td class="id">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>'
                        % (_e(clause_id), _e(clause_id), _e(clause.level), _e(clause.title),
                           chips or '<span class="none">no check in this run</span>'))
         out.append("</table>")
     # Clauses cited by a check but not found in the document (a check's defect): shown, not hidden.
-    stray = sorted(set(citing) - listed)
+    stray = sorted((set(citing) | set(broken)) - listed)
     if stray:
         out.append("<h3>Cited, but not in the contract document</h3><table>")
         for clause_id in stray:
-            chips = "".join(_chip(r.verdict, r.id) for r in citing[clause_id])
+            chips = "".join(_chip(FAIL, "cause %d" % c.number) for c in broken.get(clause_id, []))
+            chips += "".join(_chip(r.verdict, r.id) for r in citing.get(clause_id, []))
             out.append('<tr><td class="id">%s</td><td>%s</td></tr>' % (_e(clause_id), chips))
         out.append("</table>")
     return out
 
 
-def _failure(doc, result, contract):
+def _cause(doc, cause, contract):
+    out = ['<div class="failure" id="cause-%d">' % cause.number,
+           "<h3>%s %s <small>(%d check%s)</small></h3>" % (
+               _chip(FAIL, "cause %d" % cause.number), _e(cause.name), len(cause.results),
+               "" if len(cause.results) == 1 else "s")]
+    clause = doc.clauses.get(cause.clause_id) if doc is not None and cause.clause_id else None
+    if clause is not None:
+        out.append('<p><a class="id" href="#%s">%s</a> (%s) %s</p>' % (_e(clause.id), _e(clause.id),
+                                                                       _e(clause.level), _e(clause.title)))
+        out.append("<blockquote>%s</blockquote>" % _e("\n".join(_report._paragraphs(clause.text)).strip()))
+    rows = [("Expected", cause.first.expected), ("Actual", "%s  (in %s)" % (cause.first.actual, cause.results[0].id)),
+            ("Diagnosis", cause.first.diagnosis), ("Checks", ", ".join(cause.check_ids())),
+            ("Rerun", cause.results[0].repro)]
+    out.append("<dl>%s</dl>" % "".join("<dt>%s</dt><dd>%s</dd>" % (label, _e(value))
+                                       for label, value in rows if value))
+    out.append("</div>")
+    return out
+
+
+def _failure(doc, result, contract, all_causes=()):
     out = ['<div class="failure" id="check-%s">' % _e(result.id),
            "<h3>%s <code>%s</code> %s</h3>" % (_chip(result.verdict, result.verdict), _e(result.id),
                                                _e(result.title))]
-    for clause_id in result.clauses:
+    mine = _report.causes_of(result, all_causes)
+    links = ", ".join('<a href="#cause-%d">cause %d</a> (%s)' % (c.number, c.number, _e(c.name)) for c in mine)
+    short = bool(mine) and not result.own_failure
+    if short:
+        out.append("<p>Failed by %s; see there.</p>" % links)
+    for clause_id in ([] if short else result.clauses):
         clause = doc.clauses.get(clause_id) if doc is not None else None
         if clause is None:
             out.append("<p><code>%s</code>: not found in contract/%s.md</p>" % (_e(clause_id), _e(contract)))
@@ -131,12 +165,16 @@ def _failure(doc, result, contract):
         out.append("<blockquote>%s</blockquote>" % _e("\n".join(_report._paragraphs(clause.text)).strip()))
     rows = [("Expected", result.expected), ("Actual", result.actual), ("Diagnosis", result.diagnosis),
             ("Rerun", result.repro)]
+    if short:
+        rows = [("Rerun", result.repro)]
     if result.verdict == ERROR and result.reason:
         rows.insert(0, ("Harness", result.reason))
     if result.verdict == NOT_JUDGED:
         rows = [("Why", result.reason), ("Rerun", result.repro)]
     out.append("<dl>%s</dl>" % "".join("<dt>%s</dt><dd>%s</dd>" % (label, _e(value))
                                        for label, value in rows if value))
+    if mine and not short:
+        out.append("<p>Also failed by %s.</p>" % links)
     if result.transcript:
         out.append("<details><summary>Transcript (%d lines)</summary><pre>%s</pre></details>"
                    % (len(result.transcript), _e("\n".join(result.transcript))))
@@ -166,12 +204,17 @@ def render_html(report):
            _summary_bar(numbers, total),
            '<p class="summary">%s</p>' % _e(_report.summary_line(numbers))]
     not_passed = [r for r in report.results if r.verdict in (FAIL, ERROR, NOT_JUDGED, NON_STRICT)]
+    all_causes = _report.causes(report.results)
+    if all_causes:
+        out.append("<h2>Causes (%d): invariants broken, each said once</h2>" % len(all_causes))
+        for cause in all_causes:
+            out.extend(_cause(doc, cause, report.contract))
     if not_passed:
         out.append("<h2>What did not pass (%d)</h2>" % len(not_passed))
         for result in sorted(not_passed, key=lambda r: ORDER.index(r.verdict)):
-            out.extend(_failure(doc, result, report.contract))
+            out.extend(_failure(doc, result, report.contract, all_causes))
     out.append("<h2>Clauses</h2>")
-    out.extend(_clause_matrix(doc, report.results))
+    out.extend(_clause_matrix(doc, report.results, all_causes))
     out.append("<h2>Checks</h2>")
     for area, title, results in _report.sections(report):
         out.append("<h3>%s</h3><table><tr><th>verdict</th><th>check</th><th>title</th><th>clauses</th>"

@@ -357,6 +357,8 @@ class CheckResult:
         self.reason = reason           # SKIP or NOT-JUDGED reason, or ERROR summary
         self.runs = [verdict]          # verdicts of every repetition (--repeat)
         self.stability = None          # "stable" / "flaky" with --repeat
+        self.violations = []           # invariants this run broke (a FAIL's cause, or one of them)
+        self.own_failure = True        # False: the check's own assertions held, only invariants broke
 
     @property
     def failed(self):
@@ -435,6 +437,7 @@ def run_check(check, node, seed=0, verbose=False, strict=False, pid1=True):
     for violation in violations:
         ctx.note("invariant broken: %s: expected %s; actual %s" % (violation.name, violation.expected,
                                                                    violation.actual))
+    own_failure = verdict in (FAIL, NON_STRICT)
     if violations and verdict != ERROR:
         first = violations[0]
         names = ", ".join(sorted({v.name for v in violations}))
@@ -486,8 +489,13 @@ def run_check(check, node, seed=0, verbose=False, strict=False, pid1=True):
     transcript = [mask_secrets(line, secrets) for line in ctx.transcript]
     expected, actual, diagnosis = (mask_secrets(text, secrets) for text in (expected, actual, diagnosis))
     repro = repro_command(check.contract, node, check.id, seed, strict, pid1, example=check.scope == EXAMPLE)
-    return CheckResult(check, verdict, time.monotonic() - started, expected, actual, diagnosis,
-                       repro, transcript, reason)
+    result = CheckResult(check, verdict, time.monotonic() - started, expected, actual, diagnosis,
+                         repro, transcript, reason)
+    if verdict == FAIL and violations:
+        # The report says an invariant broken in several checks once, as their cause (report.causes).
+        result.violations = [Violation(*(mask_secrets(part, secrets) for part in v)) for v in violations]
+        result.own_failure = own_failure
+    return result
 
 
 # The temporary directories of the checks under way: an interrupted run removes

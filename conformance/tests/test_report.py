@@ -82,6 +82,49 @@ class NotJudgedTest(unittest.TestCase):
         self.assertIn("--only stop.sigterm-pid1", page)
 
 
+class CauseTest(unittest.TestCase):
+    """One invariant broken in several checks is said once, as their cause, with its own clause."""
+
+    def run_report(self):
+        from conformance.invariants import Violation
+        leak = Violation("SELFTEST-REDACT-1: no token in output", "no token anywhere", "CANA... in stderr",
+                         "mask credentials before printing them")
+        only = result("greet.progress", FAIL, clauses=("SELFTEST-GREET-2",), level="SHOULD",
+                      expected="invariant x", actual="CANA... in stderr")
+        only.violations, only.own_failure = [leak], False
+        both = result("greet.hello", FAIL, expected="a greeting", actual="nothing", diagnosis="it did not greet")
+        both.violations, both.own_failure = [leak], True
+        return report.RunReport("_selftest", "n.py", 0, [result("node.stdlib", PASS, area="NODE"), both, only])
+
+    def test_grouped_by_invariant_with_its_clause(self):
+        found = report.causes(self.run_report().results)
+        self.assertEqual([(c.number, c.clause_id, c.check_ids()) for c in found],
+                         [(1, "SELFTEST-REDACT-1", ["greet.hello", "greet.progress"])])
+
+    def test_terminal_says_it_once_and_cards_point_to_it(self):
+        text = report.render_text(self.run_report())
+        self.assertEqual(text.count("Cause 1: SELFTEST-REDACT-1: no token in output  (2 checks)"), 1)
+        self.assertIn("Cause:     see cause 1 below (SELFTEST-REDACT-1: no token in output)", text)
+        self.assertIn("Also:      cause 1 below", text)
+        self.assertEqual(text.count("SELFTEST-GREET-2 (SHOULD)"), 0)   # the invariant-only card quotes no clause
+        self.assertEqual(text.count("SELFTEST-REDACT-1 (MUST) The token is never shown"), 1)
+        self.assertIn("Checks:    greet.hello, greet.progress", text)
+        unmet = text[text.index("Clauses not met"):]
+        self.assertIn("SELFTEST-REDACT-1  cause 1 (2 checks)", unmet)
+        self.assertIn("SELFTEST-GREET-1   greet.hello", unmet)
+        self.assertNotIn("SELFTEST-GREET-2", unmet)   # greet.progress failed only through the cause
+
+    def test_json_and_junit_name_it(self):
+        run = self.run_report()
+        document = report.to_json(run)
+        self.assertEqual(document["causes"][0]["checks"], ["greet.hello", "greet.progress"])
+        self.assertEqual(document["causes"][0]["clause"], "SELFTEST-REDACT-1")
+        entry = [c for c in document["checks"] if c["id"] == "greet.progress"][0]
+        self.assertEqual((entry["causes"], entry["own_failure"]), ([1], False))
+        case = [c for c in report.to_junit(run).getroot().iter("testcase") if c.get("name") == "greet.progress"][0]
+        self.assertIn("cause 1: invariant SELFTEST-REDACT-1: no token in output", case.find("failure").text)
+
+
 class TextTest(unittest.TestCase):
     def test_tree_with_failure_details(self):
         text = report.render_text(sample())

@@ -99,6 +99,14 @@ class HtmlReportTest(unittest.TestCase):
         self.assertIn("python3 -m conformance _selftest", self.text)
         self.assertIn("details", self.page.tags)  # the transcript, folded away
 
+    def test_one_leak_is_one_cause_and_its_clause_is_marked_failed(self):
+        self.assertIn("Causes (1): invariants broken, each said once", self.text)
+        self.assertEqual(self.raw.count('id="cause-1"'), 1)
+        row = re.search(r'<tr id="SELFTEST-REDACT-1">.*?</tr>', self.raw).group(0)
+        self.assertIn("cause 1: 5 checks", row)   # the clause the leak breaks, not "no check in this run"
+        self.assertIn("Failed by", self.text)     # the checks it failed point to it...
+        self.assertEqual(self.raw.count("The token is never shown"), 2)  # ...instead of each quoting clauses
+
     def test_self_contained_and_well_nested(self):
         self.assertNotIn("script", self.page.tags)
         self.assertNotIn("link", self.page.tags)

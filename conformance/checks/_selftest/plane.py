@@ -41,7 +41,7 @@ class ToyPlane:
     def invariants(self):
         runs = self.runs + [p.result for p in self.procs if p.result is not None and p.result not in self.runs]
         violations = scan_for_secrets([self.token], paths=[self.scratch], runs=runs,
-                                      name="no token in output, argv or files")
+                                      name="SELFTEST-REDACT-1: no token in output, argv or files")
         violations += dir_empty(self.scratch, name="scratch removed")
         return violations
 
