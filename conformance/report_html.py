@@ -138,10 +138,15 @@ def _cause(doc, cause, contract):
                                                                        _e(clause.level), _e(clause.title)))
         out.append("<blockquote>%s</blockquote>" % _e("\n".join(_report._paragraphs(clause.text)).strip()))
     rows = [("Expected", cause.first.expected), ("Actual", "%s  (in %s)" % (cause.first.actual, cause.results[0].id)),
-            ("Diagnosis", cause.first.diagnosis), ("Checks", ", ".join(cause.check_ids())),
-            ("Rerun", cause.results[0].repro)]
+            ("Diagnosis", cause.first.diagnosis), ("Rerun", cause.results[0].repro)]
     out.append("<dl>%s</dl>" % "".join("<dt>%s</dt><dd>%s</dd>" % (label, _e(value))
                                        for label, value in rows if value))
+    names = ", ".join(cause.check_ids())
+    if len(cause.results) > _report.SHOWN_IN_A_LIST:
+        out.append("<details><summary>The %d checks it failed</summary><p>%s</p></details>" % (
+            len(cause.results), _e(names)))
+    else:
+        out.append("<p>The checks it failed: %s</p>" % _e(names))
     out.append("</div>")
     return out
 

@@ -143,7 +143,8 @@ class RunCheckTest(unittest.TestCase):
             ctx.fail("a", "b")
         both = run_check(make(failing), NODE)
         self.assertEqual((both.verdict, both.expected), (FAIL, "a"))
-        self.assertIn("scratch", both.diagnosis)
+        self.assertEqual(([v.name for v in both.violations], both.own_failure), (["scratch"], True))
+        self.assertEqual(([v.name for v in result.violations], result.own_failure), (["no secret"], False))
 
     def test_broken_invariants_method_is_error(self):
         plane = FakePlane(explode=True)
