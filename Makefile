@@ -11,7 +11,7 @@ help: ## list the targets
 	@$(PY) -m conformance.suite help Makefile
 
 .PHONY: test
-test: ## everything: static checks, block sync, traceability, unit tests, conformance, derivatives, mutants; ends with "N passed, N failed"
+test: ## everything CI runs (~23 min on 2 cores): static checks, block sync, traceability, unit tests, conformance, derivatives, mutants; ends with "N passed, N failed, N skipped"
 	@$(PY) -m conformance.suite test
 
 .PHONY: check-fast
@@ -19,16 +19,16 @@ check-fast: ## the quick subset (under 60 s): static checks, block sync, traceab
 	@$(PY) -m conformance.suite check-fast
 
 .PHONY: check
-check: ## block sync plus the two traceability tables per contract (MUST clause -> checks, check -> mutants); fails on any hole
+check: ## block sync plus the two traceability tables per contract (MUST clause -> checks, check -> mutants); fails on any hole (~1 s)
 	@$(PY) -m conformance.sync --check
 	@$(PY) -m conformance.trace
 
 .PHONY: conformance
-conformance: ## judge the reference nodes (example work too, --reference) and the derivatives in examples/ (CONTRACT=crawler NODE=path judges another node)
+conformance: ## judge the reference nodes (example work too, --reference) and the derivatives in examples/ (~6 min; CONTRACT=crawler NODE=path judges another node, ~1 min)
 	@$(PY) -m conformance.suite conformance $(CONTRACT) $(NODE)
 
 .PHONY: mutants
-mutants: ## run every mutant of the reference nodes (CONTRACT=crawler for one contract); each must be killed by the checks it names
+mutants: ## run every mutant of the reference nodes, each killed by the checks it names (~25 min; CONTRACT=crawler for one contract, 4 to 8 min)
 	@$(PY) -m conformance.suite mutants $(CONTRACT)
 
 # One bench per contract: conformance/bench/CONTRACT.py, run as python3 -m conformance.bench CONTRACT.
@@ -53,11 +53,11 @@ bench-hang: ## judge a node that hangs everywhere and ignores signals, per contr
 	@$(PY) -m conformance.bench.hang
 
 .PHONY: demo
-demo: ## run the hello node against the embedded fake platform on a small real job
+demo: ## run the hello node against the embedded fake platform on a small real job (~1 s)
 	@$(PY) examples/demo.py
 
 .PHONY: dist
-dist: ## build dist/conformance.pyz: the harness and its contracts in one file, to run from any directory (python3 conformance.pyz step my_node.py)
+dist: ## build dist/conformance.pyz (~1 s): the harness and its contracts in one file, to run from any directory (python3 conformance.pyz step my_node.py)
 	@$(PY) -m conformance.dist
 
 .PHONY: sync

@@ -45,7 +45,7 @@ class QuickCrawlerBenchTest(unittest.TestCase):
         self.assertEqual(len(re.findall(r"\| 3/3 \| 3/3 \|", self.out)), 2, self.out)
 
     def test_readme_quotes_the_same_headings(self):
-        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        with open(os.path.join(ROOT, "conformance", "bench", "README.md"), encoding="utf-8") as handle:
             readme = handle.read()
         for heading in HEADINGS:
             self.assertIn(heading, readme)
