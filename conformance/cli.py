@@ -80,6 +80,9 @@ def build_parser():
                         help="judge the node with another value of one of the contract's deployment constants "
                              "(values the upstream never defines; crawler: MAX_CRAWLER_RESULT_BYTES, "
                              "RESULT_MEDIA_TYPE, CHILD_ATTESTATION_ENV, CHILD_CODES)")
+    parser.add_argument("--python", metavar="PATH",
+                        help="run the node file with this interpreter (3.9 or newer) instead of the harness's own; "
+                             "every check runs, the static ones included, and the reports name it")
     parser.add_argument("--jobs", metavar="N", type=_positive, default=default_jobs(),
                         help="run N checks in parallel (default: twice the CPUs this process may use, "
                              "at most %d; the header says how many)" % MAX_DEFAULT_JOBS)
@@ -147,6 +150,10 @@ def parse(argv):
         raise UsageError("unknown contract %r (known: %s)" % (options.contract, ", ".join(_checks.contracts())))
     if command is not None and options.node is not None:
         raise UsageError("give NODE either as a file or after `--`, not both")
+    if options.python is not None:
+        if command is not None:
+            raise UsageError("--python runs a node file: give NODE as a file, not after `--`")
+        options.python_version = interpreter_version(options.python)
     node = None
     if command is not None:
         node = _checks.NodeSpec.from_command(command)
@@ -156,7 +163,7 @@ def parse(argv):
         if not options.node.endswith(".py") and not os.access(options.node, os.X_OK):
             raise UsageError("%s is neither a .py file nor executable; use `-- COMMAND` to say how to run it"
                              % options.node)
-        node = _checks.NodeSpec.from_path(options.node)
+        node = _checks.NodeSpec.from_path(options.node, python=options.python)
     elif not options.list:
         raise UsageError("missing NODE (a Python file, or `-- COMMAND ...`)")
     options.only = [p.strip() for item in options.only for p in item.split(",") if p.strip()]
@@ -170,6 +177,37 @@ def parse(argv):
         except ValueError as problem:
             raise UsageError(str(problem))
     return options, node
+
+
+def interpreter_version(python):
+    """The version ("3.9.18") of the interpreter at `python`; UsageError when it cannot run or is older than 3.9."""
+    import subprocess
+    if os.sep not in python:
+        import shutil
+        python = shutil.which(python) or python
+    if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        raise UsageError("--python %s: no executable file there" % python)
+    try:
+        done = subprocess.run([python, "-I", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as problem:
+        raise UsageError("--python %s could not be run: %s" % (python, problem))
+    version = done.stdout.decode("ascii", "replace").strip()
+    parts = version.split(".")
+    if done.returncode != 0 or len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise UsageError("--python %s is not a Python interpreter that runs here" % python)
+    if (int(parts[0]), int(parts[1])) < (3, 9):
+        raise UsageError("--python %s is Python %s; the nodes need 3.9 or newer" % (python, version))
+    return version
+
+
+def node_interpreter(options, node):
+    """`/path/python (Python 3.9.18)` for a node file; how a command node says it is run otherwise."""
+    if node.path is None:
+        return "the command's own (%s)" % node.argv[0]
+    if getattr(options, "python", None):
+        return "%s (Python %s)" % (node.argv[0], options.python_version)
+    return "%s (Python %s, the harness's own)" % (sys.executable, "%d.%d.%d" % sys.version_info[:3])
 
 
 def select(all_checks, patterns):
@@ -401,7 +439,9 @@ def main(argv=None, out=None):
         sys.stderr.write("conformance: error: no check matches --only %s%s\n" % (",".join(options.only), hint))
         return 2
     caps = _runner.capabilities()
-    notes = ["PID 1: %s" % (("yes" if caps.pid1 else "no, %s" % caps.pid1.reason) if options.pid1
+    interpreter = node_interpreter(options, node)
+    notes = ["interpreter: %s" % interpreter,
+             "PID 1: %s" % (("yes" if caps.pid1 else "no, %s" % caps.pid1.reason) if options.pid1
                             else "disabled by --no-pid1"),
              "memory cgroup: %s" % (caps.cgroup.value or "no, %s" % caps.cgroup.reason)]
     if options.jobs > 1 or options.repeat > 1:
@@ -439,7 +479,7 @@ def main(argv=None, out=None):
                       "this report" % (signal.Signals(interrupted.signum).name, len(results), len(selected)))
     run = _report.RunReport(options.contract, node.display, options.seed, results, strict=options.strict,
                             repeat=options.repeat, wall_s=time.monotonic() - started, notes=notes,
-                            incomplete=incomplete)
+                            incomplete=incomplete, interpreter=interpreter)
     try:
         out.write(_report.render_text(run, verbose=options.verbose))
         out.flush()

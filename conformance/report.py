@@ -45,7 +45,7 @@ class RunReport:
     """Everything a report needs about one conformance run."""
 
     def __init__(self, contract, node, seed, results, strict=False, repeat=1, wall_s=None, notes=(),
-                 incomplete=None):
+                 incomplete=None, interpreter=None):
         self.contract = contract
         self.node = node              # how the user named the node
         self.seed = seed
@@ -55,6 +55,7 @@ class RunReport:
         self.wall_s = wall_s
         self.notes = list(notes)      # header lines (capabilities, options)
         self.incomplete = incomplete  # why the run stopped early (an interrupt), or None
+        self.interpreter = interpreter  # what ran the node: "/path/python (Python 3.9.18)"
 
 
 def counts(results):
@@ -367,6 +368,7 @@ def to_json(report):
     from conformance import __version__
     return {"contract": report.contract, "contract_version": contract_version(report.contract),
             "harness_version": __version__, "node": report.node, "seed": report.seed, "strict": report.strict,
+            "interpreter": report.interpreter, "notes": list(report.notes),
             "incomplete": report.incomplete, "summary": numbers,
             "causes": [{"number": c.number, "invariant": c.name, "clause": c.clause_id, "checks": c.check_ids(),
                         "expected": c.first.expected, "actual": c.first.actual, "diagnosis": c.first.diagnosis}
@@ -393,6 +395,8 @@ def to_junit(report):
     ET.SubElement(props, "property", name="node", value=str(report.node))
     ET.SubElement(props, "property", name="seed", value=str(report.seed))
     ET.SubElement(props, "property", name="versions", value=versions_line(report.contract))
+    if report.interpreter:
+        ET.SubElement(props, "property", name="interpreter", value=report.interpreter)
     if report.incomplete:
         ET.SubElement(props, "property", name="incomplete", value=report.incomplete)
     all_causes = causes(report.results)

@@ -170,17 +170,17 @@ def _listing(path):
     return sorted(found)
 
 
-def run_probe(node_path, mode, args=(), timeout=SHORT_TIMEOUT_S):
-    """Run the probe on a node file; returns a dict with events, outcome,
-    threads, stdout, stderr, created (files left in cwd or TMPDIR),
-    timed_out, returncode."""
+def run_probe(node_path, mode, args=(), timeout=SHORT_TIMEOUT_S, python=None):
+    """Run the probe on a node file, under `python` (the node's interpreter; this one's by
+    default); returns a dict with events, outcome, threads, stdout, stderr, created (files
+    left in cwd or TMPDIR), timed_out, returncode."""
     work = tempfile.mkdtemp(prefix="conformance-probe-")
     try:
         cwd, scratch = os.path.join(work, "cwd"), os.path.join(work, "tmp")
         os.mkdir(cwd)
         os.mkdir(scratch)
         report_path = os.path.join(work, "report.json")
-        argv = [sys.executable, "-I", "-B", "-c", _PROBE, report_path, mode, node_path] + list(args)
+        argv = [python or sys.executable, "-I", "-B", "-c", _PROBE, report_path, mode, node_path] + list(args)
         env = {"TMPDIR": scratch}
         try:
             done = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -265,7 +265,7 @@ def _check_stdlib(ctx):
 def _check_help(ctx):
     path = _node_file(ctx)
     work = ctx.tmpdir("help-cwd")
-    argv = [sys.executable, path, "--help"]
+    argv = [ctx.node.argv[0], path, "--help"]  # the node's interpreter (--python), not necessarily this one
     ctx.note("running %s in an empty directory with an empty environment" % " ".join(argv))
     try:
         done = subprocess.run(argv, cwd=work, env={}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -284,7 +284,7 @@ def _check_help(ctx):
     created = _listing(work)
     ctx.expect(not created, expected="no file written", actual="created: %s" % ", ".join(created[:5]),
                diagnosis="--help must not write anything")
-    report = run_probe(path, "help", ["--help"])
+    report = run_probe(path, "help", ["--help"], python=ctx.node.argv[0])
     _note_probe(ctx, report)
     effects = [e for e in report["events"] if e[0] in ("network", "read", "file", "process")]
     ctx.expect(not effects, expected="no request, no file read or written",
@@ -297,7 +297,7 @@ def _check_help(ctx):
 # --------------------------------------------------------------------------
 def _check_import(ctx):
     path = _node_file(ctx)
-    report = run_probe(path, "import")
+    report = run_probe(path, "import", python=ctx.node.argv[0])
     _note_probe(ctx, report)
     ctx.expect(not report["timed_out"], expected="import finishes within %.0f s" % SHORT_TIMEOUT_S,
                actual="still running after %.0f s" % SHORT_TIMEOUT_S,

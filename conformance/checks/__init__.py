@@ -220,17 +220,18 @@ class NodeSpec:
     """The node under test: argv to run it, its file (None for a command), and
     how the user named it (for repro lines)."""
 
-    def __init__(self, argv, path=None, display=None):
+    def __init__(self, argv, path=None, display=None, python=None):
         self.argv = list(argv)
         self.path = path
         self.display = display if display is not None else (path or shlex.join(self.argv))
+        self.python = python  # the interpreter --python named (repeated in rerun lines), or None
 
     @classmethod
     def from_path(cls, path, python=None):
         import sys
         absolute = os.path.abspath(path)
         if absolute.endswith(".py"):
-            return cls([python or sys.executable, absolute], absolute, path)
+            return cls([python or sys.executable, absolute], absolute, path, python=python)
         return cls([absolute], None, path)
 
     @classmethod
@@ -371,6 +372,8 @@ class CheckResult:
 def repro_command(contract, node, check_id, seed, strict=False, pid1=True, example=False):
     """The one command that reruns this check alone."""
     options = ["--only", check_id, "--seed", str(seed)]
+    if node.python:
+        options += ["--python", node.python]
     settings = deployment(contract)
     for assignment in settings.overrides() if settings is not None else ():
         options += ["--deploy", assignment]

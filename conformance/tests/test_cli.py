@@ -10,6 +10,7 @@ import glob
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -144,6 +145,66 @@ class InterruptTest(unittest.TestCase):
 
     def test_sigterm(self):
         self.interrupt(signal.SIGTERM, 143)
+
+
+def pyenv_pythons(pattern):
+    """Interpreters pyenv keeps here whose version matches the glob (e.g. "3.9.*"), oldest first."""
+    return sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/%s/bin/python3" % pattern)))
+
+
+class PythonOptionTest(unittest.TestCase):
+    """--python runs a node file under another interpreter, static checks included, and every report names it."""
+
+    def test_the_node_runs_under_the_interpreter_named_and_the_reports_say_so(self):
+        older = pyenv_pythons("3.9.*") or pyenv_pythons("3.10.*")
+        if not older:
+            self.skipTest("no Python 3.9 or 3.10 besides the harness's own on this machine")
+        python = older[0]
+        directory = tempfile.mkdtemp(prefix="conformance-cli-node-")
+        self.addCleanup(shutil.rmtree, directory, True)
+        with open(TOY, encoding="utf-8") as handle:
+            text = handle.read()
+        # This copy refuses to greet under the harness's own interpreter: it passes only under the older one.
+        text = text.replace("    name = os.environ.get(", "    if sys.version_info[:2] == %r:\n        return 3\n"
+                            "    name = os.environ.get(" % (tuple(sys.version_info[:2]),), 1)
+        node = os.path.join(directory, "toy.py")
+        with open(node, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        report = os.path.join(directory, "r.json")
+        out = io.StringIO()
+        with contextlib.redirect_stderr(io.StringIO()):
+            status = cli.main(["_selftest", node, "--python", python, "--only", "node.*,greet.hello",
+                               "--json", report], out=out)
+        self.assertEqual(status, 0, out.getvalue())
+        with open(report, encoding="utf-8") as handle:
+            document = json.load(handle)
+        self.assertRegex(document["interpreter"], r"^%s \(Python 3\.(9|10)\.\d+\)$" % re.escape(python))
+        self.assertEqual([c["verdict"] for c in document["checks"]], ["PASS"] * 4)
+        self.assertIn("  interpreter: %s (Python 3." % python, out.getvalue())
+        # Under its own interpreter the same copy fails, and the rerun line names no --python.
+        out = io.StringIO()
+        with contextlib.redirect_stderr(io.StringIO()):
+            status = cli.main(["_selftest", node, "--only", "greet.hello"], out=out)
+        self.assertEqual(status, 1)
+        self.assertNotIn("--python", out.getvalue())
+        from conformance import checks
+        self.assertTrue(checks.repro_command("_selftest", checks.NodeSpec.from_path(node, python=python),
+                                             "greet.hello", 0).endswith("--seed 0 --python %s" % python))
+
+    def test_what_it_refuses(self):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(cli.main(["_selftest", "--python", sys.executable, "--", sys.executable, TOY],
+                                      out=io.StringIO()), 2)
+            self.assertEqual(cli.main(["_selftest", TOY, "--python", "/no/such/python"], out=io.StringIO()), 2)
+        self.assertIn("--python runs a node file", err.getvalue())
+        self.assertIn("--python /no/such/python: no executable file there", err.getvalue())
+        old = pyenv_pythons("3.[5-8].*")
+        if old:
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                self.assertEqual(cli.main(["_selftest", TOY, "--python", old[-1]], out=io.StringIO()), 2)
+            self.assertIn("the nodes need 3.9 or newer", err.getvalue())
 
 
 class UsageTest(unittest.TestCase):
