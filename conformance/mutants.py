@@ -120,14 +120,114 @@ def load_all(contract, directory=None):
             if f.endswith(".py") and not f.startswith("_")]
 
 
+def code_view(text):
+    """(view, where): text without its comments and with every run of whitespace made one space;
+    where[i] is the index in text of view[i].
+
+    A mutant's old text is an anchor on code: rewording a comment or re-indenting a
+    line must not break it (only a change to the code it names may).  Strings are
+    followed ('#' inside one is no comment; escapes and triple quotes included); a
+    snippet is read as if it began in code.
+    """
+    view, where = [], []
+    quote = None  # the open string's delimiter
+    index, size = 0, len(text)
+    pending_space = None  # index of the first whitespace character of a run not yet written
+
+    def put(position, length=1):
+        view.append(text[position:position + length])
+        where.extend(range(position, position + length))
+
+    def flush_space():
+        if pending_space is not None and view:
+            view.append(" ")
+            where.append(pending_space)
+
+    while index < size:
+        char = text[index]
+        if quote is None and char == "#":
+            while index < size and text[index] != "\n":
+                index += 1
+            continue
+        if quote is not None and char == "\n" and len(quote) == 1:
+            quote = None  # an unterminated one-line string (a snippet cut mid-string): back to code
+        if char.isspace():
+            if pending_space is None:
+                pending_space = index
+            index += 1
+            continue
+        flush_space()
+        pending_space = None
+        if quote is None and char in "'\"":
+            quote = text[index:index + 3] if text[index:index + 3] in ("'''", '"""') else char
+            put(index, len(quote))
+            index += len(quote)
+        elif quote is not None and text.startswith(quote, index):
+            put(index, len(quote))
+            index += len(quote)
+            quote = None
+        elif quote is not None and char == "\\" and index + 1 < size:
+            put(index, 2)
+            index += 2
+        else:
+            put(index)
+            index += 1
+    return "".join(view), where
+
+
+def _occurrences(haystack, needle):
+    found, start = [], haystack.find(needle)
+    while start >= 0:
+        found.append(start)
+        start = haystack.find(needle, start + 1)
+    return found
+
+
+def find_anchor(source, old):
+    """(start, end, lead, trail) of the one place old's code occurs in source; ValueError otherwise.
+
+    The exact text, when it occurs once, is that place.  Otherwise old is matched on
+    its code (code_view): source[start:end] is the matched code, from its first to its
+    last character; lead and trail are old's text around its own code (indentation,
+    a trailing comment, the newline), for `apply` to fit the replacement."""
+    exact = _occurrences(source, old)
+    if len(exact) == 1:
+        return exact[0], exact[0] + len(old), "", ""
+    old_view, old_where = code_view(old)
+    if not old_view:
+        raise ValueError("old text has no code (a comment or whitespace alone anchors nothing): %r" % old[:80])
+    view, where = code_view(source)
+    found = _occurrences(view, old_view)
+    if len(found) != 1:
+        raise ValueError("old text occurs %d times in the node (must be exactly once), %d times as code: %r"
+                         % (len(exact), len(found), old[:80]))
+    first, last = found[0], found[0] + len(old_view) - 1
+    return where[first], where[last] + 1, old[:old_where[0]], old[old_where[-1] + 1:]
+
+
 def apply(source, replace):
-    """source with every (old, new) applied; raises ValueError unless each old occurs exactly once."""
+    """source with every (old, new) applied; ValueError unless each old's code occurs exactly once.
+
+    An old text that occurs verbatim is replaced as it is.  One whose comments or
+    whitespace have changed since is found by its code (find_anchor); the new text
+    then replaces that code, its own lead and trail fitted to the node's."""
     for index, (old, new) in enumerate(replace):
-        found = source.count(old)
-        if found != 1:
-            raise ValueError("REPLACE[%d]: old text occurs %d times in the node (must be exactly once): %r"
-                             % (index, found, old[:80]))
-        source = source.replace(old, new)
+        try:
+            start, end, lead, trail = find_anchor(source, old)
+        except ValueError as problem:
+            raise ValueError("REPLACE[%d]: %s" % (index, problem)) from None
+        if new.startswith(lead) and new.endswith(trail) and len(new) >= len(lead) + len(trail):
+            body = new[len(lead):len(new) - len(trail)]
+        else:
+            # The new text rewrites its lead or trail too: take the node's own in with the code.
+            body = new
+            line_start = source.rfind("\n", 0, start) + 1
+            if lead and not source[line_start:start].strip():
+                start = line_start  # the new text brings its own indentation (its lead is written out)
+            if trail.endswith("\n"):
+                newline = source.find("\n", end)
+                end = len(source) if newline < 0 else newline + 1
+        source = source[:start] + body + source[end:]
     return source
 
 

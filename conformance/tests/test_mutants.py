@@ -28,6 +28,40 @@ class ApplyTest(unittest.TestCase):
             mutants.apply("a", [("z", "Z")])
 
 
+class AnchorTest(unittest.TestCase):
+    """An old text anchors on code: comments and whitespace may change under it, the code may not."""
+
+    NODE = 'def f(x):\n    y = x + 1  # add one\n    return y  # done\n'
+    OLD = '    y = x + 1  # add one\n'
+
+    def test_code_view_drops_comments_and_collapses_whitespace_outside_and_inside_strings(self):
+        self.assertEqual(mutants.code_view('a  =  "x  # y"  # c\nb = 1')[0], 'a = "x # y" b = 1')
+        self.assertEqual(mutants.code_view('s = """a\n  # kept\n"""  # dropped\nt = "\\"#"  # c')[0],
+                         's = """a # kept """ t = "\\"#"')
+        view, where = mutants.code_view("  x = 1  # c\n")
+        self.assertEqual((view, where[0], where[-1]), ("x = 1", 2, 6))
+
+    def test_reworded_comments_and_spacing_still_match_and_keep_the_nodes_comment(self):
+        reworded = 'def f(x):\n    y  =  x + 1   # increment (reworded)\n    return y\n'
+        self.assertEqual(mutants.apply(reworded, [(self.OLD, '    y = x + 2  # add one\n')]),
+                         'def f(x):\n    y = x + 2   # increment (reworded)\n    return y\n')
+        # A new text with other lines: it replaces the whole line, with its own indentation.
+        self.assertEqual(mutants.apply(reworded, [(self.OLD, '    y = x - 1\n    y = -y\n')]),
+                         'def f(x):\n    y = x - 1\n    y = -y\n    return y\n')
+
+    def test_changed_code_or_an_ambiguous_anchor_is_refused(self):
+        with self.assertRaises(ValueError):
+            mutants.apply(self.NODE.replace("x + 1", "x + 10"), [(self.OLD, "")])
+        twice = self.NODE + "    y = x + 1  # again\n"
+        with self.assertRaises(ValueError) as raised:
+            mutants.apply(twice.replace("# add one", "# reworded"), [(self.OLD, "")])
+        self.assertIn("2 times as code", str(raised.exception))
+        with self.assertRaises(ValueError) as raised:
+            mutants.apply(self.NODE, [("  # add two\n", "")])  # a comment alone anchors nothing...
+        self.assertIn("has no code", str(raised.exception))
+        self.assertEqual(mutants.apply(self.NODE, [("  # done", "")]).count("done"), 0)  # ...unless verbatim
+
+
 class LoadTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="test-mutants-")
