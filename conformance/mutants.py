@@ -197,7 +197,14 @@ def find_anchor(source, old):
     if not old_view:
         raise ValueError("old text has no code (a comment or whitespace alone anchors nothing): %r" % old[:80])
     view, where = code_view(source)
-    found = _occurrences(view, old_view)
+
+    def word(char):
+        return char.isalnum() or char == "_"
+
+    # Whole tokens only: "x + 1" is not found inside "x + 10", nor "f(" inside "gf(".
+    found = [at for at in _occurrences(view, old_view)
+             if not (word(old_view[0]) and at > 0 and word(view[at - 1]))
+             and not (word(old_view[-1]) and at + len(old_view) < len(view) and word(view[at + len(old_view)]))]
     if len(found) != 1:
         raise ValueError("old text occurs %d times in the node (must be exactly once), %d times as code: %r"
                          % (len(exact), len(found), old[:80]))
