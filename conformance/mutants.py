@@ -1,6 +1,7 @@
 """Mutants: prove that every check can fail.
 
     python3 -m conformance.mutants CONTRACT [--only NAME[,NAME...]] [--jobs N] [--covering]
+    python3 -m conformance.mutants --rebase [CONTRACT]   # the anchors a node change broke
 
 A mutant is a file ``conformance/mutants/<contract>/<name>.py``:
 
@@ -18,6 +19,13 @@ old text is missing or occurs twice, or that names a check that does not
 exist is **broken** (reported as ERROR). Exit 1 when any mutant survived or
 is broken, or (on a full run, no --only) when a check of the contract is
 killed by no mutant.
+
+An old text is an **anchor on code**: it must occur exactly once verbatim, or
+else exactly once once comments are dropped and whitespace collapsed
+(`code_view`), so rewording a comment or re-indenting a line of the node
+breaks no mutant; a change to the code it names does. `--rebase` lists every
+broken anchor with the lines where it matched last (the node's git history)
+and the lines most alike now, so the mutant can be rewritten in minutes.
 
 `--covering` runs only a covering set: for every check, one mutant at least
 that names it, chosen greedily (`covering_set`). `make test` runs that set, so
@@ -364,11 +372,83 @@ def run_mutants(contract, only=None, jobs=1, seed=0, directory=None, out=None, c
     return 1 if survived or broken or unkilled else 0
 
 
+def _node_history(node_path, limit=40):
+    """[(short revision, text)] of the node file in git, newest first; [] outside a checkout."""
+    relative = os.path.relpath(node_path, REPO_ROOT)
+    try:
+        revisions = subprocess.run(["git", "log", "--format=%h", "-n", str(limit), "--", relative], cwd=REPO_ROOT,
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    for revision in revisions.stdout.decode().split():
+        shown = subprocess.run(["git", "show", "%s:%s" % (revision, relative)], cwd=REPO_ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        if shown.returncode == 0:
+            yield revision, shown.stdout.decode("utf-8", "replace")
+
+
+def _context(text, start, end, around=2, mark=">"):
+    """Numbered lines of text around [start, end), the anchor's lines marked."""
+    first = text.count("\n", 0, start)
+    last = text.count("\n", 0, max(start, end - 1))
+    lines = text.splitlines()
+    shown = []
+    for number in range(max(0, first - around), min(len(lines), last + around + 1)):
+        shown.append("  %s %5d | %s" % (mark if first <= number <= last else " ", number + 1, lines[number]))
+    return shown
+
+
+def rebase_report(contracts, out, directory=None):
+    """For every mutant whose anchor no longer matches its node: where it matched last (git history) and the
+    node's most similar lines now.  Returns how many anchors are broken."""
+    import difflib
+    broken = 0
+    for contract in contracts:
+        for mutant in load_all(contract, directory):
+            if mutant.problem:
+                continue
+            node_path = mutant.node if os.path.isabs(mutant.node) else os.path.join(REPO_ROOT, mutant.node)
+            with open(node_path, encoding="utf-8") as handle:
+                source = handle.read()
+            for index, (old, new) in enumerate(mutant.replace):
+                try:
+                    start, end, _lead, _trail = find_anchor(source, old)
+                except ValueError as problem:
+                    broken += 1
+                    out.write("%s REPLACE[%d]: %s\n" % (os.path.relpath(mutant.path, REPO_ROOT), index, problem))
+                    for revision, text in _node_history(node_path):
+                        try:
+                            then, until, _l, _t = find_anchor(text, old)
+                        except ValueError:
+                            continue
+                        out.write("  matched in %s at %s:\n" % (mutant.node, revision))
+                        out.write("\n".join(_context(text, then, until)) + "\n")
+                        break
+                    else:
+                        out.write("  matched in no recent revision of %s\n" % mutant.node)
+                    first_code = next((line for line in old.splitlines() if line.split("#")[0].strip()), old)
+                    lines = source.splitlines()
+                    wanted = code_view(first_code)[0]
+                    scores = [(difflib.SequenceMatcher(None, wanted, code_view(line)[0]).ratio(), number)
+                              for number, line in enumerate(lines) if line.strip()]
+                    ratio, number = max(scores) if scores else (0.0, 0)
+                    offset = sum(len(line) + 1 for line in lines[:number])
+                    out.write("  most alike now (%d %%), line %d:\n" % (round(100 * ratio), number + 1))
+                    out.write("\n".join(_context(source, offset, offset + len(lines[number]) if lines else 0)) + "\n")
+                    break
+                source = apply(source, [(old, new)])  # a later pair anchors on the text this one left
+    out.write("mutants: %d anchor%s broken\n" % (broken, "" if broken == 1 else "s"))
+    return broken
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m conformance.mutants",
                                      description="Run every mutant of a contract's reference node; each must be "
                                                  "killed by the checks it names.")
-    parser.add_argument("contract", metavar="CONTRACT")
+    parser.add_argument("contract", metavar="CONTRACT", nargs="?", help="the contract (every one with --rebase)")
+    parser.add_argument("--rebase", action="store_true",
+                        help="run nothing: list every anchor a change of its node broke, where it matched last "
+                             "(git history) and the node's most alike lines now")
     parser.add_argument("--only", metavar="NAME[,NAME...]", help="mutant names (globs)")
     parser.add_argument("--jobs", metavar="N", type=int, default=1, help="mutants run in parallel")
     parser.add_argument("--seed", metavar="N", type=int, default=0)
@@ -377,6 +457,9 @@ def main(argv=None):
                         help="run only a covering set: for every check, one mutant at least that names it")
     options = parser.parse_args(argv)
     from conformance import checks as _checks
+    if options.rebase:
+        contracts = [options.contract] if options.contract else _checks.contracts()
+        return 1 if rebase_report(contracts, sys.stdout) else 0
     if options.contract not in _checks.contracts(include_private=True):
         sys.stderr.write("conformance.mutants: error: unknown contract %r\n" % options.contract)
         return 2

@@ -62,6 +62,23 @@ class AnchorTest(unittest.TestCase):
         self.assertEqual(mutants.apply(self.NODE, [("  # done", "")]).count("done"), 0)  # ...unless verbatim
 
 
+class RebaseTest(unittest.TestCase):
+    def test_a_broken_anchor_is_listed_with_the_lines_most_alike_now(self):
+        directory = tempfile.mkdtemp(prefix="test-mutants-")
+        self.addCleanup(shutil.rmtree, directory, True)
+        write(directory, "stale", '"""Greets nobody."""\nNODE = %r\nREPLACE = [(%r, "")]\nKILLS = ["greet.hello"]\n'
+              % (TOY, '    print("hello, %s" % nam, flush=True)\n'))
+        write(directory, "fine", '"""Says nothing."""\nNODE = %r\nREPLACE = [(%r, "")]\nKILLS = ["work.farewell"]\n'
+              % (TOY, '    print("bye", flush=True)'))
+        out = io.StringIO()
+        self.assertEqual(mutants.rebase_report(["_selftest"], out, directory), 1)
+        text = out.getvalue()
+        self.assertIn("stale.py REPLACE[0]: old text occurs 0 times", text)
+        self.assertNotIn("fine.py", text)
+        self.assertRegex(text, r"most alike now \(9\d %\), line \d+:\n(.*\n)*  > +\d+ \|     print\(\"hello, %s\" % name")
+        self.assertTrue(text.endswith("mutants: 1 anchor broken\n"))
+
+
 class LoadTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="test-mutants-")
