@@ -33,6 +33,7 @@ def reference_nodes():
 
 
 REFERENCE_NODES = reference_nodes()
+REFERENCE_NODES_BY = dict(REFERENCE_NODES)
 
 
 def derivatives():
@@ -136,12 +137,24 @@ def single_counts(status, _out):
     return Counts(passed=1) if status == 0 else Counts(failed=1)
 
 
-def stages(fast):
+def contract_unit_tests(contract):
+    """The unit-test modules of one contract: conformance/tests/test_*<contract>*.py, and the knobs test."""
+    names = sorted(name[:-3] for name in os.listdir(os.path.join(ROOT, "conformance", "tests"))
+                   if name.startswith("test_") and name.endswith(".py") and contract in name[5:-3].split("_"))
+    return ["conformance.tests.%s" % name for name in names + ["test_edit_knobs"]]
+
+
+def stages(fast, contract=None):
+    """make test's stages; with a contract, only that contract's share (make test CONTRACT=scan)."""
+    chosen = [(c, n) for c, n in REFERENCE_NODES if contract in (None, c)]
     yield "block sync", [PY, "-m", "conformance.sync", "--check"], single_counts
-    yield "traceability", [PY, "-m", "conformance.trace"] + [c for c, _ in REFERENCE_NODES], single_counts
-    yield "harness unit tests", [PY, "-m", "unittest", "discover", "-s", "conformance/tests",
-                                 "-t", ".", "-p", "test_*.py"], unittest_counts
-    for contract, node in REFERENCE_NODES:
+    yield "traceability", [PY, "-m", "conformance.trace"] + [c for c, _ in chosen], single_counts
+    if contract is None:
+        yield "harness unit tests", [PY, "-m", "unittest", "discover", "-s", "conformance/tests",
+                                     "-t", ".", "-p", "test_*.py"], unittest_counts
+    else:
+        yield "unit tests of %s" % contract, [PY, "-m", "unittest"] + contract_unit_tests(contract), unittest_counts
+    for contract, node in chosen:
         if fast:
             yield "static checks %s" % node, [PY, "-m", "conformance", contract, node,
                                               "--only", "node.*"], summary_counts
@@ -149,12 +162,12 @@ def stages(fast):
             yield "conformance %s" % node, [PY, "-m", "conformance", contract, node, "--reference",
                                             "--jobs", "4"], summary_counts
     if not fast:
-        for contract, path in derivatives():
+        for contract, path in [(c, p) for c, p in derivatives() if (c, REFERENCE_NODES_BY.get(c)) in chosen]:
             yield "derivative %s (every area)" % path, [PY, "-m", "conformance", contract, path, "--jobs", "4",
                                                         "--only", ",".join(area_sample(contract))], summary_counts
         # A covering set: every check is shown to fail against a mutant in every
         # make test; `make mutants` runs every mutant (conformance/mutants.py).
-        for contract, _node in REFERENCE_NODES:
+        for contract, _node in chosen:
             yield "mutants %s (a covering set)" % contract, [PY, "-m", "conformance.mutants", contract,
                                                              "--jobs", "2", "--covering"], summary_counts
 
@@ -220,8 +233,15 @@ def clean():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["test"]:
-        return run_all(fast=False)
+    if argv[:1] == ["test"] and len(argv) <= 2:
+        contract = argv[1] if len(argv) == 2 and argv[1] else None
+        if contract is not None and contract not in REFERENCE_NODES_BY:
+            print("usage: make test [CONTRACT=%s]" % "|".join(sorted(REFERENCE_NODES_BY)), file=sys.stderr)
+            return 2
+        if contract:
+            os.environ["CONFORMANCE_CONTRACT"] = contract  # tests over every contract look at this one only
+        return run_all(False, list(stages(False, contract)), label="make test" + (" CONTRACT=%s" % contract
+                                                                                 if contract else ""))
     if argv[:1] == ["check-fast"]:
         return run_all(fast=True)
     if argv[:1] == ["help"]:
