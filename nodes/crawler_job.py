@@ -1888,10 +1888,11 @@ REQUEST_KEYS = frozenset(("schema_version", "source_id", "adapter_id", "adapter_
                           "egress_policy_attestation", "query"))
 QUERY_KEYS = frozenset(("url", "data_format", "filename", "limits"))
 LIMIT_RANGES = (  # (key, lowest, highest) of query.limits
-    ("max_source_bytes", 1, 4294967296),
-    ("max_normalized_bytes", 1, MAX_CRAWLER_RESULT_BYTES),
-    ("max_rows", 0, 100000000),
-    ("max_columns", 1, 4096),
+    ("max_source_bytes", 1, 4294967296),  # D27: the scratch spool's ceiling, so a deployment can size its disk
+    ("max_normalized_bytes", 1, MAX_CRAWLER_RESULT_BYTES),  # more could never be delivered
+    # D27: any count the requester chooses: the content's bytes, not these, bound the node's memory
+    ("max_rows", 0, MAX_SAFE_INTEGER),
+    ("max_columns", 1, MAX_SAFE_INTEGER),
 )
 
 CAPABILITY_SCHEMA = "mostlyright-crawler-upload-capability.v1"

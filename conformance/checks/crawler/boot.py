@@ -392,10 +392,10 @@ def _(ctx):
              "before any fetch",
        fakes="the bootstrap's request names adapter external.openligadb or version 1.0.1 (D5), carries a "
              "reader_pin (D22), a missing key, limits that are not an object, max_rows "
-             "true / -1 / above 10^8, max_source_bytes 0 / above 2^32, max_normalized_bytes above 8 MiB, "
-             "max_columns 4097, data_format xml, another schema, a bad source_id, requested_at, attestation, url "
+             "true / -1 / \"1000\", max_source_bytes 0 / above 2^32, max_normalized_bytes above the result bound, "
+             "max_columns 0, data_format xml, another schema, a bad source_id, requested_at, attestation, url "
              "or filename (one per run); the capability is signed for that very request; then a request with "
-             "every bound at its maximum",
+             "every bound at its maximum (max_rows and max_columns 2^53 - 1, D27)",
        expected="CRAWLER_BOOTSTRAP_RESPONSE_INVALID failed, exit 1; one :fail with that code; no source request, "
                 "no PUT; the request at the maximum bounds runs to success")
 def _(ctx):
@@ -419,12 +419,12 @@ def _(ctx):
         ("limits not an object", [(limits, [1, 2, 3, 4])]),
         ("max_rows true", [(limits + ("max_rows",), True)]),
         ("max_rows -1", [(limits + ("max_rows",), -1)]),
-        ("max_rows 100000001", [(limits + ("max_rows",), 100000001)]),
+        ("max_rows \"1000\"", [(limits + ("max_rows",), "1000")]),
         ("max_source_bytes 0", [(limits + ("max_source_bytes",), 0)]),
         ("max_source_bytes 2^32 + 1", [(limits + ("max_source_bytes",), 4294967297)]),
         ("max_normalized_bytes MAX_CRAWLER_RESULT_BYTES + 1",
          [(limits + ("max_normalized_bytes",), docs.MAX_CRAWLER_RESULT_BYTES + 1)]),
-        ("max_columns 4097", [(limits + ("max_columns",), 4097)]),
+        ("max_columns 0", [(limits + ("max_columns",), 0)]),
         ("data_format xml", [(("query", "data_format"), "xml")]),
         ("source_id uppercase", [(("source_id",), "Conformance-Source")]),
         ("source_id of 129 characters", [(("source_id",), "s" * 129)]),
@@ -442,8 +442,8 @@ def _(ctx):
     plane = ctx.plane(request_patch=_with_request(
         (limits + ("max_source_bytes",), 4294967296),
         (limits + ("max_normalized_bytes",), docs.MAX_CRAWLER_RESULT_BYTES),
-        (limits + ("max_rows",), 100000000),
-        (limits + ("max_columns",), 4096),
+        (limits + ("max_rows",), 2 ** 53 - 1),  # D27: the counts bound nothing the node holds
+        (limits + ("max_columns",), 2 ** 53 - 1),
         (("source_id",), "s" * 128),
         (("query", "filename"), "\u00e9" * 251 + ".csv"),
     ))
