@@ -10,6 +10,7 @@ and expect the node to accept it too:
     peer.bootstrap-spelling   the :redeem answer as other JSON writers spell it (Go, PHP, indented)
     peer.upload-url-forms     the signed URL's query in another order; its scheme in capitals
     peer.child-line-spaced    a failing child's line with whitespace around it (stripped upstream)
+    peer.store-answer         the store's 200 or 201 carrying a body (GCS's JSON API answers with one)
     peer.argv-abbreviated     the option abbreviated, as argparse takes it
     peer.argv-repeated        the option twice: the last one wins, as with argparse
     peer.argv-help-anywhere   -h / --help (or --he) among other tokens
@@ -19,8 +20,9 @@ the bootstrap and the capability keep exact key sets (the upstream compares
 them), a float anywhere in the bootstrap is refused (D24: the request's
 digest is over canonical bytes, and max_result_bytes is an integer upstream),
 an expires_at with an offset is refused (the upstream's pattern ends in Z).
-The PUT answered 201, or 200 with a body up to 64 KiB, is upload.status-201's
-and upload.answer-bound's; expires_at with a fraction is cap.accepted's.
+The PUT answered 201 with an empty body, or 200 with a body up to 64 KiB, is
+upload.status-201's and upload.answer-bound's; expires_at with a fraction is
+cap.accepted's.
 """
 
 import json
@@ -29,7 +31,7 @@ import urllib.parse
 from conformance import dialect
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    SESSION_ID, PutRecorder, docs, each_variant, expect_no_network, expect_reported, expect_success)
+    SESSION_ID, Match, PutRecorder, docs, each_variant, expect_no_network, expect_reported, expect_success, faults)
 from conformance.timeouts import SHORT_TIMEOUT_S
 
 OPTION = "--crawler-session-id"
@@ -256,6 +258,33 @@ def _(ctx):
     each_variant(ctx, [("%s, %s" % (name, codes[i % len(codes)]),
                         (codes[i % len(codes)], form % _child_line(codes[i % len(codes)])))
                        for i, (name, form) in enumerate(spellings)], act)
+
+
+# An answer body the store sends with its 200 or 201: about what GCS's JSON API
+# sends (the object's resource), well within MAX_UPLOAD_RESPONSE_BYTES.
+STORE_ANSWER_BYTES = 1200
+
+
+@check("peer.store-answer", clauses=["CRAWLER-PEER-1", "CRAWLER-UPLOAD-3"], level="MUST",
+       title="the store's 201, or 200, with a body counts as stored (the upstream reads up to 64 KiB of any body)",
+       fakes="the store commits the result and answers 201 with a %d-byte body, then 200 with one "
+             "(one per run)" % STORE_ANSWER_BYTES,
+       expected="each: exit 0, silent, the result stored, one PUT")
+def _(ctx):
+    def act(label, status):
+        # Arrange
+        plane = ctx.plane()
+        PutRecorder(plane, success_status=status)
+        plane.store.add_fault(faults.oversize(STORE_ANSWER_BYTES), Match(method="PUT"))
+        # Act
+        plane.run()
+        # Assert
+        ctx.expect([ex.status for ex in plane.puts()] == [status],
+                   expected="the store answered the PUT %d (variant %s)" % (status, label),
+                   actual="; ".join(str(ex.status) for ex in plane.puts()) or "no PUT")
+        expect_success(ctx, plane)
+
+    each_variant(ctx, [("201 with a body", 201), ("200 with a body", 200)], act)
 
 
 # ---------------------------------------------------------------- CRAWLER-PEER-2: launch lines
