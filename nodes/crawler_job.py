@@ -13,10 +13,9 @@ Run it:
 Judge it against its contract:
     python3 -m conformance crawler nodes/crawler_job.py
 
-Contract: contract/crawler.md, version 3.  Each line that exists because of a
-clause carries its ID and what breaks without it (grep -n CRAWLER-STOP-3 finds
-the clause, this code and its checks):
-    ARGV      one option, usage errors that echo nothing, argv scrubbed
+Contract: contract/crawler.md, version 4.  A line that exists for a clause carries
+its ID and what breaks without it (grep -n CRAWLER-STOP-3: clause, code, checks):
+    ARGV      the upstream's argparse lines, usage errors that echo nothing, argv scrubbed
     CONFIG    start-up checks in the contract's order; no proxy; timeouts only lowered
     SECRET    not dumpable; tokens in bytearrays wiped after use; only the code leaves
     IDENTITY  a fresh metadata token per broker call, compact JWS only, bounded read
@@ -30,6 +29,7 @@ the clause, this code and its checks):
     UPLOAD    the PUT on the wire, once, never with an expired URL
     REPORT    stderr-only, :fail or bundle; one status line; exit 0, 1, 2 or 143
     STOP      SIGTERM/SIGINT end every phase at once; a cancelled bundle; a second stop ends it
+    PEER      read as the upstream reads: unknown request members, any JSON spelling, argparse forms
 
 Layout (`grep -n '^# [0-9]' nodes/crawler_job.py` prints it; every node has banners 1-9):
     1 Imports                      standard library only
