@@ -13,10 +13,9 @@ Run it:
 Judge it against its contract:
     python3 -m conformance crawler nodes/crawler_job.py
 
-Contract: contract/crawler.md, version 3.  Each line that exists because of a
-clause carries its ID and what breaks without it (grep -n CRAWLER-STOP-3 finds
-the clause, this code and its checks):
-    ARGV      one option, usage errors that echo nothing, argv scrubbed
+Contract: contract/crawler.md, version 4.  A line that exists for a clause carries
+its ID and what breaks without it (grep -n CRAWLER-STOP-3: clause, code, checks):
+    ARGV      the upstream's argparse lines, usage errors that echo nothing, argv scrubbed
     CONFIG    start-up checks in the contract's order; no proxy; timeouts only lowered
     SECRET    not dumpable; tokens in bytearrays wiped after use; only the code leaves
     IDENTITY  a fresh metadata token per broker call, compact JWS only, bounded read
@@ -30,6 +29,7 @@ the clause, this code and its checks):
     UPLOAD    the PUT on the wire, once, never with an expired URL
     REPORT    stderr-only, :fail or bundle; one status line; exit 0, 1, 2 or 143
     STOP      SIGTERM/SIGINT end every phase at once; a cancelled bundle; a second stop ends it
+    PEER      read as the upstream reads: unknown request members, any JSON spelling, argparse forms
 
 Layout (`grep -n '^# [0-9]' nodes/crawler_job.py` prints it; every node has banners 1-9):
     1 Imports                      standard library only
@@ -64,6 +64,7 @@ Nothing happens on import: configuration, handlers and files wait for main().
 # 1 Imports ====================================================================
 # CRAWLER-NODE-1: standard library only, and nothing newer than the Python 3.9 grammar.
 
+import argparse
 import base64
 import collections
 import contextlib
@@ -100,11 +101,12 @@ PROGRAM = "crawler_job.py"  # the name the usage text shows
 IO_CHUNK_BYTES = 64 * 1024  # unit of every streaming read and write: source, child pipes, PUT body
 
 # Deployment constants (contract/crawler.md, D21).  The upstream job imports
-# these from its platform's package without defining them, and the broker's
-# capability is compared with them by exact equality: if one differs from your
-# platform's value, every real capability (or every child failure) is refused.
-# These are the contract's values.  Change them here to your platform's, and
-# judge the node with the same values:
+# these from its platform's package without defining them, and compares what
+# the broker and the child send with them by exact equality: if one differs
+# from your platform's value, every real capability (or request, or child
+# failure) is refused, or the store files what you send under a name nobody
+# reads.  These are the contract's values.  Change them here to your
+# platform's, and judge the node with the same values:
 #   python3 -m conformance crawler my_node.py --deploy RESULT_MEDIA_TYPE=...
 MAX_CRAWLER_RESULT_BYTES = 8 * 1024 * 1024  # the child's stdout and the stored object
 # CONTRACT: fixed per release: it is signed into x-goog-content-length-range (CRAWLER-CAP-7).
@@ -112,6 +114,11 @@ RESULT_MEDIA_TYPE = "application/vnd.mostlyright.crawler-result+json"  # Content
 CHILD_ATTESTATION_ENV = "MOSTLYRIGHT_CRAWLER_EGRESS_POLICY_ATTESTATION"  # the child's one variable (CHILD-2)
 CHILD_CODES = frozenset((  # CRAWLER-CHILD-8: the only codes a child may name; each a bundle code (section 5)
     "CRAWLER_NORMALIZATION_FAILED", "CRAWLER_SOURCE_ENCODING_UNSUPPORTED", "CRAWLER_LIMIT_EXCEEDED"))
+REQUEST_SCHEMA = "mostlyright-crawler-request.v3"  # the crawl request's schema_version (CRAWLER-BOOT-5)
+RESULT_SCHEMA = "mostlyright-crawler-result.v3"  # the result's schema_version (CRAWLER-RESULT-2)
+FAILURE_SCHEMA = "mostlyright-crawler-failure.v1"  # the failure bundle's schema_version (CRAWLER-REPORT-2)
+MAX_CRAWLER_REQUEST_BYTES = 64 * 1024  # the crawl request's canonical encoding (CRAWLER-BOOT-5)
+# CONTRACT: the :redeem answer's bound is this plus 48 KiB, as upstream (CRAWLER-BOOT-3).
 
 # 3 Your work [EDIT] ===========================================================
 # The normaliser: what the child makes of the fetched bytes (CRAWLER-NORM-*).
@@ -369,7 +376,7 @@ KiB = 1024
 MiB = 1024 * KiB
 
 MAX_METADATA_IDENTITY_TOKEN_BYTES = 16 * KiB  # the metadata server's answer (CRAWLER-IDENTITY-4)
-MAX_CRAWLER_REQUEST_BYTES = 64 * KiB  # the crawl request's canonical encoding (CRAWLER-BOOT-5)
+# MAX_CRAWLER_REQUEST_BYTES is a deployment constant: section 2.
 MAX_UPLOAD_CAPABILITY_BYTES = 32 * KiB  # only a term of the next bound
 # CRAWLER-BOOT-3: the largest valid answer fits; a bigger one is refused, not buffered
 MAX_BOOTSTRAP_RESPONSE_BYTES = MAX_CRAWLER_REQUEST_BYTES + MAX_UPLOAD_CAPABILITY_BYTES + 16 * KiB
@@ -377,9 +384,10 @@ MAX_BOOTSTRAP_RESPONSE_BYTES = MAX_CRAWLER_REQUEST_BYTES + MAX_UPLOAD_CAPABILITY
 MAX_CHILD_STDERR_BYTES = 512  # an admissible child failure line (CRAWLER-CHILD-8)
 MAX_UPLOAD_RESPONSE_BYTES = 64 * KiB  # the store's answer to a PUT (CRAWLER-UPLOAD-3)
 # MAX_JSON_DEPTH (32) and MAX_SAFE_INTEGER (2^53 - 1) come with the strict_json block (section 6).
-MAX_INPUT_HEADER_BYTES = 1024 * KiB  # child mode: the normalisation input's header line: the request
-# (64 KiB), ETag and Last-Modified (64 KiB each at most, http.client's header line limit, and up to 6
-# times that once JSON escapes a control byte as \u0001), two URLs: about 0.9 MiB at the very worst.
+# Child mode: the normalisation input's header line: the request, ETag and Last-Modified (64 KiB
+# each at most, http.client's header line limit, and up to 6 times that once JSON escapes a control
+# byte as \u0001), two URLs: the request and about 0.85 MiB at the very worst.
+MAX_INPUT_HEADER_BYTES = MAX_CRAWLER_REQUEST_BYTES + 960 * KiB
 
 BOOTSTRAP_TIMEOUT_S = 10.0  # elapsed, each metadata, :redeem and :fail exchange, whole
 FETCH_TIMEOUT_S = 300.0  # elapsed, the whole source fetch, every hop
@@ -1865,13 +1873,14 @@ def report_failure(config, code):
 # The :redeem answer is parsed strictly and the capability checked rule by rule
 # before any fetch: a fault found only at the PUT wastes the crawl, and a
 # capability read loosely could send the result, or the signed URL, elsewhere
-# (CRAWLER-BOOT-4, -5, CRAWLER-CAP-1..9).  An exact key set per document: an
-# extra key could be a rule this node would silently ignore.
+# (CRAWLER-BOOT-4, -5, CRAWLER-CAP-1..9).  The bootstrap and the capability
+# have exact key sets, as the upstream compares them; the crawl request keeps
+# members this node does not read, bound by its digest (CRAWLER-PEER-1).
 
 BOOTSTRAP_SCHEMA = "mostlyright-crawler-bootstrap.v1"
 BOOTSTRAP_KEYS = frozenset(("schema_version", "crawler_session_id", "request", "upload_capability"))
 
-REQUEST_SCHEMA = "mostlyright-crawler-request.v3"
+# REQUEST_SCHEMA is a deployment constant: section 2.
 ADAPTER_ID = "public.https"
 ADAPTER_VERSION = "1.0.0"
 DATA_FORMATS = ("csv", "jsonl")
@@ -1879,10 +1888,11 @@ REQUEST_KEYS = frozenset(("schema_version", "source_id", "adapter_id", "adapter_
                           "egress_policy_attestation", "query"))
 QUERY_KEYS = frozenset(("url", "data_format", "filename", "limits"))
 LIMIT_RANGES = (  # (key, lowest, highest) of query.limits
-    ("max_source_bytes", 1, 4294967296),
-    ("max_normalized_bytes", 1, MAX_CRAWLER_RESULT_BYTES),
-    ("max_rows", 0, 100000000),
-    ("max_columns", 1, 4096),
+    ("max_source_bytes", 1, 4294967296),  # D27: the scratch spool's ceiling, so a deployment can size its disk
+    ("max_normalized_bytes", 1, MAX_CRAWLER_RESULT_BYTES),  # more could never be delivered
+    # D27: any count the requester chooses: the content's bytes, not these, bound the node's memory
+    ("max_rows", 0, MAX_SAFE_INTEGER),
+    ("max_columns", 1, MAX_SAFE_INTEGER),
 )
 
 CAPABILITY_SCHEMA = "mostlyright-crawler-upload-capability.v1"
@@ -1902,8 +1912,15 @@ Capability = collections.namedtuple("Capability", "session_id path query headers
 
 
 def check_request(value):
-    """The crawl request (CRAWLER-BOOT-5): exact keys at every level, public.https 1.0.0; else False."""
-    if not isinstance(value, dict) or set(value) != REQUEST_KEYS:
+    """The crawl request (CRAWLER-BOOT-5): the members this node reads, each in shape; else False.
+
+    Members it does not know are left in, at every level (CRAWLER-PEER-1,
+    D25): the upstream keeps `query` as a free mapping it reads with .get(),
+    and a later broker may add members.  Nothing is lost by leaving them: the
+    request's digest is taken over its whole canonical encoding, unknown
+    members included, and the child is given the whole request.
+    """
+    if not isinstance(value, dict) or not REQUEST_KEYS <= set(value):
         return False
     if not (same(value["schema_version"], REQUEST_SCHEMA) and same(value["adapter_id"], ADAPTER_ID)
             and same(value["adapter_version"], ADAPTER_VERSION)):  # CRAWLER-BOOT-5 (D5): no other adapter
@@ -1916,7 +1933,11 @@ def check_request(value):
     if not isinstance(attestation, str) or not _DIGEST_RE.fullmatch(attestation):
         return False
     query = value["query"]
-    if not isinstance(query, dict) or set(query) != QUERY_KEYS:  # CRAWLER-BOOT-5: a reader_pin is an extra key
+    if not isinstance(query, dict) or not QUERY_KEYS <= set(query):
+        return False
+    # CRAWLER-BOOT-5 (D22): a Reader runs upstream only inside its exact memory cgroup, after a
+    # warm-up; neither exists here.  A null reader_pin is the upstream's own "no Reader".
+    if query.get("reader_pin") is not None:
         return False
     if not isinstance(query["url"], str) or not 1 <= len(query["url"]) <= 2048:
         return False
@@ -1926,7 +1947,7 @@ def check_request(value):
     if not isinstance(filename, str) or not 1 <= len(filename) <= 255 or "/" in filename or "\x00" in filename:
         return False
     limits = query["limits"]
-    if not isinstance(limits, dict) or set(limits) != set(key for key, _lo, _hi in LIMIT_RANGES):
+    if not isinstance(limits, dict) or not set(key for key, _lo, _hi in LIMIT_RANGES) <= set(limits):
         return False
     return all(is_int(limits[key]) and low <= limits[key] <= high for key, low, high in LIMIT_RANGES)
 
@@ -1992,9 +2013,18 @@ def check_capability(capability, request, request_digest, config, now):
     # CRAWLER-CAP-5: sent on the request line: a space would split it, a CR or LF add headers
     if not isinstance(url, str) or not 1 <= len(url) <= 16384 or not _PRINTABLE_RE.fullmatch(url):
         raise invalid("upload_url")  # (printable ASCII: the query is sent on the request line as received)
-    if not url.startswith(config.storage_origin + "/") or "#" in url:  # CRAWLER-CAP-5: scheme, host, port exactly
+    try:
+        parts, origin = urllib.parse.urlsplit(url), urllib.parse.urlsplit(config.storage_origin)
+        port = parts.port
+    except ValueError:
+        raise invalid("upload_url port") from None
+    # CRAWLER-CAP-5: scheme, host and port those of the origin the PUT goes to, read as the upstream
+    # reads them (urlsplit: scheme and host in any case, CRAWLER-PEER-1); the PUT connects to the
+    # origin whatever the URL says, so this only keeps a capability for another store out
+    if (parts.scheme != origin.scheme or parts.hostname != origin.hostname or port != origin.port
+            or parts.username is not None or parts.password is not None or "#" in url):
         raise invalid("upload_url origin")
-    path, _, query = url[len(config.storage_origin):].partition("?")
+    path, query = parts.path, parts.query
     prefix = "/%s/%s" % (config.bucket, RESULT_OBJECT_PREFIX)
     # CRAWLER-CAP-5: the quarantine, and nothing else: a bucket of [a-z0-9._-] and 64 hex
     # leave no room for %, \, // or a dot segment.
@@ -2606,7 +2636,9 @@ def admitted_code(stderr, overflowed):
     """The code a failing child names, if its stderr is admissible; else CHILD_FAILED (CRAWLER-CHILD-8)."""
     if overflowed or not 1 <= len(stderr) <= MAX_CHILD_STDERR_BYTES:
         return CRAWLER_CHILD_FAILED
-    line = stderr[:-1] if stderr.endswith(b"\n") else stderr  # CRAWLER-CHILD-8 (D14): one \n, nothing else
+    # CRAWLER-CHILD-8 (D14), CRAWLER-PEER-1: whitespace around the line is dropped, as the upstream
+    # strips it; the code is still only ever one of CHILD_CODES, so nothing of the child's text leaves
+    line = stderr.strip()
     try:
         document = parse_canonical(line)
     except JsonError:
@@ -2637,9 +2669,9 @@ def judge_child(output):
 # fetched (CRAWLER-RESULT-1..10, D17).  The names and keys below are also what
 # the framing (section 3.1) writes.
 
-RESULT_SCHEMA = "mostlyright-crawler-result.v3"
 RECEIPT_SCHEMA = "hosted-public-https-acquisition-receipt.v3"
 OBSERVATION_SCHEMA = "hosted-public-https-source-observation.v3"
+# RESULT_SCHEMA is a deployment constant: section 2.
 NORMALIZED_MEDIA_TYPE = "application/x-ndjson"
 
 RESULT_KEYS = frozenset(("schema_version", "request_digest", "source_id", "adapter_id", "adapter_version",
@@ -2793,7 +2825,7 @@ def check_result(data, request, request_digest, retrieval, clean_room):
 # instead of reporting a cancellation over a stored result (CRAWLER-STOP-4).
 # The failure bundle goes through the same capability (CRAWLER-REPORT-2).
 
-FAILURE_SCHEMA = "mostlyright-crawler-failure.v1"
+# FAILURE_SCHEMA is a deployment constant: section 2.
 
 
 def body_pieces(body, size):
@@ -3117,10 +3149,11 @@ class Run(object):
 
 
 # 9 main() =====================================================================
-# The argv is parsed exactly and echoed nowhere, the stop handlers go in before
-# the first request (as PID 1 a SIGTERM with no handler is ignored), and a
-# defect in this file still ends in one status line, never a traceback
-# (CRAWLER-ARGV-1, CRAWLER-STOP-1, CRAWLER-REPORT-5).
+# The argv is parsed as the upstream's argparse parses it (a platform's launch
+# line for the upstream works here too) and echoed nowhere, the stop handlers
+# go in before the first request (as PID 1 a SIGTERM with no handler is
+# ignored), and a defect in this file still ends in one status line, never a
+# traceback (CRAWLER-ARGV-1, CRAWLER-PEER-2, CRAWLER-STOP-1, CRAWLER-REPORT-5).
 
 OPTION = "--crawler-session-id"
 ARGV_REDACTED = "[redacted]"  # CRAWLER-ARGV-3: sys.argv is overwritten with this, so nothing later prints the argument
@@ -3154,19 +3187,54 @@ error, 143 stopped (SIGTERM or SIGINT).  Contract: contract/crawler.md.
 HELP, RUN, USAGE_ERROR = "help", "run", "usage-error"
 
 
-def parse_argv(tokens):
-    """(action, session id): the one option, exactly, once (CRAWLER-ARGV-1, D1).
+class _HelpAsked(Exception):
+    """-h or --help (or an abbreviation) was met: argparse's own moment, its own text replaced by USAGE."""
 
-    No abbreviation, no repeat, and a missing value is a missing value even
-    when the next token exists but looks like an option.
+
+class _UsageRefused(Exception):
+    """argparse refused the command line; its message, which repeats tokens, is dropped (D1)."""
+
+
+class _HelpAction(argparse.Action):
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        raise _HelpAsked()  # as argparse's own help: acted on where it stands, whatever follows
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """The upstream's argparse, with every message replaced by the fixed USAGE text (D1)."""
+
+    def error(self, message):
+        raise _UsageRefused()  # CRAWLER-ARGV-1 (D1): argparse's message names the tokens it refused
+
+    def exit(self, status=0, message=None):
+        raise _UsageRefused()
+
+    def print_help(self, file=None):
+        raise _HelpAsked()
+
+
+def parse_argv(tokens):
+    """(action, session id): the command lines the upstream's argparse takes (CRAWLER-ARGV-1, CRAWLER-PEER-2).
+
+    The upstream parses its one option with argparse, so a platform may
+    launch it with any form argparse takes: `--crawler-session-id=V`, a
+    unique prefix (`--crawler V`), the option twice (the last wins), `-h`
+    anywhere.  argparse itself decides, so every form and every refusal is
+    the upstream's; only what it would print is replaced (D1).
     """
-    if tokens in (["-h"], ["--help"]):  # CRAWLER-ARGV-1: alone
+    parser = _ArgumentParser(prog=PROGRAM, add_help=False, allow_abbrev=True)
+    parser.add_argument("-h", "--help", action=_HelpAction)
+    parser.add_argument(OPTION, dest="session_id", required=True)
+    try:
+        parsed = parser.parse_args(tokens)
+    except _HelpAsked:
         return HELP, None
-    if len(tokens) == 2 and tokens[0] == OPTION and not tokens[1].startswith("-"):
-        return RUN, tokens[1]
-    if len(tokens) == 1 and tokens[0].startswith(OPTION + "="):
-        return RUN, tokens[0][len(OPTION) + 1:]
-    return USAGE_ERROR, None
+    except _UsageRefused:
+        return USAGE_ERROR, None
+    return RUN, parsed.session_id
 
 
 def hard_exit():

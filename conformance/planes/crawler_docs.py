@@ -191,19 +191,56 @@ def _parse_child_codes(text):
     return codes
 
 
+# The schema strings the upstream imports (CRAWLER_REQUEST_SCHEMA_V3,
+# CRAWLER_RESULT_SCHEMA_V3, HostedCrawlerFailure's): lowercase names with
+# dots, dashes and digits, as the seed's own ("hosted-public-https-...v3").
+_SCHEMA_NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,127}")
+# A deployed request bound below this leaves no room for the requests the
+# checks make (their longest URL and filename); above the upper one the
+# child's input header bound (the node's MAX_INPUT_HEADER_BYTES) grows past
+# what a pipe-fed header line should be.
+MIN_DEPLOYED_REQUEST_BYTES = 16 * 1024
+MAX_DEPLOYED_REQUEST_BYTES = 16 * 1024 * 1024
+
+
+def _parse_schema_name(text):
+    if not _SCHEMA_NAME_RE.fullmatch(text):
+        raise ValueError("a lowercase name of letters, digits, '.', '_' and '-', e.g. example-crawler-request.v4")
+    return text
+
+
+def _parse_request_bytes(text):
+    if not re.fullmatch(r"[1-9][0-9]{0,9}", text):
+        raise ValueError("a whole number of bytes, written in digits")
+    value = int(text)
+    if not MIN_DEPLOYED_REQUEST_BYTES <= value <= MAX_DEPLOYED_REQUEST_BYTES:
+        raise ValueError("must be %d..%d" % (MIN_DEPLOYED_REQUEST_BYTES, MAX_DEPLOYED_REQUEST_BYTES))
+    return value
+
+
 def _deploy(values):
     global MAX_CRAWLER_RESULT_BYTES, RESULT_MEDIA_TYPE, ATTESTATION_ENV, CHILD_FAILURE_CODES, CHILD_ENV_NAMES
+    global REQUEST_SCHEMA, RESULT_SCHEMA, FAILURE_SCHEMA, MAX_CRAWLER_REQUEST_BYTES, MAX_BOOTSTRAP_RESPONSE_BYTES
     MAX_CRAWLER_RESULT_BYTES = values["MAX_CRAWLER_RESULT_BYTES"]
     RESULT_MEDIA_TYPE = values["RESULT_MEDIA_TYPE"]
     ATTESTATION_ENV = values["CHILD_ATTESTATION_ENV"]
     CHILD_FAILURE_CODES = frozenset(values["CHILD_CODES"])
     CHILD_ENV_NAMES = frozenset({ATTESTATION_ENV} | set(THREAD_PINS))
+    REQUEST_SCHEMA = values["REQUEST_SCHEMA"]
+    RESULT_SCHEMA = values["RESULT_SCHEMA"]
+    FAILURE_SCHEMA = values["FAILURE_SCHEMA"]
+    MAX_CRAWLER_REQUEST_BYTES = values["MAX_CRAWLER_REQUEST_BYTES"]
+    # The upstream's own sum (its MAX_BOOTSTRAP_RESPONSE_BYTES): the request, the capability, 16 KiB.
+    MAX_BOOTSTRAP_RESPONSE_BYTES = (MAX_CRAWLER_REQUEST_BYTES + MAX_UPLOAD_CAPABILITY_BYTES
+                                    + MAX_METADATA_IDENTITY_TOKEN_BYTES)
 
 
 def deployment_values():
     """The values in force, by setting name (what a scripted child is given)."""
     return {"MAX_CRAWLER_RESULT_BYTES": MAX_CRAWLER_RESULT_BYTES, "RESULT_MEDIA_TYPE": RESULT_MEDIA_TYPE,
-            "CHILD_ATTESTATION_ENV": ATTESTATION_ENV, "CHILD_CODES": sorted(CHILD_FAILURE_CODES)}
+            "CHILD_ATTESTATION_ENV": ATTESTATION_ENV, "CHILD_CODES": sorted(CHILD_FAILURE_CODES),
+            "REQUEST_SCHEMA": REQUEST_SCHEMA, "RESULT_SCHEMA": RESULT_SCHEMA, "FAILURE_SCHEMA": FAILURE_SCHEMA,
+            "MAX_CRAWLER_REQUEST_BYTES": MAX_CRAWLER_REQUEST_BYTES}
 
 
 def deploy_values(values):
@@ -223,6 +260,14 @@ def make_deployment():
                 help="the variable that gives the child the egress attestation"),
         Setting("CHILD_CODES", CHILD_FAILURE_CODES, _parse_child_codes, show=lambda codes: ",".join(sorted(codes)),
                 help="the codes a failing child may name (comma-separated)"),
+        Setting("REQUEST_SCHEMA", REQUEST_SCHEMA, _parse_schema_name,
+                help="the crawl request's schema_version (the broker's CRAWLER_REQUEST_SCHEMA_V3)"),
+        Setting("RESULT_SCHEMA", RESULT_SCHEMA, _parse_schema_name,
+                help="the result's schema_version (the platform's CRAWLER_RESULT_SCHEMA_V3)"),
+        Setting("FAILURE_SCHEMA", FAILURE_SCHEMA, _parse_schema_name,
+                help="the failure bundle's schema_version"),
+        Setting("MAX_CRAWLER_REQUEST_BYTES", MAX_CRAWLER_REQUEST_BYTES, _parse_request_bytes,
+                help="the crawl request's bound; the :redeem answer's is this + 48 KiB"),
     ], _deploy)
 
 USER_AGENT = "mostlyright-crawler/1"           # CRAWLER-FETCH-4

@@ -72,11 +72,27 @@ COPIES = {
 # Upstream codes the contract names only to say they are never used.
 NEVER_USED_CODES = {"CRAWLER_MEMORY_BOUNDARY"}
 # Names of upstream constants the contract quotes (D21), not codes.
-UPSTREAM_CONSTANT_NAMES = {"CRAWLER_EGRESS_POLICY_ENV", "CRAWLER_RESULT_MEDIA_TYPE"}
+UPSTREAM_CONSTANT_NAMES = {"CRAWLER_EGRESS_POLICY_ENV", "CRAWLER_RESULT_MEDIA_TYPE", "CRAWLER_REQUEST_SCHEMA_V3",
+                           "CRAWLER_RESULT_SCHEMA_V3"}
 
 # Canonical JSON's value rules (contract/crawler.md, Canonical JSON).
 MAX_SAFE_INTEGER = 2 ** 53 - 1
 MAX_JSON_DEPTH = 32
+
+# The audit: "Where we differ from the upstream" (issue 20), just before the decisions.
+AUDIT_HEADING = "## Where we differ from the upstream"
+AUDIT_COLUMNS = ["document: member or aspect", "the upstream accepts (seed line)", "our node accepts",
+                 "stricter because"]
+# Every document the node receives has its table (argv, environment, every answer, the child, files).
+AUDIT_TABLES = ["argv", "Environment variables", "The metadata server's answer", "The `:redeem` answer",
+                "The crawl request (inside the bootstrap)", "The upload capability (inside the bootstrap)",
+                "The `:fail` answer", "The source site's answers", "The child's output",
+                "The store's answer to a PUT", "Files read"]
+# The safety reasons a stricter row may give (ARCHITECTURE.md, "Accept what the upstream accepts").
+SAFETY_REASONS = ("a secret could leak", "a path could escape", "a bound does not hold", "a digest does not hold",
+                  "a binding does not hold", "a fence does not hold")
+SEED_LINES = 1281  # /work/shared/seeds/000_ce324dca92f3d0b8.txt, as the audit's intro says
+SEED_REF_RE = re.compile(r"seed 000:([0-9][0-9, -]*[0-9]|[0-9])")
 
 CLAUSE_HEADING_RE = re.compile(r"^### CRAWLER-[A-Z]+-[1-9][0-9]* \((MUST|SHOULD|MAY)\) \S.*")
 CLAUSE_PARTS_RE = re.compile(r"^### (CRAWLER-[A-Z]+-[0-9]+) \((MUST|SHOULD|MAY)\) ")
@@ -121,6 +137,7 @@ REQUIRED_CLAUSES = {
     "CRAWLER-STREAM-1": "MUST", "CRAWLER-STREAM-2": "MUST", "CRAWLER-STREAM-3": "MUST",
     "CRAWLER-SECRET-1": "MUST", "CRAWLER-SECRET-2": "MUST", "CRAWLER-SECRET-3": "SHOULD",
     "CRAWLER-NODE-1": "MUST", "CRAWLER-NODE-2": "SHOULD", "CRAWLER-NODE-3": "MUST",
+    "CRAWLER-PEER-1": "MUST", "CRAWLER-PEER-2": "MUST",
 }
 
 
@@ -219,6 +236,17 @@ def _pattern(schema_name, *path):
     for key in path:
         node = node[key]
     return re.compile(node["pattern"])
+
+
+# The crawl request's objects, which take members the contract does not define (D25):
+# the request itself, its query and its limits, in the standalone schema and in its copies.
+_REQUEST_ROOTS = {"request": "#", "bootstrap": "#/$defs/request", "input-header": "#/$defs/request"}
+
+
+def _is_open_request_object(schema, where):
+    root = _REQUEST_ROOTS.get(schema)
+    return root is not None and where in (root, root + "/properties/query",
+                                          root + "/properties/query/properties/limits")
 
 
 def _without_annotations(schema):
@@ -417,12 +445,19 @@ class SchemasTest(unittest.TestCase):
 
     def test_every_object_has_an_exact_key_set(self):
         # A subschema that declares an object lists every key, requires every key and allows
-        # no other: the contract gives exact key sets at every level.
+        # no other: the contract gives exact key sets at every level, but for the crawl
+        # request's (D25), which is open: it requires what the node reads, allows more, and
+        # lists reader_pin as an optional null (D22).
         for schema in SCHEMAS:
             for where, sub in _subschemas(_schema(schema)):
                 if sub.get("type") != "object":
                     continue
                 with self.subTest(schema=schema, at=where):
+                    if _is_open_request_object(schema, where):
+                        self.assertIs(sub.get("additionalProperties"), True)
+                        self.assertEqual(sorted(set(sub.get("properties", {})) - set(sub.get("required", []))),
+                                         ["reader_pin"] if where.endswith("/query") else [])
+                        continue
                     self.assertIs(sub.get("additionalProperties"), False)
                     self.assertEqual(sorted(sub.get("required", [])),
                                      sorted(sub.get("properties", {})))
@@ -584,7 +619,7 @@ class ContractTablesTest(unittest.TestCase):
         every = set()
         for codes in _report_table().values():
             every.update(codes)
-        named = set(re.findall(r"(?<![A-Z_])CRAWLER_[A-Z_]+", _read(CONTRACT_MD)))
+        named = set(re.findall(r"(?<![A-Z_])CRAWLER_[A-Z0-9_]+", _read(CONTRACT_MD)))
         self.assertEqual(sorted(named - every - NEVER_USED_CODES - UPSTREAM_CONSTANT_NAMES), [])
 
     def test_every_document_has_a_schema_with_its_schema_version(self):
@@ -662,14 +697,16 @@ class ClausesTest(unittest.TestCase):
                 with self.subTest(heading=line):
                     self.assertRegex(line, CLAUSE_HEADING_RE)
 
-    def test_every_level_three_heading_is_a_clause_a_decision_or_a_document(self):
+    def test_every_level_three_heading_is_a_clause_a_decision_a_document_or_an_audit_table(self):
         documents = set(_section("## The documents").splitlines())
+        audit = set(_section(AUDIT_HEADING).splitlines())
         for line in _contract_lines():
             if line.startswith("### "):
                 with self.subTest(heading=line):
                     self.assertTrue(CLAUSE_HEADING_RE.match(line)
                                     or DECISION_HEADING_RE.match(line)
-                                    or (DOCUMENT_HEADING_RE.match(line) and line in documents),
+                                    or (DOCUMENT_HEADING_RE.match(line) and line in documents)
+                                    or line in audit,
                                     line)
 
     def test_clause_ids_are_unique(self):
@@ -731,6 +768,80 @@ class DecisionsTest(unittest.TestCase):
         for did in sorted(set(re.findall(r"(?<=[(, ])D\d+(?=[),])", text))):
             with self.subTest(cited=did):
                 self.assertTrue(did in decisions, "%s is cited but not decided" % did)
+
+
+class AuditTest(unittest.TestCase):
+    """The audit of issue 20: one table per received document, each stricter row with its reason."""
+
+    def _tables(self):
+        """{table heading: [rows as cell lists, header first]}."""
+        tables, current = {}, None
+        for line in _section(AUDIT_HEADING).splitlines():
+            if line.startswith("### "):
+                current = line[4:]
+                tables[current] = []
+            elif current is not None and line.startswith("|") and not re.match(r"^\|[-| ]+\|$", line):
+                tables[current].append([cell.strip() for cell in line.strip("|").split("|")])
+        return tables
+
+    def test_the_audit_comes_just_before_the_decisions(self):
+        headings = [line for line in _contract_lines() if line.startswith("## ")]
+        self.assertIn(AUDIT_HEADING, headings)
+        self.assertEqual(headings[headings.index(AUDIT_HEADING) + 1], "## Decisions")
+        self.assertIn("000_ce324dca92f3d0b8.txt", _section(AUDIT_HEADING))
+        self.assertIn("%d lines" % SEED_LINES, _section(AUDIT_HEADING))
+
+    def test_every_received_document_has_its_table_with_the_four_columns(self):
+        tables = self._tables()
+        self.assertEqual(list(tables), AUDIT_TABLES)
+        for title, rows in tables.items():
+            with self.subTest(table=title):
+                self.assertEqual(rows[0], AUDIT_COLUMNS)
+                self.assertTrue(rows[1:], "no rows")
+                for row in rows[1:]:
+                    self.assertEqual(len(row), 4, row)
+
+    def test_every_stricter_row_names_its_safety_reason_and_a_decision(self):
+        decisions = _decisions()
+        for title, rows in self._tables().items():
+            for row in rows[1:]:
+                last = row[3]
+                with self.subTest(table=title, row=row[0]):
+                    if last == "-" or last.startswith("- ("):
+                        continue
+                    self.assertTrue(any(reason in last for reason in SAFETY_REASONS), last)
+                    cited = re.findall(r"\b(D\d+)\b", last)
+                    self.assertTrue(cited, "no Decision named: %s" % last)
+                    for did in cited:
+                        self.assertIn(did, decisions)
+                        self.assertIn("stricter than the upstream", " ".join(decisions[did].split()).lower(),
+                                      "%s does not say why it is stricter than the upstream" % did)
+
+    def test_seed_references_are_lines_of_the_seed(self):
+        text = _read(CONTRACT_MD)
+        refs = SEED_REF_RE.findall(text)
+        self.assertTrue(refs)
+        for ref in refs:
+            for number in re.findall(r"[0-9]+", ref):
+                with self.subTest(ref=ref):
+                    self.assertTrue(1 <= int(number) <= SEED_LINES, ref)
+
+    def test_every_defined_here_says_what_it_stands_in_for(self):
+        text = _read(CONTRACT_MD).split("\n## How to read this document\n", 1)[1].split("\n## ", 1)[1]
+        for match in re.finditer(r"\*\*Defined here\*\*", text):
+            following = text[match.end():match.end() + 400]
+            with self.subTest(at=text[match.start():match.start() + 80]):
+                self.assertRegex(following, r"^(?:[:.]?\*?\*?)?[:.]? ?[^\n]*?(?:\n[^\n]*?){0,3}"
+                                            r"(?:not in\s+the\s+seed|no counterpart)")
+
+    def test_the_open_request_objects_are_the_ones_the_audit_names(self):
+        # D25: the request, its query and its limits take unknown members; every other object
+        # (the bootstrap, the capability, the result) keeps its exact key set (SchemasTest).
+        request = _schema("request")
+        self.assertIsNot(request.get("additionalProperties"), False)
+        self.assertIsNot(request["properties"]["query"].get("additionalProperties"), False)
+        self.assertIsNot(request["properties"]["query"]["properties"]["limits"].get("additionalProperties"), False)
+        self.assertEqual(request["properties"]["query"]["properties"]["reader_pin"], {"type": "null"})
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 REFERENCE_NODE = "nodes/crawler_job.py"
 
 from conformance.checks.crawler import (  # noqa: F401  (registers the checks)
-    argv, boot, cap, child, config, fail, fetch, identity, norm, report, result, secret, stop,
+    argv, boot, cap, child, config, fail, fetch, identity, norm, peer, report, result, secret, stop,
     stream, upload)
 from conformance.planes import crawler_docs as _docs
 

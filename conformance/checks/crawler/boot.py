@@ -26,8 +26,6 @@ REDEMPTION_FAILED = "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED"
 RESPONSE_INVALID = "CRAWLER_BOOTSTRAP_RESPONSE_INVALID"
 TOO_LARGE = "CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE"
 
-MAX_BOOTSTRAP_RESPONSE_BYTES = docs.MAX_BOOTSTRAP_RESPONSE_BYTES
-
 # The bootstrap timeout given to the node when a check waits for the :redeem
 # deadline, and how long the whole run may take (identity, :redeem, :fail).
 REDEEM_DEADLINE_S = SHORT_DEADLINE_S
@@ -73,7 +71,7 @@ def _replaced(old, new):
 def _deeply_nested(doc):
     """The document with an extra key nested as deep as the bound allows."""
     raw = _raw(doc)
-    room = MAX_BOOTSTRAP_RESPONSE_BYTES - len(raw) - len(b', "deep": ')
+    room = docs.MAX_BOOTSTRAP_RESPONSE_BYTES - len(raw) - len(b', "deep": ')
     depth = room // 2
     return raw[:-1] + b', "deep": ' + b"[" * depth + b"]" * depth + b"}"
 
@@ -252,14 +250,14 @@ def _(ctx):
 
 
 @check("boot.oversize", clauses=["CRAWLER-BOOT-3"], level="MUST",
-       title="the :redeem answer is bounded at 114688 bytes, declared or read",
-       fakes=":redeem answers (1) Content-Length 114689 and then no body; (2) 114689 bytes with Content-Length; "
-             "(3) 114689 bytes without it; (4) 64 MiB without it; then a bootstrap padded with spaces to exactly "
-             "114688 bytes, with and without Content-Length (one per run)",
+       title="the :redeem answer is bounded at MAX_BOOTSTRAP_RESPONSE_BYTES (114688), declared or read",
+       fakes=":redeem answers (1) Content-Length bound + 1 and then no body; (2) bound + 1 bytes with "
+             "Content-Length; (3) bound + 1 bytes without it; (4) 64 MiB without it; then a bootstrap padded with "
+             "spaces to exactly the bound, with and without Content-Length (one per run)",
        expected="(1)-(4) CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE failed, exit 1, one :fail with that code, no fetch; "
                 "(4) the node stopped reading long before the end; the padded bootstraps are accepted")
 def _(ctx):
-    bound = MAX_BOOTSTRAP_RESPONSE_BYTES
+    bound = docs.MAX_BOOTSTRAP_RESPONSE_BYTES  # read now: MAX_CRAWLER_REQUEST_BYTES is a deployment constant
 
     def too_large(label, value):
         options, arrange = value
@@ -316,12 +314,12 @@ def _(ctx):
 
 @check("boot.oversize-any-status", clauses=["CRAWLER-BOOT-3", "CRAWLER-BOOT-2"], level="MUST",
        title="an oversized :redeem answer is too large whatever its status: the size is judged first",
-       fakes=":redeem answers 500 with Content-Length %d and the body held; then 503 with %d bytes and no "
-             "Content-Length (one per run)" % (MAX_BOOTSTRAP_RESPONSE_BYTES + 1, MAX_BOOTSTRAP_RESPONSE_BYTES + 1),
+       fakes=":redeem answers 500 with Content-Length and the body held; then 503 without "
+             "Content-Length (one per run), MAX_BOOTSTRAP_RESPONSE_BYTES + 1 bytes each",
        expected="each: CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE failed, exit 1, one :fail with that code (the "
                 "upstream's code for it), not CRAWLER_BOOTSTRAP_REDEMPTION_FAILED")
 def _(ctx):
-    bound = MAX_BOOTSTRAP_RESPONSE_BYTES
+    bound = docs.MAX_BOOTSTRAP_RESPONSE_BYTES  # read now: MAX_CRAWLER_REQUEST_BYTES is a deployment constant
 
     def act(label, value):
         options, arrange = value
@@ -390,13 +388,14 @@ def _(ctx):
 
 
 @check("boot.strict-request", clauses=["CRAWLER-BOOT-5"], level="MUST",
-       title="the crawl request is exactly public.https 1.0.0 with every field in shape, refused before any fetch",
+       title="the crawl request is public.https 1.0.0 without a Reader, every field it reads in shape, refused "
+             "before any fetch",
        fakes="the bootstrap's request names adapter external.openligadb or version 1.0.1 (D5), carries a "
-             "reader_pin, an extra query or limits key, a missing key, limits that are not an object, max_rows "
-             "true / -1 / above 10^8, max_source_bytes 0 / above 2^32, max_normalized_bytes above 8 MiB, "
-             "max_columns 4097, data_format xml, another schema, a bad source_id, requested_at, attestation, url "
+             "reader_pin (D22), a missing key, limits that are not an object, max_rows "
+             "true / -1 / \"1000\", max_source_bytes 0 / above 2^32, max_normalized_bytes above the result bound, "
+             "max_columns 0, data_format xml, another schema, a bad source_id, requested_at, attestation, url "
              "or filename (one per run); the capability is signed for that very request; then a request with "
-             "every bound at its maximum",
+             "every bound at its maximum (max_rows and max_columns 2^53 - 1, D27)",
        expected="CRAWLER_BOOTSTRAP_RESPONSE_INVALID failed, exit 1; one :fail with that code; no source request, "
                 "no PUT; the request at the maximum bounds runs to success")
 def _(ctx):
@@ -413,20 +412,19 @@ def _(ctx):
     run_variants(ctx, [
         ("adapter external.openligadb", [(("adapter_id",), "external.openligadb")]),
         ("adapter version 1.0.1", [(("adapter_version",), "1.0.1")]),
-        ("reader_pin added", [(("reader_pin",), {"family_id": "csv", "version": "1"})]),
+        ("query.reader_pin set", [(("query", "reader_pin"), {"family_id": "csv", "family_version": "1",
+                                                            "decode_options": {}})]),
         ("schema v2", [(("schema_version",), "mostlyright-crawler-request.v2")]),
-        ("extra query key", [(("query", "method"), "GET")]),
-        ("extra limits key", [(limits + ("max_seconds",), 10)]),
         ("requested_at missing", [(("requested_at",), _DELETE)]),
         ("limits not an object", [(limits, [1, 2, 3, 4])]),
         ("max_rows true", [(limits + ("max_rows",), True)]),
         ("max_rows -1", [(limits + ("max_rows",), -1)]),
-        ("max_rows 100000001", [(limits + ("max_rows",), 100000001)]),
+        ("max_rows \"1000\"", [(limits + ("max_rows",), "1000")]),
         ("max_source_bytes 0", [(limits + ("max_source_bytes",), 0)]),
         ("max_source_bytes 2^32 + 1", [(limits + ("max_source_bytes",), 4294967297)]),
         ("max_normalized_bytes MAX_CRAWLER_RESULT_BYTES + 1",
          [(limits + ("max_normalized_bytes",), docs.MAX_CRAWLER_RESULT_BYTES + 1)]),
-        ("max_columns 4097", [(limits + ("max_columns",), 4097)]),
+        ("max_columns 0", [(limits + ("max_columns",), 0)]),
         ("data_format xml", [(("query", "data_format"), "xml")]),
         ("source_id uppercase", [(("source_id",), "Conformance-Source")]),
         ("source_id of 129 characters", [(("source_id",), "s" * 129)]),
@@ -444,8 +442,8 @@ def _(ctx):
     plane = ctx.plane(request_patch=_with_request(
         (limits + ("max_source_bytes",), 4294967296),
         (limits + ("max_normalized_bytes",), docs.MAX_CRAWLER_RESULT_BYTES),
-        (limits + ("max_rows",), 100000000),
-        (limits + ("max_columns",), 4096),
+        (limits + ("max_rows",), 2 ** 53 - 1),  # D27: the counts bound nothing the node holds
+        (limits + ("max_columns",), 2 ** 53 - 1),
         (("source_id",), "s" * 128),
         (("query", "filename"), "\u00e9" * 251 + ".csv"),
     ))

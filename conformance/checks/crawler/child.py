@@ -723,7 +723,8 @@ def _(ctx):
        title="any other stderr from a failing child is CRAWLER_CHILD_FAILED, and its text goes nowhere",
        fakes="the scripted child exits 1 after writing: a code outside the child set, an unknown code "
              "carrying a marker, an extra key, status \"error\", over 512 bytes, spaced JSON, unsorted "
-             "keys, two lines, \\n\\n, \\r\\n, a leading space, invalid UTF-8, nothing",
+             "keys, two lines, invalid UTF-8, nothing, only whitespace, one line padded with spaces past 512 "
+             "bytes (whitespace around one line is stripped: peer area)",
        expected="each: CRAWLER_CHILD_FAILED bundle, exit 0; the marker in no stored object and not on stderr")
 def _(ctx):
     marker = "CANARYCHILD%032x" % ctx.rng.getrandbits(128)
@@ -740,11 +741,11 @@ def _(ctx):
         ("spaced", json.dumps({"code": "CRAWLER_NORMALIZATION_FAILED", "status": "failed"}, sort_keys=True) + "\n"),
         ("unsorted keys", '{"status":"failed","code":"CRAWLER_NORMALIZATION_FAILED"}\n'),
         ("two lines", good + "\n" + good + "\n"),
-        ("\\n\\n", good + "\n\n"),
-        ("\\r\\n", good + "\r\n"),
-        ("leading space", " " + good + "\n"),
         ("invalid UTF-8", good.replace("FAILED\"", "FAILED\udcff\"", 1) + "\n"),
         ("nothing", ""),
+        ("only whitespace", " \n\t\r\n"),
+        # The bound is on what the child wrote, before any whitespace is stripped (as upstream).
+        ("one line padded with spaces past 512 bytes", good + " " * 600 + "\n"),
     ]
 
     def act(label, stderr):

@@ -1,8 +1,9 @@
 """Only the two-token form `--crawler-session-id VALUE` is parsed; the one-token `--crawler-session-id=VALUE` is a usage error."""
 NODE = "nodes/crawler_job.py"
 REPLACE = [(
-    '    if len(tokens) == 1 and tokens[0].startswith(OPTION + "="):\n'
-    '        return RUN, tokens[0][len(OPTION) + 1:]\n',
-    '',
+    '    parser.add_argument(OPTION, dest="session_id", required=True)\n',
+    '    parser.add_argument(OPTION, dest="session_id", required=True)\n'
+    '    if any("=" in token for token in tokens):\n'
+    '        return USAGE_ERROR, None  # one value, one token: no NAME=VALUE\n',
 )]
 KILLS = ["argv.equals-form"]

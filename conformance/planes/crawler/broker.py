@@ -8,12 +8,20 @@ expiry windows start at the redemption), any later one 409, a bad token 401.
 ``:fail`` checks its token's audience, records the body and answers 204. The
 bootstrap is serialised with plain ``json.dumps`` on purpose: the node must
 parse leniently.
+
+Peer variety (CRAWLER-PEER-1): the broker can also serve what the upstream's
+real broker may send and the upstream accepts: ``bootstrap_raw`` may name one
+of BOOTSTRAP_SPELLINGS (the same document as another JSON writer spells it),
+and ``request_members`` adds members nobody defined to the crawl request
+("top": the request only; "everywhere": every object in it), which the
+capability is then signed for like any request.
 """
 
 import json
 import threading
 import time
 
+from conformance import dialect
 from conformance.faults import Match
 from conformance.invariants import Violation
 from conformance.planes import crawler_docs as docs
@@ -21,7 +29,43 @@ from conformance.planes.crawler.base import (AUDIENCE_BASE, BROKER_PATH, BUCKET,
                                              short)
 from conformance.servers import LoopbackServer
 
-__all__ = ["Broker", "BrokerCall"]
+__all__ = ["Broker", "BrokerCall", "BOOTSTRAP_SPELLINGS", "REQUEST_MEMBERS", "UNKNOWN_VALUE"]
+
+
+def _go_style(doc):
+    """Go's encoding/json: no spaces, & < > escaped as \\u0026 \\u003c \\u003e (the signed URL has &)."""
+    text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e").encode("utf-8")
+
+
+def _php_style(doc):
+    """PHP's json_encode defaults: no spaces, / escaped as \\/, non-ASCII as \\uXXXX."""
+    return json.dumps(doc, separators=(",", ":")).replace("/", "\\/").encode("ascii")
+
+
+def _reversed_keys(value):
+    if isinstance(value, dict):
+        return dict((key, _reversed_keys(value[key])) for key in reversed(list(value)))
+    if isinstance(value, list):
+        return [_reversed_keys(item) for item in value]
+    return value
+
+
+def _indented(doc):
+    """Pretty-printed with CRLF line ends and every object's keys in reverse order."""
+    return json.dumps(_reversed_keys(doc), indent=2).replace("\n", "\r\n").encode("ascii") + b"\r\n"
+
+
+# The bootstrap as other JSON writers spell it; each is the same JSON value.
+BOOTSTRAP_SPELLINGS = {"go": _go_style, "php": _php_style, "indented": _indented}
+
+# The value request_members adds: every JSON type but a float, since a float
+# has no canonical spelling and so no digest (contract/crawler.md, D24).
+UNKNOWN_VALUE = {"flag": True, "items": [1, "three", None], "note": "ignore me", "nested": {"depth": 2}}
+REQUEST_MEMBERS = {
+    "top": lambda request: dialect.unknown_members(request, top_only=True, value=UNKNOWN_VALUE),
+    "everywhere": lambda request: dialect.unknown_members(request, value=UNKNOWN_VALUE),
+}
 
 
 class BrokerCall(object):
@@ -91,12 +135,14 @@ class Broker(Fake):
     as an attribute before the redemption):
 
     Request:    source_url, attestation (the plane gives both), data_format,
-                filename, limits, source_id, requested_at, request_patch(doc).
+                filename, limits, source_id, requested_at, request_patch(doc),
+                request_members (None, or a name of REQUEST_MEMBERS: applied
+                after request_patch).
     Capability: url_expires_s (X-Goog-Expires), expires_in_s (expires_at from
                 the redemption; default url_expires_s), url_issued_offset_s
                 (X-Goog-Date from now), capability_patch(cap).
-    Bootstrap:  bootstrap_patch(doc), bootstrap_raw (bytes, or callable(doc) ->
-                bytes), redeem_status/redeem_body (answer instead of the
+    Bootstrap:  bootstrap_patch(doc), bootstrap_raw (bytes, callable(doc) ->
+                bytes, or a name of BOOTSTRAP_SPELLINGS), redeem_status/redeem_body (answer instead of the
                 bootstrap), fail_status/fail_body (the :fail answer).
 
     A patch returns the new document, or None to keep the one it changed.
@@ -107,13 +153,15 @@ class Broker(Fake):
     """
 
     # The keywords a plane passes through to this fake.
-    OPTIONS = ("data_format", "filename", "limits", "source_id", "requested_at", "request_patch", "url_expires_s",
+    OPTIONS = ("data_format", "filename", "limits", "source_id", "requested_at", "request_patch", "request_members",
+               "url_expires_s",
                "expires_in_s", "url_issued_offset_s", "capability_patch", "bootstrap_patch", "bootstrap_raw",
                "redeem_status", "redeem_body", "fail_status", "fail_body")
 
     def __init__(self, metadata, store, object_name, source_url, attestation, session_id, seed=0,
                  secret_values=None, cert_chain=None, data_format=None, filename=None, limits=None,
-                 source_id=None, requested_at=None, request_patch=None, url_expires_s=900, expires_in_s=None,
+                 source_id=None, requested_at=None, request_patch=None, request_members=None, url_expires_s=900,
+                 expires_in_s=None,
                  url_issued_offset_s=0, capability_patch=None, bootstrap_patch=None, bootstrap_raw=None,
                  redeem_status=None, redeem_body=b"", fail_status=204, fail_body=b""):
         Fake.__init__(self, LoopbackServer("broker", tls=True, seed=seed, secret_values=secret_values,
@@ -127,6 +175,11 @@ class Broker(Fake):
         self.request_options = {"data_format": data_format, "filename": filename, "limits": limits,
                                 "source_id": source_id, "requested_at": requested_at}
         self.request_patch = request_patch
+        if request_members is not None and request_members not in REQUEST_MEMBERS:
+            raise ValueError("request_members must be one of %s" % ", ".join(sorted(REQUEST_MEMBERS)))
+        self.request_members = request_members
+        if isinstance(bootstrap_raw, str) and bootstrap_raw not in BOOTSTRAP_SPELLINGS:
+            raise ValueError("bootstrap_raw names no spelling: one of %s" % ", ".join(sorted(BOOTSTRAP_SPELLINGS)))
         self.url_expires_s = url_expires_s
         self.expires_in_s = url_expires_s if expires_in_s is None else expires_in_s
         self.url_issued_offset_s = url_issued_offset_s
@@ -182,6 +235,8 @@ class Broker(Fake):
         if self.request_patch is not None:
             patched = self.request_patch(request)
             request = patched if patched is not None else request
+        if self.request_members is not None:
+            request = REQUEST_MEMBERS[self.request_members](request)
         # Whole seconds: X-Goog-Date has no fraction, and expires_at must not
         # pass X-Goog-Date + X-Goog-Expires (CRAWLER-CAP-8).
         now = int(time.time())
@@ -207,6 +262,8 @@ class Broker(Fake):
         self.request, self.capability, self.bootstrap_doc = request, capability, doc
         if self.bootstrap_raw is None:
             raw = json.dumps(doc).encode("utf-8")
+        elif isinstance(self.bootstrap_raw, str):
+            raw = BOOTSTRAP_SPELLINGS[self.bootstrap_raw](doc)
         elif callable(self.bootstrap_raw):
             raw = self.bootstrap_raw(doc)
         else:
