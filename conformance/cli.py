@@ -78,8 +78,8 @@ def build_parser():
                              "for the reference nodes, not for your own")
     parser.add_argument("--deploy", metavar="NAME=VALUE", action="append", default=[],
                         help="judge the node with another value of one of the contract's deployment constants "
-                             "(values the upstream never defines; crawler: MAX_CRAWLER_RESULT_BYTES, "
-                             "RESULT_MEDIA_TYPE, CHILD_ATTESTATION_ENV, CHILD_CODES)")
+                             "(values the upstream never defines, set in the node's section 2; an unknown NAME "
+                             "lists the contract's)")
     parser.add_argument("--python", metavar="PATH",
                         help="run the node file with this interpreter (3.9 or newer) instead of the harness's own; "
                              "every check runs, the static ones included, and the reports name it")
