@@ -180,10 +180,11 @@ def _(ctx):
 
 @check("proxy.bad-variable", clauses=["STEP-PROXY-1", "STEP-PROXY-5"], level="MUST",
        title="a proxy variable that is not an http:// URL fails the run at start-up, naming it, never quoting it",
-       fakes="two runs: https_proxy is a socks5:// URL with a password; https_proxy has no scheme and a password",
+       fakes="two runs: https_proxy is a socks5:// URL with a password; an https:// URL with a password (urllib "
+             "sent its CONNECT in the clear to such a port, credentials included: D40)",
        expected="exit 10, no marker, no request at the store; stderr names https_proxy; the password nowhere")
 def _(ctx):
-    for template in ("socks5://canary:%s@127.0.0.1:1080", "canary:%s@127.0.0.1:3128"):
+    for template in ("socks5://canary:%s@127.0.0.1:1080", "https://canary:%s@127.0.0.1:3128"):
         password = "CANARYproxypw%08x" % ctx.rng.getrandbits(32)
         _variant(ctx, "https_proxy=%s" % (template % "<password>"))
         plane = ctx.step_plane(inputs=csv_inputs(1), tls=True, extra_env={"https_proxy": template % password})
