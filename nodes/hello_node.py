@@ -1348,8 +1348,9 @@ def validate_envelope(envelope):
             raise Permanent("staging.post.fields is neither an object nor a list of [name, value] pairs") from None
         if not isinstance(post.get("key_prefix"), str):  # STEP-CREDS-7: every key is key_prefix + relpath
             raise Permanent("staging.post.key_prefix is missing or not a string")
-    # STEP-CREDS-7: checked at start-up, not at the first write
-    elif not isinstance(staging.get("path"), str) or not staging["path"]:
+    # STEP-CREDS-7 (D44): checked at start-up, not at the first write; "" is the working
+    # directory, as the upstream joined it, and canonical relpaths keep every write under it
+    elif not isinstance(staging.get("path"), str):
         raise Permanent("staging.path is missing or not a string")
     inputs = envelope.get("inputs")
     # STEP-CREDS-7 (D38): null, {}, "", 0 and false mean [] (the upstream read `inputs or []`);
