@@ -2377,7 +2377,8 @@ no arguments (any given are ignored); everything comes from the environment:
   TMPDIR                 where scratch files go (removed before exit)
   SSL_CERT_FILE          CA bundle for https URLs
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or lowercase)
-                         an http:// proxy for https and http URLs, and the
+                         an http proxy (http://host:port, or host:port as
+                         urllib reads it) for https and http URLs, and the
                          hosts reached directly
 
 Exit status: 0 succeeded, 1 transient failure, 10 permanent failure,

@@ -11,7 +11,7 @@ Run it:
 Judge it against its contract:
     python3 -m conformance step nodes/hello_node.py
 
-Contract: contract/step.md, version 2.  Each line that exists because of a
+Contract: contract/step.md, version 4.  Each line that exists because of a
 clause carries its ID and what breaks without it (grep -n STEP-STOP-2 finds
 the clause, this code and its checks):
     CREDS     where the envelope is, what it must hold, re-read near expiry and
@@ -30,6 +30,8 @@ the clause, this code and its checks):
     STREAM    memory flat in object size, page cache released, scratch in TMPDIR
     HTTP      refusal classification, User-Agent, bounded error bodies
     PROXY     HTTPS_PROXY / HTTP_PROXY / NO_PROXY: CONNECT tunnel, forwarding
+    PEER      every document, answer and variable read as the upstream read it:
+              unknown members ignored, 6.0 read as 6, any ISO 8601 instant
     REDACT    no credential in any output, never a traceback
     WORK      this node's example work (section 3): a copy of each input, its
               lines counted, one `input` fact per copy; judged with --reference
@@ -2424,7 +2426,8 @@ no arguments (any given are ignored); everything comes from the environment:
   TMPDIR                 where scratch files go (removed before exit)
   SSL_CERT_FILE          CA bundle for https URLs
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or lowercase)
-                         an http:// proxy for https and http URLs, and the
+                         an http proxy (http://host:port, or host:port as
+                         urllib reads it) for https and http URLs, and the
                          hosts reached directly
 
 Exit status: 0 succeeded, 1 transient failure, 10 permanent failure,
