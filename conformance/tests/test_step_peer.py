@@ -6,10 +6,10 @@
   upload) change the text of what is served, never what the upstream would read from it.
 """
 
+import importlib.util
 import json
 import os
 import shutil
-import sys
 import tempfile
 import unittest
 
@@ -20,9 +20,18 @@ from conformance.store import ObjectStore
 from conformance.tests.contract_text import ContractText, load_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if os.path.join(ROOT, "nodes") not in sys.path:
-    sys.path.insert(0, os.path.join(ROOT, "nodes"))
-import hello_node as node  # noqa: E402  (importing the node does nothing: STEP-NODE-3)
+NODE_FILE = os.path.join(ROOT, "nodes", "hello_node.py")
+
+
+def _load_node():
+    """The reference node as a module (importing it does nothing: STEP-NODE-3)."""
+    spec = importlib.util.spec_from_file_location("hello_node_peer_under_test", NODE_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+node = _load_node()
 
 DOC = ContractText("step")
 
