@@ -110,6 +110,21 @@ class NodeReadsTheExamplesTest(unittest.TestCase):
             self.assertEqual(node.multipart_parts({"fields": false}, "p/k"), [("key", "p/k")])
 
 
+class NoDeploymentConstantsTest(unittest.TestCase):
+    """The upstream imports nothing from its platform, so no value of the step contract is a
+    guess a deployment could set otherwise: no deployment constant, and the audit says so."""
+
+    def test_the_step_contract_has_none_and_says_why(self):
+        from conformance import checks
+        self.assertIsNone(checks.deployment("step"))
+        with open(DOC.path, encoding="utf-8") as handle:
+            text = " ".join(handle.read().split())
+        self.assertIn("the step contract has no deployment constants", text)
+        with open(NODE_FILE, encoding="utf-8") as handle:
+            node_text = handle.read()
+        self.assertNotIn("Deployment constants", node_text.split("# ---- Below this line")[0])
+
+
 class PlaneVariantsTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="test-step-peer-")
