@@ -36,7 +36,7 @@ class Collector(object):
     max_bytes    the upload policy's content-length-range ceiling (default 1 GiB).
     post_answer  how the store answers an accepted POST: 204 (S3's default), or
                  200 or 201, which the policy's success_action_status field asks
-                 for (the upstream took any 2xx; STEP-PEER-1).
+                 for (the upstream took any 2xx; STEP-PEER-2).
 
     Observing, as the platform sees it after collect(): marker (the parsed
     marker or None), marker_raw, report (result.json parsed), report_raw,
