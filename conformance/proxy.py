@@ -11,8 +11,10 @@ It listens on 127.0.0.1, port 0, one thread per connection, and reads one
 request head per connection (at most MAX_HEAD_BYTES), which it records. Then:
 
 * ``CONNECT host:port``: it opens TCP to the target, answers
-  ``200 Connection established`` and relays bytes both ways until both sides
-  have ended (a TLS session passes through untouched);
+  ``200 Connection established`` (or ``tunnel_reply``'s bytes: another form
+  of the same answer, such as an HTTP/1.0 head with bare LF line ends) and
+  relays bytes both ways until both sides have ended (a TLS session passes
+  through untouched);
 * ``METHOD http://host[:port]/path``: it opens TCP to the origin, sends the
   request on in origin form without the proxy's own headers
   (Proxy-Authorization, Proxy-Connection), and relays both ways;
@@ -120,10 +122,13 @@ class ProxyServer(Listener):
     credentials  (user, password) the proxy demands, or None for an open proxy.
     hosts        {name: address}: where the proxy sends a name (loopback only).
     seed         seeds the fault rules' random draws.
+    tunnel_reply the whole head (bytes, blank line included) that opens a
+                 tunnel, instead of the usual one; also an attribute.
     """
 
-    def __init__(self, name="proxy", credentials=None, hosts=None, seed=0):
+    def __init__(self, name="proxy", credentials=None, hosts=None, seed=0, tunnel_reply=None):
         self.credentials = tuple(credentials) if credentials else None
+        self.tunnel_reply = tunnel_reply
         self.hosts = dict((k.lower(), v) for k, v in (hosts or {}).items())
         self._requests = []
         self._sockets = set()
@@ -236,7 +241,13 @@ class ProxyServer(Listener):
                 self._answer(client, request, 502, "Bad Gateway")
                 request.outcome = "bad-gateway"
                 return
-            if request.method == "CONNECT":
+            if request.method == "CONNECT" and self.tunnel_reply is not None:
+                self._answer_raw(client, request, 200, self.tunnel_reply)
+                request.outcome = "tunnel"
+                if rest:
+                    upstream.sendall(rest)
+                    request.bytes_up += len(rest)
+            elif request.method == "CONNECT":
                 self._answer(client, request, 200, "Connection established", close=False)
                 request.outcome = "tunnel"
                 if rest:
@@ -361,6 +372,13 @@ class ProxyServer(Listener):
         request.status = status
         request.t_answer = time.monotonic()
         client.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body if close else b""))
+        self._event("answer", request, status)
+
+    def _answer_raw(self, client, request, status, head):
+        """Send `head` as it is: an answer whose form the check chose."""
+        request.status = status
+        request.t_answer = time.monotonic()
+        client.sendall(head)
         self._event("answer", request, status)
 
     def _connect_upstream(self, request):

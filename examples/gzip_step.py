@@ -288,13 +288,25 @@ class Watchdog(object):
 
 # ---- BEGIN BLOCK utc_timestamp (nodes/blocks/utc_timestamp.py) ----
 # utc_timestamp: the lenient ISO-8601 parser used for wall-clock expiry times
-# (an envelope's expires_at), the same on every Python version.
+# (an envelope's expires_at), the same on every Python version.  It reads
+# every form the upstream's datetime.fromisoformat() reads on 3.9 to 3.13
+# (with a trailing Z): a peer that writes basic-format or week-date instants,
+# an hour-only time or an offset with seconds is read, not taken as "expired".
 
 _UTC_TIMESTAMP_RE = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})"
-    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?"
-    r"(?:([Zz])|([+-])(\d{2}):?(\d{2}))?\Z"
+    # date: YYYY-MM-DD, YYYYMMDD, or the ISO week date YYYY-Www[-D] (dashes optional)
+    r"(\d{4})(?:-(\d{2})-(\d{2})|(\d{2})(\d{2})|-?W(\d{2})(?:-?([1-7]))?)"
+    # time after any one separator: HH[:MM[:SS[.fraction]]], colons optional
+    r"(?:.(\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d*))?)?)?)?"
+    # zone, after at most one space: Z, or +-HH[:MM[:SS[.fraction]]], colons optional
+    r" ?(?:([Zz])|([+-])(\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d{1,6}))?)?)?)?\Z",
+    re.DOTALL,
 )
+
+
+def _microseconds(fraction):
+    """Digits after the decimal mark as microseconds (more than six are cut, as fromisoformat cuts them)."""
+    return int((fraction or "0")[:6].ljust(6, "0"))
 
 
 def parse_utc_timestamp(text):
@@ -302,22 +314,28 @@ def parse_utc_timestamp(text):
 
     A trailing Z and an explicit offset are honoured; a time without a zone is
     taken as UTC.  The same grammar on every Python version (3.9's
-    datetime.fromisoformat accepts neither Z nor most fraction widths).
+    datetime.fromisoformat accepts neither Z nor most fraction widths, 3.11's
+    takes basic format and week dates).
     """
     if not isinstance(text, str):
         return None
     match = _UTC_TIMESTAMP_RE.match(text.strip())
     if match is None:
         return None
-    year, month, day, hour, minute, second, fraction, _z, sign, off_h, off_m = match.groups()
+    (year, month, day, b_month, b_day, week, weekday, hour, minute, second, fraction,
+     _z, sign, off_h, off_m, off_s, off_f) = match.groups()
     try:
-        moment = datetime.datetime(
-            int(year), int(month), int(day), int(hour or 0), int(minute or 0),
-            int(second or 0), int((fraction or "0")[:6].ljust(6, "0")),
-            tzinfo=datetime.timezone.utc,
-        )
+        if week is not None:
+            date = datetime.date.fromisocalendar(int(year), int(week), int(weekday or 1))
+        else:
+            date = datetime.date(int(year), int(month or b_month), int(day or b_day))
+        moment = datetime.datetime(date.year, date.month, date.day, int(hour or 0), int(minute or 0),
+                                   int(second or 0), _microseconds(fraction), tzinfo=datetime.timezone.utc)
         if sign:
-            offset = datetime.timedelta(hours=int(off_h), minutes=int(off_m))
+            offset = datetime.timedelta(hours=int(off_h), minutes=int(off_m or 0), seconds=int(off_s or 0),
+                                        microseconds=_microseconds(off_f))
+            if offset >= datetime.timedelta(days=1):
+                return None  # fromisoformat refuses an offset of a day or more
             moment = moment - offset if sign == "+" else moment + offset
     except (ValueError, OverflowError):
         return None
@@ -771,6 +789,8 @@ class HttpExchange(object):
 # substring, and an address only by itself.
 
 _PROXY_REPLY_MAX_BYTES = 65536  # a CONNECT reply's status line and headers; more is not a proxy talking
+# The blank line that ends a reply's head: CRLF or a bare LF per line, as http.client reads it.
+_PROXY_REPLY_END_RE = re.compile(b"\n\r?\n")
 
 
 class Proxy(collections.namedtuple("Proxy", "host port authorization credentials")):
@@ -811,19 +831,25 @@ class ProxyConfigError(ValueError):
 
 
 def parse_proxy_url(url):
-    """The Proxy of `http://[user:password@]host[:port]` (port 80 by default).
+    """The Proxy of `[http://][user:password@]host[:port][/...]` (port 80 by default).
 
-    ValueError for anything else; the message never quotes the URL, which
-    may carry a password.  User and password are percent-decoded, as urllib
-    does, before they go into the Basic credentials.
+    As urllib reads a proxy variable: a value without a scheme is the
+    proxy's authority (`proxy.corp:3128`, `user:pw@proxy:3128`), and what
+    follows the authority (a path, `/` or more) is ignored.  A scheme other
+    than http is refused: urllib sent its CONNECT, credentials included, in
+    the clear to whatever listened there (a TLS or SOCKS port).  ValueError
+    never quotes the URL, which may carry a password.  User and password are
+    percent-decoded, as urllib does, before they go into the Basic credentials.
     """
     if not isinstance(url, str) or not url:
         raise ValueError("not a non-empty string")
+    scheme, colon, rest = url.partition(":")
+    if not (colon and scheme and "/" not in scheme and rest.startswith("/")):
+        # urllib's reading: no `scheme:/`, so the value is [user:password@]host[:port] (or //host...)
+        url = ("http:" if url.startswith("//") else "http://") + url
     parts = urllib.parse.urlsplit(url)
     if parts.scheme.lower() != "http":
         raise ValueError("only http:// proxies are supported")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError("a proxy URL has no path, query or fragment")
     if _FORBIDDEN_IN_TARGET.intersection(parts.netloc):
         raise ValueError("whitespace or control characters in the proxy URL")
     host, port = host_and_port(parts)
@@ -983,23 +1009,22 @@ def _tunnel(sock, target, proxy, stop, deadline):
             continue
         if not peeked:
             raise ConnectionError("the proxy closed the connection before answering CONNECT")
-        tail = bytes(reply[-3:])
-        end = (tail + peeked).find(b"\r\n\r\n")
-        wanted = len(peeked) if end < 0 else end + 4 - len(tail)
+        tail = bytes(reply[-2:])
+        end = _PROXY_REPLY_END_RE.search(tail + peeked)
+        wanted = len(peeked) if end is None else end.end() - len(tail)
         while wanted:  # the peeked bytes are there: this never waits
             got = sock.recv(wanted)
             if not got:
                 raise ConnectionError("the proxy closed the connection before answering CONNECT")
             reply += got
             wanted -= len(got)
-        if end >= 0:
+        if end is not None:
             break
         if len(reply) > _PROXY_REPLY_MAX_BYTES:
             raise ProxyRefused(None, "a reply head longer than %d bytes" % _PROXY_REPLY_MAX_BYTES, authority)
-    status_line = bytes(reply).split(b"\r\n", 1)[0].decode("latin-1")
-    version, _, rest = status_line.partition(" ")
-    code, _, reason = rest.partition(" ")
-    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+    # The status line as http.client reads it: words split on any whitespace, any HTTP/ version
+    version, code, reason = (bytes(reply).split(b"\n", 1)[0].decode("latin-1").split(None, 2) + ["", ""])[:3]
+    if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
         raise ProxyRefused(None, "a reply that is not HTTP", authority)
     if not 200 <= int(code) < 300:
         raise ProxyRefused(int(code), reason, authority)
@@ -1221,9 +1246,24 @@ def remember_secrets(envelope):
             SECRETS.update(v for _k, v in urllib.parse.parse_qsl(parts.query))  # decoded values
             SECRETS.update(pair.partition("=")[2] for pair in parts.query.split("&"))  # and as sent
     visit(envelope)
-    post = (envelope.get("staging") or {}).get("post")
-    if isinstance(post, dict) and isinstance(post.get("fields"), dict):
-        SECRETS.update(str(v) for v in post["fields"].values() if v is not None)
+    staging = envelope.get("staging")
+    post = staging.get("post") if isinstance(staging, dict) else None
+    if isinstance(post, dict):
+        try:
+            fields = post_fields(post)
+        except (TypeError, ValueError):
+            fields = {}  # refused by validate_envelope, never sent
+        SECRETS.update(str(v) for v in fields.values() if v is not None)
+
+
+def post_fields(post):
+    """staging.post.fields as the upstream read them: dict(fields or {}).
+
+    So null, absent, {} and every other value JSON counts as false mean no
+    fields, and a list of [name, value] pairs is read in its order; anything
+    dict() refuses raises TypeError or ValueError.
+    """
+    return dict(post.get("fields") or {})
 
 
 def validate_envelope(envelope):
@@ -1245,17 +1285,20 @@ def validate_envelope(envelope):
             split_url(post["url"])
         except ValueError as exc:
             raise Permanent("staging.post.url is not a usable URL (%s)" % exc)
-        # STEP-CREDS-7: fields are copied verbatim into every POST
-        if post.get("fields") is not None and not isinstance(post.get("fields"), dict):
-            raise Permanent("staging.post.fields is not an object")
+        try:
+            post_fields(post)  # STEP-CREDS-7: fields are copied into every POST, each value as its text
+        except (TypeError, ValueError):
+            raise Permanent("staging.post.fields is neither an object nor a list of [name, value] pairs") from None
         if not isinstance(post.get("key_prefix"), str):  # STEP-CREDS-7: every key is key_prefix + relpath
             raise Permanent("staging.post.key_prefix is missing or not a string")
-    # STEP-CREDS-7: checked at start-up, not at the first write
-    elif not isinstance(staging.get("path"), str) or not staging["path"]:
+    # STEP-CREDS-7 (D44): checked at start-up, not at the first write; "" is the working
+    # directory, as the upstream joined it, and canonical relpaths keep every write under it
+    elif not isinstance(staging.get("path"), str):
         raise Permanent("staging.path is missing or not a string")
     inputs = envelope.get("inputs")
-    # STEP-CREDS-7 (D38): null means []; any other non-list is a broken envelope that no retry fixes
-    if inputs is not None and not isinstance(inputs, list):
+    # STEP-CREDS-7 (D38): null, {}, "", 0 and false mean [] (the upstream read `inputs or []`);
+    # any other non-list is a broken envelope that no retry fixes
+    if inputs and not isinstance(inputs, list):
         raise Permanent("the credentials envelope's inputs is not a list")
 
 
@@ -1377,11 +1420,10 @@ _RELPATH_FORBIDDEN_RE = re.compile(r"[\\\x00-\x1f]")
 
 
 def input_name(spec, index):
-    """relpath, else name, else input-<index> (STEP-INPUT-5)."""
+    """relpath, else name, else input-<index> (STEP-WORK-3)."""
     name = spec.get("relpath") or spec.get("name") or "input-%d" % index
-    if not isinstance(name, str):
-        raise Permanent("input %d: its relpath or name is not a string" % index)
-    return name
+    # STEP-WORK-3: a number (a task id, say) is its text, as the upstream formatted it; not a refusal
+    return name if isinstance(name, str) else str(name)
 
 
 def input_pins(spec, label):
@@ -1390,7 +1432,9 @@ def input_pins(spec, label):
     if not isinstance(digest, str) or not _SHA256_RE.match(digest):  # STEP-INPUT-1: a pin is required
         raise Permanent("%s has no usable sha256 pin (64 hex digits); it is not read" % label)
     size = spec.get("size")
-    # STEP-INPUT-4 (D4): a malformed size pin is refused, not ignored
+    if isinstance(size, float) and size.is_integer():
+        size = int(size)  # STEP-INPUT-4 (D43): 6.0 is how some JSON producers write 6; the pin still holds
+    # STEP-INPUT-4 (D4): a malformed size pin is refused, not ignored: the bound it sets would not hold
     if size is not None and (not is_int(size) or size < 0):
         raise Permanent("%s has a size pin that is not a whole number of bytes; it is not read" % label)
     if size is not None and size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: refused before any transfer
@@ -1754,7 +1798,7 @@ def send_payload(sock, payload, buffer):
 def multipart_parts(post, key):
     """(name, value) form fields: the policy fields in order, `key` set in place (STEP-OUTPUT-3)."""
     parts, seen_key = [], False
-    for name, value in (post.get("fields") or {}).items():
+    for name, value in post_fields(post).items():
         if name == "key":
             value, seen_key = key, True  # STEP-OUTPUT-3: key_prefix + relpath overrides in place
         parts.append((name, value))
@@ -2024,7 +2068,7 @@ class Run(object):
         return parse_manifest(data)
 
     def process(self):
-        total = len(self.creds.get().get("inputs") or [])  # STEP-CREDS-7: null means []
+        total = len(self.creds.get().get("inputs") or [])  # STEP-CREDS-7: null (any JSON false) means []
         for index in range(total):  # STEP-INPUT-3: one at a time, in list order
             check_stop("the next input")  # STEP-STOP-4: no new input after a stop
             self.phase = "reading input %d of %d" % (index + 1, total)
@@ -2060,8 +2104,8 @@ class Run(object):
         name = input_name(spec, index)
         what = "input %d (%s)" % (index, name[:MAX_NAME_CHARS])
         pins = input_pins(spec, what)  # STEP-INPUT-1, STEP-INPUT-4: before any GET
-        port = spec.get("port")
-        port = port.strip() if isinstance(port, str) and port.strip() else DEFAULT_INPUT_PORT
+        port = spec.get("port") or DEFAULT_INPUT_PORT
+        port = str(port).strip() or DEFAULT_INPUT_PORT  # a non-string is its text, as the upstream formatted it
         fd, path = tempfile.mkstemp(prefix="in-", suffix=".bin", dir=self.scratch)
         tally = {}
         try:
@@ -2323,7 +2367,8 @@ no arguments (any given are ignored); everything comes from the environment:
   TMPDIR                 where scratch files go (removed before exit)
   SSL_CERT_FILE          CA bundle for https URLs
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or lowercase)
-                         an http:// proxy for https and http URLs, and the
+                         an http proxy (http://host:port, or host:port as
+                         urllib reads it) for https and http URLs, and the
                          hosts reached directly
 
 Exit status: 0 succeeded, 1 transient failure, 10 permanent failure,

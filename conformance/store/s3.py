@@ -24,7 +24,8 @@ What it enforces, as S3 does (codes and texts as S3 sends them):
   (400 InvalidArgument), Content-Length present and not chunked (411
   MissingContentLength). Success: 204 No Content with ETag and Location (S3's
   default success_action_status), the object committed by rename once the
-  whole body has been parsed.
+  whole body has been parsed; a policy field success_action_status of 200
+  or 201 answers as S3 does (200 with no body, 201 with a PostResponse XML).
 * Anything else no route serves: 405 MethodNotAllowed (S3 is the store's voice).
 """
 
@@ -62,6 +63,10 @@ class S3Error(Exception):
         self.code = code
         self.message = message if message is not None else S3_MESSAGES.get(code, code)
         self.extra = extra
+
+
+def _xml_text(value):
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _iso_expiration(t):
@@ -120,12 +125,14 @@ class S3Dialect(Dialect):
         return store.url_for(key) + "?" + "&".join("%s=%s" % (k, quote(v)) for k, v in params)
 
     def presign_post(self, key_prefix, token, expires_in_s=900, max_bytes=DEFAULT_MAX_BYTES,
-                     min_bytes=0, issued_at=None, key_field=None):
+                     min_bytes=0, issued_at=None, key_field=None, success_action_status=None):
         """S3-style presigned POST: {"url", "fields", "key_prefix"}.
 
         The policy allows keys starting with key_prefix and file sizes in
         [min_bytes, max_bytes]. ``key_field`` adds a ``key`` field first
         (as boto3 does); by default there is none and the node adds it.
+        ``success_action_status`` ("200" or "201") adds that field, which
+        the policy then requires and a success answers with.
         """
         store = self.store
         t = store.now() if issued_at is None else issued_at
@@ -138,6 +145,8 @@ class S3Dialect(Dialect):
             ("x-amz-date", compact_utc(t)),
             ("x-amz-security-token", token),
         ])
+        if success_action_status is not None:
+            fields["success_action_status"] = str(success_action_status)
         conditions = [["starts-with", "$key", key_prefix],
                       ["content-length-range", int(min_bytes), int(max_bytes)]]
         conditions += [{k: v} for k, v in fields.items() if k != "key"]
@@ -321,7 +330,16 @@ class S3Dialect(Dialect):
         ctx.note(committed_seq=obj.seq)
         headers = self._amz_headers(ctx)
         headers += [("ETag", obj.etag), ("Location", store.url_for(key))]
-        ctx.respond(204, headers)
+        wanted = fields.get("success_action_status")
+        if wanted == "201":  # S3: 201 Created with a PostResponse document
+            body = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<PostResponse><Location>%s</Location>"
+                    "<Bucket>conformance</Bucket><Key>%s</Key><ETag>%s</ETag></PostResponse>" % tuple(
+                        _xml_text(v) for v in (store.url_for(key), key, obj.etag))).encode("utf-8")
+            ctx.respond(201, headers + [("Content-Type", "application/xml")], body=body)
+        elif wanted == "200":  # S3: 200 OK with an empty body
+            ctx.respond(200, headers, body=b"")
+        else:
+            ctx.respond(204, headers)
         obj.t_response_sent = time.monotonic()
 
     def _validate_fields(self, fields, names_lower):

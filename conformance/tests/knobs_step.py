@@ -4,7 +4,9 @@ from conformance.knobs import Knob
 
 KNOBS = [
     Knob("PROGRAM", '"my-step"', why="any name: the stderr prefix and the scratch directory's",
-         checks=["stop.ack-line", "stream.scratch-used", "redact.error-paths"]),
+         checks=["stop.ack-line", "stream.scratch-used", "redact.error-paths",
+                 # the prefix on the start-up path and on the line that counts ignored arguments
+                 "creds.startup-missing", "exit.unexpected-argument"]),
     Knob("USER_AGENT", '"my-step/3.1"', why="any token the store accepts as a product",
          checks=["http.user-agent"]),
     Knob("OUTPUT_PORT", '"copies"', why="any port name but report, which is result.json's",

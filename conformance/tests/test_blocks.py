@@ -265,7 +265,16 @@ class UtcTimestampTest(unittest.TestCase):
         self.assertEqual(parse("1970-01-01 00:00:10.5Z"), 10.5)
         self.assertEqual(parse("1970-01-02"), 86400.0)
         self.assertEqual(parse(" 1970-01-01T00:00:00+00:00 "), 0.0)
-        for bad in ("", "soon", "2026-13-01T00:00:00Z", "2026-01-01T25:00:00Z", None, 17, "2026-01-01T00:00:00Zjunk"):
+        # what 3.11's fromisoformat also reads: basic format, week dates, any separator, short or long offsets
+        self.assertEqual(parse("19700101T000010Z"), 10.0)
+        self.assertEqual(parse("19700101T010010+0100"), 10.0)
+        self.assertEqual(parse("1970-01-01T01+01"), 0.0)
+        self.assertEqual(parse("1970-01-01T01:00:10+01:00:00.5"), 9.5)
+        self.assertEqual(parse("1970-01-01X00:00:10 +00:00"), 10.0)
+        self.assertEqual(parse("1970-W01-4T00:00:10Z"), 10.0)  # 1970-01-01 was the Thursday of week 1
+        self.assertEqual(parse("1970-01-01T00:00:10.123456789Z"), 10.123456)
+        for bad in ("", "soon", "2026-13-01T00:00:00Z", "2026-01-01T25:00:00Z", None, 17, "2026-01-01T00:00:00Zjunk",
+                    "2026-W54-1", "2026-01-01T00:00:00+24:00", "2026-01-01T1:00", "2026-01-01T00:00:00  +00:00"):
             self.assertIsNone(parse(bad), bad)
 
 
@@ -514,6 +523,7 @@ class TinyProxy(object):
     per connection, keeps it, and then does `behaviour`:
 
     "tunnel": CONNECT to the target, answer 200, relay both ways;
+    "tunnel-lf": the same, the answer an HTTP/1.0 head with bare LF line ends;
     "refuse": answer 407 with Proxy-Authenticate;
     "silent": never answer;
     "endless": answer a status line, then header bytes for ever;
@@ -562,11 +572,12 @@ class TinyProxy(object):
                 conn.sendall(b"HTTP/1.1 200 OK\r\n")
                 while not self.closing.wait(0.001):
                     conn.sendall(b"X-Filler: " + b"a" * 1000 + b"\r\n")
-            elif self.behaviour == "tunnel":
+            elif self.behaviour in ("tunnel", "tunnel-lf"):
                 host, port = head.split(b" ", 2)[1].decode().rsplit(":", 1)
                 upstream = socket.create_connection((host, int(port)), timeout=SHORT_TIMEOUT_S)
                 self.sockets.append(upstream)
-                conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n" if self.behaviour == "tunnel"
+                             else b"HTTP/1.0 200 Connection established\nProxy-Agent: tiny\n\n")
                 for a, b in ((conn, upstream), (upstream, conn)):
                     threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
             else:
@@ -636,14 +647,18 @@ class ProxyConfigTest(unittest.TestCase):
         self.assertIn("p%2Fss%25", proxy.credentials)
         self.assertNotIn("p/ss", repr(proxy) + str(proxy))
         self.assertNotIn("dXNA", repr(proxy) + str(proxy))
-        for bad in ("https://u:SECRET@proxy:1", "socks5://u:SECRET@proxy:1", "u:SECRET@proxy:3128",
-                    "http://u:SECRET@proxy:99999", "http://u:SECRET@proxy:1/path", "http://u:SECRET@proxy:1/?q=1",
-                    "http://u:SECRET@", ""):
+        # as urllib reads a variable: no scheme means host[:port] (userinfo perhaps); a path is ignored
+        self.assertEqual(parse("proxy.corp:3128")[:3], ("proxy.corp", 3128, None))
+        self.assertEqual(parse("us%40er:pw@proxy:1")[:3], ("proxy", 1, "Basic dXNAZXI6cHc="))
+        self.assertEqual(parse("//proxy:1")[:2], ("proxy", 1))
+        self.assertEqual(parse("http://proxy:1/path/?q=1#f")[:2], ("proxy", 1))
+        for bad in ("https://u:SECRET@proxy:1", "socks5://u:SECRET@proxy:1", "http:/u:SECRET@proxy:1",
+                    "http://u:SECRET@proxy:99999", "u:SECRET@proxy:99999", "http://u:SECRET@", ""):
             with self.assertRaises(ValueError) as caught:
                 parse(bad)
             self.assertNotIn("SECRET", str(caught.exception))
             with self.assertRaises(proxy_block.ProxyConfigError) as caught:
-                proxy_block.Proxies.from_environ({"https_proxy": bad or "x"})
+                proxy_block.Proxies.from_environ({"https_proxy": bad or "socks5://x"})
             self.assertIn("https_proxy", str(caught.exception))
             self.assertNotIn("SECRET", str(caught.exception))
 
@@ -727,6 +742,20 @@ class ProxyTransportTest(unittest.TestCase):
         self.assertNotIn("X-Amz-Signature", proxy.heads[0])
         self.assertNotIn("proxy-authorization", " ".join(n.lower() for n, _v in origin.transcript[0].headers))
         self.assertEqual(self.stop._inflight, set())
+
+    def test_a_reply_head_with_bare_line_feeds_opens_the_tunnel(self):
+        # http.client (the upstream's urllib) reads a CONNECT reply line by line, LF or CRLF, any HTTP/ version
+        origin = servers.LoopbackServer("origin", tls=True)
+        self.addCleanup(origin.close)
+        origin.serve_bytes("/x", b"through the tunnel")
+        proxy = self.proxy("tunnel-lf")
+        context = lambda: ssl.create_default_context(cafile=servers.CA_FILE)  # noqa: E731
+        with opened(transport_block.HttpExchange(origin.origin + "/x", self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                                 connect_deadline_s=SHORT_TIMEOUT_S, ssl_context_factory=context,
+                                                 proxies=self.proxies(proxy))) as exchange:
+            exchange.conn.request("GET", exchange.target.request_target)
+            response = exchange.conn.getresponse()
+            self.assertEqual((response.status, response.read()), (200, b"through the tunnel"))
 
     def test_refused_tunnel_names_the_status_not_the_credentials(self):
         proxy = self.proxy("refuse")

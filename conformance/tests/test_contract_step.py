@@ -72,7 +72,21 @@ REQUIRED_CLAUSES = {
     # Proxies (issue 9): HTTPS_PROXY / HTTP_PROXY / NO_PROXY, the CONNECT tunnel.
     "STEP-PROXY-1": "MUST", "STEP-PROXY-2": "MUST", "STEP-PROXY-3": "MUST", "STEP-PROXY-4": "MUST",
     "STEP-PROXY-5": "MUST",
+    # Peers (issue 20): documents, answers and the environment as the upstream read them.
+    "STEP-PEER-1": "MUST", "STEP-PEER-2": "MUST", "STEP-PEER-3": "MUST",
 }
+
+# The safety reasons a stricter-than-the-upstream row may give (ARCHITECTURE.md, "Accept what
+# the upstream accepts"), as words its last cell must hold.
+SAFETY_WORDS = ("secret", "path could escape", "bound", "digest", "binding", "fence")
+SEED_REF_RE = re.compile(r"`seed 001:(\d+)`")
+# The seeds sit beside the project (../shared/seeds), or beside its worktrees' parent.
+SEED_FILES = [os.path.join(parent, "shared", "seeds", "001_8425f7612930645f.txt")
+              for parent in (os.path.dirname(ROOT), os.path.dirname(os.path.dirname(ROOT)))]
+AUDIT_HEADING = "## Where we differ from the upstream"
+RUN_HEADING = "## The upstream hello node through this suite"
+AUDIT_COLUMNS = ["document: member or aspect", "the upstream accepts (seed line)", "our node accepts",
+                 "stricter because"]
 
 # Keywords conformance.schema implements, plus annotations it ignores.
 SCHEMA_KEYWORDS = {
@@ -224,6 +238,94 @@ class DecisionsTest(unittest.TestCase):
         for did in set(re.findall(r"(?<=[(, ])D\d+(?=[),])", text)):
             with self.subTest(cited=did):
                 self.assertTrue(did in decisions, "%s is cited but not decided" % did)
+
+
+def _section(heading):
+    """The text of the '## ' section that begins with heading, up to the next one."""
+    text = _read(CONTRACT_MD)
+    start = text.index("\n" + heading + "\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else len(text)]
+
+
+def _table_rows(text):
+    """[[cell, ...]] of every markdown table row in text, header rows included."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("|") and not re.match(r"^\|[-| ]+\|$", line):
+            rows.append([cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip()[1:-1])])
+    return rows
+
+
+class UpstreamAuditTest(unittest.TestCase):
+    """The audit of what the upstream accepted, and the upstream's own run through the suite."""
+
+    def test_the_audit_comes_just_before_the_decisions(self):
+        headings = [line for line in _contract_lines() if line.startswith("## ")]
+        self.assertIn(AUDIT_HEADING, headings)
+        self.assertEqual(headings[headings.index(AUDIT_HEADING) + 1], "## Decisions")
+
+    def test_every_audit_row_is_equal_or_names_its_reason_and_decision(self):
+        decisions = _decisions()
+        rows = _table_rows(_section(AUDIT_HEADING))
+        self.assertGreater(len(rows), 40)
+        for row in rows:
+            with self.subTest(row=row[0]):
+                self.assertEqual(len(row), 4, row)
+                if row == AUDIT_COLUMNS:
+                    continue
+                last = row[3]
+                if last == "-" or last.startswith("- ("):
+                    continue
+                cited = re.findall(r"\bD\d+\b", last)
+                self.assertTrue(cited, "a stricter row names its Decision: %r" % last)
+                self.assertTrue(all(d in decisions for d in cited), cited)
+                if not last.startswith("as "):  # "as `manifest_get` (D45)" repeats an earlier row's reason
+                    self.assertTrue(any(word in last for word in SAFETY_WORDS),
+                                    "a stricter row names a safety reason: %r" % last)
+
+    def test_every_decision_a_stricter_row_cites_says_so(self):
+        decisions = _decisions()
+        for row in _table_rows(_section(AUDIT_HEADING)):
+            if len(row) == 4 and row != AUDIT_COLUMNS and row[3] != "-" and not row[3].startswith("- ("):
+                for did in re.findall(r"\bD\d+\b", row[3]):
+                    with self.subTest(decision=did):
+                        self.assertIn("stricter than the upstream", " ".join(decisions[did].lower().split()),
+                                      "%s records a stricter point and must say so" % did)
+
+    def test_seed_references_are_lines_of_the_seed(self):
+        refs = [int(n) for n in SEED_REF_RE.findall(_read(CONTRACT_MD))]
+        self.assertTrue(refs)
+        found = [path for path in SEED_FILES if os.path.exists(path)]
+        if not found:
+            self.skipTest("the seeds are not beside this checkout")
+        with open(found[0], encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+        for number in refs:
+            with self.subTest(line=number):
+                self.assertTrue(1 <= number <= len(lines) and lines[number - 1].strip(), number)
+
+    def test_every_defined_here_names_what_it_stands_in_for(self):
+        for line in _contract_lines():
+            if line.startswith("**Defined here"):
+                paragraph = _read(CONTRACT_MD).split(line, 1)[1].split("**", 1)[0]
+                lead = " ".join((line + paragraph).split())
+                with self.subTest(paragraph=line[:60]):
+                    self.assertTrue(any(words in lead for words in ("not in the seed", "stands in for",
+                                                                     "the seed's own", "the seed only calls")),
+                                    lead[:200])
+
+    def test_the_upstream_run_table_names_real_checks_and_decisions(self):
+        from conformance import checks, static
+        known = {c.id for c in checks.load("step")} | {c.id for c in static.checks_for("step")}
+        decisions = _decisions()
+        rows = [row for row in _table_rows(_section(RUN_HEADING)) if row[0] != "check"]
+        self.assertGreaterEqual(len(rows), 25)
+        for row in rows:
+            with self.subTest(check=row[0]):
+                self.assertIn(row[0].split()[0].strip("`"), known)
+                cited = re.findall(r"\bD\d+\b", row[2])
+                self.assertTrue(cited and all(d in decisions for d in cited), row)
 
 
 class NaiveNodeTest(unittest.TestCase):

@@ -10,6 +10,7 @@ and names nothing defined here.
 import base64
 import collections
 import http.client
+import re
 import socket
 import urllib.parse
 
@@ -29,6 +30,8 @@ from nodes.blocks.transport import _FORBIDDEN_IN_TARGET, host_and_port, wait_rea
 # substring, and an address only by itself.
 
 _PROXY_REPLY_MAX_BYTES = 65536  # a CONNECT reply's status line and headers; more is not a proxy talking
+# The blank line that ends a reply's head: CRLF or a bare LF per line, as http.client reads it.
+_PROXY_REPLY_END_RE = re.compile(b"\n\r?\n")
 
 
 class Proxy(collections.namedtuple("Proxy", "host port authorization credentials")):
@@ -69,19 +72,25 @@ class ProxyConfigError(ValueError):
 
 
 def parse_proxy_url(url):
-    """The Proxy of `http://[user:password@]host[:port]` (port 80 by default).
+    """The Proxy of `[http://][user:password@]host[:port][/...]` (port 80 by default).
 
-    ValueError for anything else; the message never quotes the URL, which
-    may carry a password.  User and password are percent-decoded, as urllib
-    does, before they go into the Basic credentials.
+    As urllib reads a proxy variable: a value without a scheme is the
+    proxy's authority (`proxy.corp:3128`, `user:pw@proxy:3128`), and what
+    follows the authority (a path, `/` or more) is ignored.  A scheme other
+    than http is refused: urllib sent its CONNECT, credentials included, in
+    the clear to whatever listened there (a TLS or SOCKS port).  ValueError
+    never quotes the URL, which may carry a password.  User and password are
+    percent-decoded, as urllib does, before they go into the Basic credentials.
     """
     if not isinstance(url, str) or not url:
         raise ValueError("not a non-empty string")
+    scheme, colon, rest = url.partition(":")
+    if not (colon and scheme and "/" not in scheme and rest.startswith("/")):
+        # urllib's reading: no `scheme:/`, so the value is [user:password@]host[:port] (or //host...)
+        url = ("http:" if url.startswith("//") else "http://") + url
     parts = urllib.parse.urlsplit(url)
     if parts.scheme.lower() != "http":
         raise ValueError("only http:// proxies are supported")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError("a proxy URL has no path, query or fragment")
     if _FORBIDDEN_IN_TARGET.intersection(parts.netloc):
         raise ValueError("whitespace or control characters in the proxy URL")
     host, port = host_and_port(parts)
@@ -241,23 +250,22 @@ def _tunnel(sock, target, proxy, stop, deadline):
             continue
         if not peeked:
             raise ConnectionError("the proxy closed the connection before answering CONNECT")
-        tail = bytes(reply[-3:])
-        end = (tail + peeked).find(b"\r\n\r\n")
-        wanted = len(peeked) if end < 0 else end + 4 - len(tail)
+        tail = bytes(reply[-2:])
+        end = _PROXY_REPLY_END_RE.search(tail + peeked)
+        wanted = len(peeked) if end is None else end.end() - len(tail)
         while wanted:  # the peeked bytes are there: this never waits
             got = sock.recv(wanted)
             if not got:
                 raise ConnectionError("the proxy closed the connection before answering CONNECT")
             reply += got
             wanted -= len(got)
-        if end >= 0:
+        if end is not None:
             break
         if len(reply) > _PROXY_REPLY_MAX_BYTES:
             raise ProxyRefused(None, "a reply head longer than %d bytes" % _PROXY_REPLY_MAX_BYTES, authority)
-    status_line = bytes(reply).split(b"\r\n", 1)[0].decode("latin-1")
-    version, _, rest = status_line.partition(" ")
-    code, _, reason = rest.partition(" ")
-    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+    # The status line as http.client reads it: words split on any whitespace, any HTTP/ version
+    version, code, reason = (bytes(reply).split(b"\n", 1)[0].decode("latin-1").split(None, 2) + ["", ""])[:3]
+    if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
         raise ProxyRefused(None, "a reply that is not HTTP", authority)
     if not 200 <= int(code) < 300:
         raise ProxyRefused(int(code), reason, authority)

@@ -4,5 +4,5 @@
 REFERENCE_NODE = "nodes/hello_node.py"
 
 from conformance.checks.step import (  # noqa: F401  (registers the checks)
-    creds, exit, http, input, manifest, marker, output, progress, proxy, redact, result, stop, stream,
-    work)
+    creds, exit, http, input, manifest, marker, output, peer, progress, proxy, redact, result, stop,
+    stream, work)

@@ -62,17 +62,23 @@ def _expect_success(ctx, plane, why):
 
 def _expect_tunnelled(ctx, plane, host="127.0.0.1"):
     """Every connection the store accepted came through a CONNECT tunnel for
-    the store's host:port, with that Host header."""
+    the store's host:port; a Host header, when one came, names the same.
+
+    No Host is no fault: CPython's http.client sends none on CONNECT up to
+    3.11 (HTTP/1.0, as urllib tunnels) and one from 3.12 on, and proxies
+    route a tunnel by its request target, so a node that tunnels through
+    urllib must not fail here for it."""
     authority = _store_authority(plane, host)
     requests = plane.proxy.requests
-    wrong = [r for r in requests if r.method != "CONNECT" or r.target != authority or r.host_header != authority]
+    wrong = [r for r in requests
+             if r.method != "CONNECT" or r.target != authority or r.host_header not in (None, authority)]
     ctx.expect(requests and not wrong,
-               expected="only `CONNECT %s HTTP/1.1` with `Host: %s` at the proxy" % (authority, authority),
+               expected="only `CONNECT %s` at the proxy, any `Host` naming `%s`" % (authority, authority),
                actual="the proxy saw: %s" % (
                    "; ".join("%s %s (Host %r)" % (r.method, r.target, r.host_header) for r in (wrong or requests)[:4])
                    or "nothing"),
                diagnosis="an https URL goes through the proxy as a CONNECT tunnel to the URL's host:port, "
-                         "with Host naming the same (STEP-PROXY-3)")
+                         "and a Host header, if sent, names the same (STEP-PROXY-3)")
     tunnels, accepted = len(plane.proxy.tunnels()), _store_connections(plane)
     ctx.expect(accepted and tunnels >= accepted,
                expected="every connection the store accepted came through a tunnel",
@@ -118,8 +124,8 @@ def _variant(ctx, text):
 @check("proxy.tunnel", clauses=["STEP-PROXY-3", "STEP-PROXY-1"], level="MUST",
        title="behind a proxy, every https request goes through a CONNECT tunnel, TLS verified end to end",
        fakes="HTTPS store (test CA); HTTPS_PROXY and https_proxy name the harness's proxy, which tunnels CONNECT",
-       expected="exit 0, succeeded marker; at the proxy only `CONNECT host:port` with the same Host, one tunnel per "
-                "connection the store accepted")
+       expected="exit 0, succeeded marker; at the proxy only `CONNECT host:port` (a Host, if any, naming the same), "
+                "one tunnel per connection the store accepted")
 def _(ctx):
     # Arrange
     plane = ctx.step_plane(inputs=csv_inputs(2), tls=True, proxy=True)
@@ -174,10 +180,11 @@ def _(ctx):
 
 @check("proxy.bad-variable", clauses=["STEP-PROXY-1", "STEP-PROXY-5"], level="MUST",
        title="a proxy variable that is not an http:// URL fails the run at start-up, naming it, never quoting it",
-       fakes="two runs: https_proxy is a socks5:// URL with a password; https_proxy has no scheme and a password",
+       fakes="two runs: https_proxy is a socks5:// URL with a password; an https:// URL with a password (urllib "
+             "sent its CONNECT in the clear to such a port, credentials included: D40)",
        expected="exit 10, no marker, no request at the store; stderr names https_proxy; the password nowhere")
 def _(ctx):
-    for template in ("socks5://canary:%s@127.0.0.1:1080", "canary:%s@127.0.0.1:3128"):
+    for template in ("socks5://canary:%s@127.0.0.1:1080", "https://canary:%s@127.0.0.1:3128"):
         password = "CANARYproxypw%08x" % ctx.rng.getrandbits(32)
         _variant(ctx, "https_proxy=%s" % (template % "<password>"))
         plane = ctx.step_plane(inputs=csv_inputs(1), tls=True, extra_env={"https_proxy": template % password})

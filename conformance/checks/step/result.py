@@ -22,9 +22,12 @@ FACT_HEAVY_INPUTS = 2600
 
 # summary.facts_omitted and facts_not_claimed, as STEP-RESULT-2 and -3 word them.
 _OMITTED_RE = re.compile(r"^(\d+) of (\d+) facts dropped")
-_NOT_CLAIMED_RE = re.compile(r"^not claimed as search facts: \d+ (unusable|bad_key|over_cap)"
-                             r"(; \d+ (unusable|bad_key|over_cap))*")
-_COUNTER_ORDER = ("unusable", "bad_key", "over_cap")
+# facts_not_claimed: the prefix, then one clause per non-zero counter, joined
+# by "; ", each beginning with its count. What follows a count is the node's
+# own wording (the reference node names the counter; the upstream described
+# the rule): nothing on the platform reads it, so only work.py judges it.
+_NOT_CLAIMED_PREFIX = "not claimed as search facts: "
+_CLAUSE_RE = re.compile(r"[1-9][0-9]*\b")
 
 
 def expect_report(ctx, plane):
@@ -151,7 +154,7 @@ FACT_RULE_INPUTS = (("ok.csv", b"1\n"), ("L" * 600, b"2\n"), ("del\x7fname.csv",
        title="facts that break the platform's rules are declined, counted in one sentence, and the run goes on",
        fakes="inputs named with 600 characters, and with a DEL character, beside a normal one",
        expected="exit 0; every fact in result.json obeys the rules; facts_not_claimed, when present, is one "
-                "sentence counting unusable, bad_key, over_cap in that order")
+                "sentence of one clause per non-zero counter, each beginning with its count")
 def _(ctx):
     items = [Input(name, data) for name, data in FACT_RULE_INPUTS]
     plane = ctx.step_plane(inputs=items)
@@ -161,12 +164,12 @@ def _(ctx):
     note = (plane.report.get("summary") or {}).get("facts_not_claimed")
     if note is None:
         return
-    counters = re.findall(r"\d+ (unusable|bad_key|over_cap)", note) if isinstance(note, str) else []
-    ctx.expect(isinstance(note, str) and _NOT_CLAIMED_RE.match(note) is not None and "\n" not in note
-               and counters == [c for c in _COUNTER_ORDER if c in counters],
-               expected="'not claimed as search facts: <n> unusable; <n> bad_key; <n> over_cap' (non-zero "
-                        "counters only, in that order)",
-               actual="facts_not_claimed %r" % (note,))
+    clauses = note[len(_NOT_CLAIMED_PREFIX):].split("; ") if isinstance(note, str) else []
+    ctx.expect(isinstance(note, str) and note.startswith(_NOT_CLAIMED_PREFIX) and "\n" not in note
+               and 1 <= len(clauses) <= 3 and all(_CLAUSE_RE.match(c) for c in clauses),
+               expected="'not claimed as search facts: <n> ...' with one to three clauses joined by '; ', each "
+                        "beginning with its non-zero count",
+               actual="facts_not_claimed %r" % (note[:300] if isinstance(note, str) else note,))
 
 
 @check("result.on-failure", clauses=["STEP-RESULT-4"], level="MUST",

@@ -4,4 +4,4 @@ REPLACE = [(
     "        counted = [\"%d %s\" % (self.unclaimed[k], k) for k in UNCLAIMED_ORDER if self.unclaimed[k]]\n",
     "        counted = [\"%s: %d\" % (k, self.unclaimed[k]) for k in UNCLAIMED_ORDER if self.unclaimed[k]]\n",
 )]
-KILLS = ["result.fact-rules", "work.declined-facts", "work.fact-cap"]
+KILLS = ["work.declined-facts", "work.fact-cap"]

@@ -2,7 +2,10 @@
 NODE = "nodes/hello_node.py"
 REPLACE = [(
     "    size = spec.get(\"size\")\n"
-    "    # STEP-INPUT-4 (D4): a malformed size pin is refused, not ignored\n    if size is not None and (not is_int(size) or size < 0):\n",
+    "    if isinstance(size, float) and size.is_integer():\n"
+    "        size = int(size)  # STEP-INPUT-4 (D43): 6.0 is how some JSON producers write 6; the pin still holds\n"
+    "    # STEP-INPUT-4 (D4): a malformed size pin is refused, not ignored: the bound it sets would not hold\n"
+    "    if size is not None and (not is_int(size) or size < 0):\n",
     "    size = spec.get(\"size\")\n"
     "    try:\n"
     "        size = None if size is None else int(size)\n"

@@ -32,6 +32,13 @@ vocabulary through ``add_fault(fault, match=None)``:
     plane.store.add_fault(faults.status(503), Match(method="GET", key="inputs/*"))
     plane.proxy.add_fault(faults.reset(after_bytes=0))
 
+Peer variety (contract/step.md, area PEER): the agent's ``dialect`` and the job's
+``manifest_dialect`` rewrite the envelope and the manifest as the upstream's real peers
+may write them (ENVELOPE_DIALECTS, MANIFEST_DIALECTS, built on conformance/dialect.py);
+the collector's ``post_answer`` has the store answer uploads 200 or 201; the plane's
+``proxy_form`` and ``proxy_reply`` write the proxy's variables and its CONNECT answer in
+the forms urllib read.
+
 Options: a fake's options are the plane's keywords too (``ctx.step_plane(inputs=...,
 expires_in_s=3, staging="local_path")`` reaches the job, the agent and the
 collector), and its attributes after (``plane.agent.envelope_patch``); see each
@@ -50,16 +57,17 @@ what the run shows across them: ``result``, ``marker``/``marker_raw``/``report``
 about: the collector's own, then what spans fakes (see its docstring).
 """
 
-from conformance.planes.step.agent import CredentialsAgent
+from conformance.planes.step.agent import ENVELOPE_DIALECTS, CredentialsAgent
 from conformance.planes.step.base import (CA_FILE, EXIT_STATUS, IDENTITY, IDENTITY_ENV, KEY_PREFIX, MARKER_NAME,
                                           OMIT, RESULT_NAME, Input, is_data_key, iso_utc, sha256_hex)
 from conformance.planes.step.collector import Collector
-from conformance.planes.step.job import MANIFEST_KEY, Job
-from conformance.planes.step.plane import PROXY_VARIABLES, StepPlane
+from conformance.planes.step.job import MANIFEST_DIALECTS, MANIFEST_KEY, Job
+from conformance.planes.step.plane import PROXY_FORMS, PROXY_VARIABLES, StepPlane
 
 __all__ = ["StepPlane", "make_plane", "Plane", "Input", "OMIT", "IDENTITY", "IDENTITY_ENV", "KEY_PREFIX",
            "MARKER_NAME", "RESULT_NAME", "MANIFEST_KEY", "EXIT_STATUS", "CA_FILE", "PROXY_VARIABLES",
-           "is_data_key", "iso_utc", "sha256_hex", "Job", "CredentialsAgent", "Collector"]
+           "is_data_key", "iso_utc", "sha256_hex", "Job", "CredentialsAgent", "Collector", "ENVELOPE_DIALECTS",
+           "MANIFEST_DIALECTS", "PROXY_FORMS"]
 
 
 def make_plane(ctx, *args, **kwargs):

@@ -9,13 +9,24 @@ from then on. ``rewrite_same()`` and ``remove()`` are the other things a
 file can do under a running node.
 """
 
+import datetime
 import json
 import os
 import time
 
+from conformance import dialect as _dialect
 from conformance.planes.step.base import OMIT, iso_utc
 
-__all__ = ["CredentialsAgent"]
+__all__ = ["CredentialsAgent", "ENVELOPE_DIALECTS"]
+
+# The rewrites an agent may apply to every envelope it writes (option
+# `dialect`), each within what the upstream reads (contract/step.md,
+# "Where we differ from the upstream"): a member nobody defined in every
+# object but the policy's fields (the store refuses a form field its policy
+# does not name); whole-number sizes written as 6.0; expires_at in another
+# ISO 8601 form of the same instant (conformance/dialect.py's INSTANT_FORMS).
+# schema_version never becomes 1.0: the upstream refused anything but the int.
+ENVELOPE_DIALECTS = ("members", "floats") + tuple("instant:" + form for form in _dialect.INSTANT_FORMS)
 
 
 class CredentialsAgent(object):
@@ -31,15 +42,17 @@ class CredentialsAgent(object):
                     the default), "legacy" (LSPO_CREDENTIALS), "both" (each set;
                     the legacy one names a file that does not exist), "both-same"
                     (both name the file); anything else: neither.
+    dialect         names from ENVELOPE_DIALECTS, applied in order to every
+                    envelope written (rotations too), after envelope_patch.
 
     Acting: write(), rotate(), rewrite_same(), remove().
     Observing: path, directory, token (the current one), tokens (in order).
     """
 
-    OPTIONS = ("expires_in_s", "expires_at", "envelope_patch", "creds_env")
+    OPTIONS = ("expires_in_s", "expires_at", "envelope_patch", "creds_env", "dialect")
 
     def __init__(self, store, directory, job, collector, note=lambda text: None, expires_in_s=900,
-                 expires_at=None, envelope_patch=None, creds_env="file"):
+                 expires_at=None, envelope_patch=None, creds_env="file", dialect=()):
         self.store = store
         self.directory = directory
         self.path = os.path.join(directory, "creds.json")
@@ -50,6 +63,10 @@ class CredentialsAgent(object):
         self.expires_at = expires_at
         self.envelope_patch = envelope_patch
         self.creds_env = creds_env
+        self.dialect = tuple(dialect)
+        unknown = [name for name in self.dialect if name not in ENVELOPE_DIALECTS]
+        if unknown:
+            raise ValueError("unknown envelope dialect %s (known: %s)" % (unknown, ", ".join(ENVELOPE_DIALECTS)))
         self.tokens = [store.new_token()]
 
     @property
@@ -72,9 +89,10 @@ class CredentialsAgent(object):
         """The envelope document for `token` (default: the current one), each
         URL presigned afresh."""
         token = token or self.token
-        expires = self.expires_at
+        expires, expiry = self.expires_at, None
         if expires is None:
-            expires = iso_utc(time.time() + self.expires_in_s)
+            expiry = time.time() + self.expires_in_s
+            expires = iso_utc(expiry)
         doc = {"schema_version": 1, "scheme": self.collector.scheme()}
         if expires is not OMIT:
             doc["expires_at"] = expires
@@ -83,6 +101,23 @@ class CredentialsAgent(object):
         doc["staging"] = self.collector.staging_block(token)
         if self.envelope_patch:
             self.envelope_patch(doc)
+        return self._speak(doc, expiry)
+
+    def _speak(self, doc, expiry):
+        """doc rewritten by each of the dialect's names (see ENVELOPE_DIALECTS)."""
+        for name in self.dialect:
+            if name == "members":
+                staging = doc.get("staging")
+                post = staging.get("post") if isinstance(staging, dict) else None
+                fields = post.get("fields") if isinstance(post, dict) else None
+                doc = _dialect.unknown_members(doc)
+                if fields is not None:
+                    doc["staging"]["post"]["fields"] = fields
+            elif name == "floats":
+                doc = _dialect.floats(doc, {"size"})
+            elif expiry is not None:  # an instant form: only for an expires_at this agent computed
+                moment = datetime.datetime.fromtimestamp(expiry, datetime.timezone.utc)
+                doc["expires_at"] = _dialect.instant(moment, name.partition(":")[2])
         return doc
 
     def write(self, doc=None, raw=None):

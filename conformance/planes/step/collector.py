@@ -32,8 +32,11 @@ class Collector(object):
     compared with), env (a callable returning the node's whole environment).
     Options (also plane keywords):
 
-    staging    "presigned_post" (default) or "local_path".
-    max_bytes  the upload policy's content-length-range ceiling (default 1 GiB).
+    staging      "presigned_post" (default) or "local_path".
+    max_bytes    the upload policy's content-length-range ceiling (default 1 GiB).
+    post_answer  how the store answers an accepted POST: 204 (S3's default), or
+                 200 or 201, which the policy's success_action_status field asks
+                 for (the upstream took any 2xx; STEP-PEER-2).
 
     Observing, as the platform sees it after collect(): marker (the parsed
     marker or None), marker_raw, report (result.json parsed), report_raw,
@@ -43,15 +46,18 @@ class Collector(object):
     field names: post_field_names().
     """
 
-    OPTIONS = ("staging", "max_bytes")
+    OPTIONS = ("staging", "max_bytes", "post_answer")
 
-    def __init__(self, store, staging_dir, job, env, staging="presigned_post", max_bytes=1 << 30):
+    def __init__(self, store, staging_dir, job, env, staging="presigned_post", max_bytes=1 << 30, post_answer=204):
         self.store = store
         self.staging_dir = staging_dir
         self.job = job
         self._env = env
         self.staging = staging
         self.max_bytes = max_bytes
+        if post_answer not in (200, 201, 204):
+            raise ValueError("post_answer is 200, 201 or 204, not %r" % (post_answer,))
+        self.post_answer = post_answer
         self._post_field_names = []
         self.marker = None
         self.marker_raw = None
@@ -66,7 +72,9 @@ class Collector(object):
     def staging_block(self, token):
         """The envelope's staging member: a policy presigned with token, or the directory."""
         if self.staging == "presigned_post":
-            post = self.store.presign_post(KEY_PREFIX, token, max_bytes=self.max_bytes)
+            post = self.store.presign_post(KEY_PREFIX, token, max_bytes=self.max_bytes,
+                                           success_action_status=None if self.post_answer == 204
+                                           else str(self.post_answer))
             self._post_field_names = list(post["fields"])
             return {"mode": "presigned_post", "post": post}
         return {"mode": "local_path", "path": self.staging_dir}

@@ -10,9 +10,17 @@ and the rest) are the job's too: the environment's account of the launch.
 import json
 import os
 
+from conformance import dialect as _dialect
 from conformance.planes.step.base import IDENTITY, IDENTITY_ENV, OMIT, exchanges, sha256_hex
 
-__all__ = ["Job", "MANIFEST_KEY"]
+__all__ = ["Job", "MANIFEST_KEY", "MANIFEST_DIALECTS"]
+
+# The rewrites a job may apply to its manifest (option `manifest_dialect`),
+# within what the upstream reads: a member nobody defined at the top (params
+# is the job's own and echoed as it is); the identity numbers as 41.0, which
+# the upstream took as absent (not an int) and replaced by the environment's.
+MANIFEST_DIALECTS = ("members", "floats")
+_IDENTITY_NUMBERS = ("execution_id", "attempt", "generation")
 
 MANIFEST_KEY = "jobs/exec-41/invocation.json"
 
@@ -29,16 +37,18 @@ class Job(object):
     manifest_source  "get" (an object in the store: manifest_get), "local" (a
                      file: manifest_path), anything else: the envelope names none.
     identity_env     set the LSPO_* identity variables (default True).
+    manifest_dialect names from MANIFEST_DIALECTS, applied in order to the
+                     manifest document (not to manifest_raw).
 
     ``inputs`` is a list the check may change before a rotation (the next
     envelope lists what it holds then).
     Observing: gets(item), input_gets(); manifest_key, manifest_path.
     """
 
-    OPTIONS = ("inputs", "manifest", "manifest_raw", "manifest_source", "identity_env")
+    OPTIONS = ("inputs", "manifest", "manifest_raw", "manifest_source", "identity_env", "manifest_dialect")
 
     def __init__(self, store, local_dir, inputs=(), manifest=None, manifest_raw=None, manifest_source="get",
-                 identity_env=True):
+                 identity_env=True, manifest_dialect=()):
         self.store = store
         self.local_dir = local_dir
         self.inputs = list(inputs)
@@ -46,6 +56,13 @@ class Job(object):
         self.identity_env = identity_env
         if manifest is None:
             manifest = dict(IDENTITY, schema_version=1, params={"greeting": "hello"})
+        for name in manifest_dialect:
+            if name == "members":
+                manifest = _dialect.unknown_members(manifest, top_only=True)
+            elif name == "floats":
+                manifest = _dialect.floats(manifest, _IDENTITY_NUMBERS)
+            else:
+                raise ValueError("unknown manifest dialect %r (known: %s)" % (name, ", ".join(MANIFEST_DIALECTS)))
         self.manifest = manifest
         self.manifest_raw = manifest_raw
         self.manifest_key = MANIFEST_KEY

@@ -25,12 +25,14 @@ from conformance.runner import HarnessError
 from conformance.store import ObjectStore
 from conformance.timeouts import NODE_RUN_TIMEOUT_S, POLL_INTERVAL_S, Deadline, node_hung
 
-__all__ = ["StepPlane", "PROXY_VARIABLES", "EXIT_POLL_S"]
+__all__ = ["StepPlane", "PROXY_VARIABLES", "PROXY_FORMS", "EXIT_POLL_S"]
 
 # How often a wait for a store event also looks whether the node has exited.
 EXIT_POLL_S = 20 * POLL_INTERVAL_S
 # The variables a plane with proxy=True sets to the proxy's URL.
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+# How a plane may write the proxy's URL in those variables (option proxy_form).
+PROXY_FORMS = ("url", "schemeless", "path")
 # A secret shorter than this is not scanned for (it would match by accident).
 MIN_SECRET_CHARS = 12
 
@@ -53,7 +55,12 @@ class StepPlane(object):
     proxy              put a ProxyServer in front of everything; proxy_env: the
                        variables naming it (default PROXY_VARIABLES);
                        proxy_credentials: it demands canary credentials (they
-                       join the secrets); proxy_hosts: the ProxyServer's hosts.
+                       join the secrets); proxy_hosts: the ProxyServer's hosts;
+                       proxy_form: how the variables write its URL, one of
+                       PROXY_FORMS ("url" http://[user:pw@]127.0.0.1:PORT,
+                       "schemeless" without http://, "path" with a trailing /:
+                       urllib read all three); proxy_reply: the head that opens
+                       a tunnel (ProxyServer's tunnel_reply).
     no_proxy           NO_PROXY and no_proxy (also as an attribute before the run).
     in_memory          local inputs, TMPDIR and local staging in /dev/shm (when
                        writable), for a check that moves thousands of tiny objects.
@@ -67,7 +74,7 @@ class StepPlane(object):
 
     def __init__(self, ctx, inputs=(), tls=False, store_host=None, proxy=False, proxy_credentials=False,
                  proxy_env=PROXY_VARIABLES, no_proxy=None, proxy_hosts=None, in_memory=False, extra_env=None,
-                 **options):
+                 proxy_form="url", proxy_reply=None, **options):
         job_options = dict(take(options, Job.OPTIONS), inputs=inputs)
         agent_options, collector_options = take(options, CredentialsAgent.OPTIONS), take(options, Collector.OPTIONS)
         if options:
@@ -86,6 +93,9 @@ class StepPlane(object):
             self.store.origin = self.store.origin.replace("127.0.0.1", store_host, 1)
         self.proxy = None
         self.proxy_env = tuple(proxy_env)
+        if proxy_form not in PROXY_FORMS:
+            raise ValueError("proxy_form is one of %s, not %r" % (", ".join(PROXY_FORMS), proxy_form))
+        self.proxy_form = proxy_form
         self.no_proxy = no_proxy
         self.shm_dir = None
         try:
@@ -94,7 +104,8 @@ class StepPlane(object):
                 if proxy_credentials:  # canaries; the password needs percent-encoding in the URL
                     credentials = ("CANARYproxyuser" + _secrets.token_hex(4),
                                    "CANARYproxy/pw%" + _secrets.token_hex(8))
-                self.proxy = ProxyServer("proxy", credentials=credentials, hosts=proxy_hosts, seed=ctx.seed)
+                self.proxy = ProxyServer("proxy", credentials=credentials, hosts=proxy_hosts, seed=ctx.seed,
+                                         tunnel_reply=proxy_reply)
             creds_dir = ctx.tmpdir(home + "/creds")
             # in_memory: on a disk each tiny object costs the node an fsync, and the run minutes.
             if in_memory and os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
@@ -125,7 +136,12 @@ class StepPlane(object):
         env.update(self.agent.env())
         env.update(self.job.env())
         if self.proxy is not None:
-            env.update((name, self.proxy.url()) for name in self.proxy_env)
+            url = self.proxy.url()
+            if self.proxy_form == "schemeless":
+                url = url[len("http://"):]
+            elif self.proxy_form == "path":
+                url += "/"
+            env.update((name, url) for name in self.proxy_env)
         if self.no_proxy is not None:
             env.update(NO_PROXY=self.no_proxy, no_proxy=self.no_proxy)
         env.update(self.extra_env)
