@@ -61,12 +61,14 @@ import secrets as _secrets
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 
 from conformance import faults
 from conformance.fake import Fake, read_body
 from conformance.faults import Match
 from conformance.invariants import Violation
 from conformance.planes import crawler_docs as docs
+from conformance.planes.session import deploy
 from conformance.schema import validate
 from conformance.servers import MASK, LoopbackServer
 from conformance.timescale import scaled
@@ -78,19 +80,24 @@ __all__ = ["ControlPlane", "ControlCall", "ProgressEvent", "SourceScript", "Acqu
 # ---------------------------------------------------------------- paths, codes, defaults
 
 WORKER_PATH = "/internal/v3/session-worker"
-PRODUCER_PATH = "/internal/v3/producer/attempts/"
-# Section *Callbacks*: verb -> (method, path template, success status).
-TEMPLATES = collections.OrderedDict([
-    ("start", ("POST", "/internal/v3/producer/attempts/{attempt_id}:start", 200)),
-    ("heartbeat", ("POST", "/internal/v3/producer/attempts/{attempt_id}:heartbeat", 200)),
-    ("append", ("POST", "/internal/v3/producer/attempts/{attempt_id}/events:append", 200)),
-    ("claim", ("POST", "/internal/v3/producer/attempts/{attempt_id}/probes:claim", 200)),
-    ("report", ("POST", "/internal/v3/producer/attempts/{attempt_id}/probes/{probe_id}:result", 200)),
-    ("acquire", ("POST", "/internal/v3/producer/attempts/{attempt_id}/session-acquisitions", 201)),
-    ("read", ("GET", "/internal/v3/producer/attempts/{attempt_id}/session-acquisitions/{crawler_session_id}",
-              200)),
-])
-VERBS = ("exchange", "lease") + tuple(TEMPLATES) + ("other",)
+
+
+class _Templates(Mapping):
+    """Section *Callbacks*: verb -> (method, path template, success status), the templates those
+    in force (deployment constants, D38), read at every access."""
+
+    def __getitem__(self, verb):
+        return deploy.templates()[verb]
+
+    def __iter__(self):
+        return iter(deploy.templates())
+
+    def __len__(self):
+        return len(deploy.templates())
+
+
+TEMPLATES = _Templates()
+VERBS = ("exchange", "lease", "start", "heartbeat", "append", "claim", "report", "acquire", "read", "other")
 # Idempotency-Key of each verb (D29), as a pattern on the attempt id and the path's ids.
 KEY_FORMS = {"start": r"session:{a}:start", "heartbeat": r"session:{a}:heartbeat:[1-9][0-9]*",
              "append": r"session:{a}:event-progress:[1-9][0-9]*", "claim": r"session:{a}:claim:[1-9][0-9]*",
@@ -107,7 +114,6 @@ ADAPTER_ID = "public.https"
 # Wire event type -> the internal name the client_event_id is derived from (SESSION-PROGRESS-1).
 INTERNAL_NAMES = {"attempt_started": "attempt_started", "source_probe_started": "source_probe_started",
                   "source_probe_completed": "source_probe_settled", "attempt_finished": "attempt_finished"}
-MAX_PROGRESS_EVENTS_PER_ATTEMPT = 256
 # How far the fake searches for an event's sequence number: past the cap, so an event
 # numbered 257 is named as such (SESSION-PROGRESS-6) rather than as an id that does not recompute.
 EVENT_SEQUENCE_SEARCH = 1024
@@ -186,12 +192,20 @@ def parse_utc(text):
     return when.replace(tzinfo=datetime.timezone.utc).timestamp() + float(match.group(2) or 0)
 
 
+def canonical_uuid(value):
+    """The canonical text of a UUID in any spelling uuid.UUID() takes, else None."""
+    try:
+        return str(uuid.UUID(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
 def schema_problems(name, value):
     """conformance.schema's findings for value against contract/schemas/session/<name>."""
     if name not in _schemas:
         with open(os.path.join(_SCHEMA_DIR, name + ".schema.json"), encoding="utf-8") as handle:
             _schemas[name] = json.load(handle)
-    return validate(value, _schemas[name])
+    return validate(value, deploy.deployed_schema(name, _schemas[name]))  # the deployment's values (D38)
 
 
 def refusal(status, code, detail="refused by the conformance control plane", retry_after_s=None):
@@ -310,6 +324,7 @@ class ControlCall(object):
         self.secret_places = []
         self.status = self.code = self.answer = self.probe = None
         self.replayed = False
+        self.local_path = self.path.split("?", 1)[0]  # below the callback base (the plane sets it)
 
     def mask(self, secrets):
         """Keep no secret the body carried (the nonce of a lease request included); doc follows."""
@@ -452,6 +467,8 @@ class ProbeQueue(object):
         return doc, False
 
     def settle(self, probe_id, call):
+        # the path names the probe by its id's canonical text, whatever spelling the claim used (D43)
+        probe_id = next((handed for handed in self.handed if canonical_uuid(handed) == probe_id), probe_id)
         if probe_id not in self.handed:
             raise Refused(404, "NOT_FOUND", "no such probe was handed out")
         if probe_id in self.settled:
@@ -505,32 +522,51 @@ class AcquisitionBook(object):
         return doc
 
 
+def _template_re(template):
+    """A template as a pattern: each {name} one id (no / or :), captured by its name."""
+    parts, start = [], 0
+    for match in re.finditer(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", template):
+        parts.append(re.escape(template[start:match.start()]) + "(?P<%s>[^/:]+)" % match.group(1))
+        start = match.end()
+    return re.compile("".join(parts) + re.escape(template[start:]))
+
+
 def route_of(method, path, prefix):
-    """(verb, ids, method_ok) of a request path."""
+    """(verb, ids, method_ok) of a request path, by the templates in force (D38)."""
     if path.startswith(WORKER_PATH + "/dispatches/") and path.endswith(":exchange"):
         return "exchange", {"dispatch_id": path[len(WORKER_PATH) + 12:-9]}, method == "POST"
     if path.startswith(WORKER_PATH + "/sessions/") and path.endswith(":lease"):
         return "lease", {"session_id": path[len(WORKER_PATH) + 10:-6]}, method == "POST"
-    if not path.startswith(prefix + PRODUCER_PATH):
+    if not path.startswith(prefix):
         return "other", {}, True
-    rest = path[len(prefix + PRODUCER_PATH):]
-    attempt, sep, tail = rest.partition("/")
-    if not sep:
-        attempt, _colon, action = rest.rpartition(":")
-        verb = {"start": "start", "heartbeat": "heartbeat"}.get(action)
-        tail_ids = {}
-    elif tail in ("events:append", "probes:claim", "session-acquisitions"):
-        verb = {"events:append": "append", "probes:claim": "claim", "session-acquisitions": "acquire"}[tail]
-        tail_ids = {}
-    elif tail.startswith("probes/") and tail.endswith(":result") and "/" not in tail[7:]:
-        verb, tail_ids = "report", {"probe_id": tail[7:-7]}
-    elif tail.startswith("session-acquisitions/") and "/" not in tail[21:]:
-        verb, tail_ids = "read", {"crawler_session_id": tail[21:]}
-    else:
-        verb = None
-    if verb is None or not attempt or "/" in attempt:
-        return "other", {}, True
-    return verb, dict(tail_ids, attempt_id=attempt), method == TEMPLATES[verb][0]
+    rest = path[len(prefix):]
+    for verb, (verb_method, template, _status) in TEMPLATES.items():
+        match = _template_re(template).fullmatch(rest)
+        if match:
+            return verb, match.groupdict(), method == verb_method
+    return "other", {}, True
+
+
+def _local_path(path, prefix):
+    """A request's path below the callback base (the path an allowed_callback_paths entry names)."""
+    path = path.split("?", 1)[0]
+    return path[len(prefix):] if prefix and path.startswith(prefix) else path
+
+
+def path_pattern(entry):
+    """The paths one allowed_callback_paths entry allows (SESSION-CALLBACK-2, D16): itself and
+    what lies below it after a / or a : (an entry ending in / is a prefix), each {name} one id."""
+    parts, start = [], 0
+    for match in re.finditer(r"\{[A-Za-z_][A-Za-z0-9_]*\}", entry):
+        parts.append(re.escape(entry[start:match.start()]) + "[^/:]+")
+        start = match.end()
+    parts.append(re.escape(entry[start:]))
+    return re.compile("".join(parts) + (".*" if entry.endswith("/") else "(?:[/:].*)?"), re.DOTALL)
+
+
+def path_allowed(entries, path):
+    """SESSION-CALLBACK-2: some entry of allowed_callback_paths allows this concrete path."""
+    return any(isinstance(entry, str) and path_pattern(entry).fullmatch(path) for entry in entries or ())
 
 
 def body_documents(call, binding):
@@ -545,8 +581,9 @@ def body_documents(call, binding):
     for doc in docs if call.doc is not None else []:
         found += schema_problems(BODY_SCHEMAS.get(call.verb, "progress-event"), doc)
         found += _binding_problems(doc, binding, call.verb)
-    if call.verb == "report" and isinstance(call.doc, dict) and call.doc.get("probe_id") != call.ids["probe_id"]:
-        found.append("probe_id differs from the path's")
+    if call.verb == "report" and isinstance(call.doc, dict) and canonical_uuid(call.doc.get("probe_id")) \
+            != call.ids["probe_id"]:
+        found.append("probe_id differs from the path's")  # the path carries the id's canonical text (D43)
     if call.body and not call.canonical:
         found.append("not canonical JSON")
     call.body_problems = found
@@ -576,7 +613,11 @@ def header_problems(call, attempt_id):
     if call.verb == "read" and call.key is not None:
         found.append("an Idempotency-Key on an acquisition read")
     elif form is not None:
-        pattern = form.format(a=re.escape(attempt_id), p=re.escape(call.ids.get("probe_id", "")))
+        # the key repeats the probe id as the claim wrote it (D43); the path carries its canonical text
+        named = (call.doc or {}).get("probe_id") if isinstance(call.doc, dict) else None
+        probe = named if isinstance(named, str) and canonical_uuid(named) == call.ids.get("probe_id") else \
+            call.ids.get("probe_id", "")
+        pattern = form.format(a=re.escape(attempt_id), p=re.escape(probe))
         if call.key is None or not re.match("^" + pattern + r"\Z", call.key):
             found.append("Idempotency-Key %s is not %s" % ("missing" if call.key is None else repr(call.key), form))
     if call.has_query:
@@ -607,7 +648,7 @@ def judge(calls, events, allowed, expiry_mono):
                 lambda item: "%s in the %s of %s %s" % (item[2], item[1], item[0].method, item[0].path))
     found += _v("SESSION-CALLBACK-2: only the paths the lease allows",
                 "every capability call's template in allowed_callback_paths",
-                [c for c in cap if c.template is not None and c.template not in allowed],
+                [c for c in cap if c.template is not None and not path_allowed(allowed, c.local_path)],
                 lambda c: "%s %s (template %s)" % (c.method, c.path, c.template))
     found += _v("SESSION-CALLBACK-3: headers", "Accept, Content-Type, Content-Length, the verb's Idempotency-Key,"
                 " no cookie, no query", [c for c in cap if c.template and c.header_problems],
@@ -650,9 +691,9 @@ def judge(calls, events, allowed, expiry_mono):
                 sorted(p for p, sends in reports.items() if len(sends) > 1), lambda p: "probe %s" % p)
     found += _v("SESSION-PROGRESS-1: events with their digest and id", "every event's digest and id recompute",
                 [e for e in events if e.problems], lambda e: "%s: %s" % (e.event_type, ", ".join(e.problems[:2])))
-    found += _v("SESSION-PROGRESS-6: at most 256 events", "no event numbered above %d"
-                % MAX_PROGRESS_EVENTS_PER_ATTEMPT,
-                [e for e in events if (e.sequence or 0) > MAX_PROGRESS_EVENTS_PER_ATTEMPT],
+    cap = deploy.MAX_PROGRESS_EVENTS_PER_ATTEMPT
+    found += _v("SESSION-PROGRESS-6: at most MAX_PROGRESS_EVENTS_PER_ATTEMPT events",
+                "no event numbered above %d" % cap, [e for e in events if (e.sequence or 0) > cap],
                 lambda e: "%s numbered %d" % (e.event_type, e.sequence))
     return found
 
@@ -710,7 +751,9 @@ class ControlPlane(Fake):
         self.callback_prefix, self.lease_patch, self.claim_patch = callback_prefix, lease_patch, claim_patch
         self.dispatch_state = dispatch_state
         self.lease_nonce = lease_nonce or _secrets.token_urlsafe(32)
-        self.capability = "mr_cap_" + _secrets.token_urlsafe(32)
+        # a capability of the deployment's length (D38): 43 characters after the prefix, within its bounds
+        length = min(max(43, deploy.MIN_CAPABILITY_BYTES - 7), deploy.MAX_CAPABILITY_BYTES - 7)
+        self.capability = "mr_cap_" + _secrets.token_urlsafe(length)[:length]
         # SESSION-SECRET-3: every refusal's detail carries this, so a check can look for it in output.
         self.detail_canary = "CANARY" + _secrets.token_hex(8)
         self.session_state = "live"
@@ -863,6 +906,7 @@ class ControlPlane(Fake):
         verb, ids, method_ok = route_of(req.method, req.path, self.callback_prefix)
         bearer = [value for value in req.headers.get_all("authorization") if value.startswith("Bearer ")]
         call = ControlCall(verb, ctx.exchange, body, total, ids, bearer_form=bool(bearer))
+        call.local_path = _local_path(req.path, self.callback_prefix)
         with self._lock:
             self._records[ctx.exchange.seq] = call
             call.secret_places = self._secret_places(req, body)
@@ -926,7 +970,7 @@ class ControlPlane(Fake):
             return self._refuse(call, 401, "AUTHORIZATION_DENIED", "the capability has expired")
         if call.ids["attempt_id"] != bound["attempt_id"]:
             return self._refuse(call, 403, "AUTHORIZATION_DENIED", "the capability is for another attempt")
-        if call.template not in self._served("allowed_callback_paths", []):
+        if not path_allowed(self._served("allowed_callback_paths", []), call.local_path):
             return self._refuse(call, 403, "AUTHORIZATION_DENIED", "the lease does not allow this path")
         if call.verb == "read":
             call.other_problems += ["a body on an acquisition read"] if call.body_total else []
@@ -1014,6 +1058,7 @@ class ControlPlane(Fake):
                 if call is None:
                     route = route_of(ex.method, ex.path.split("?", 1)[0], self.callback_prefix)
                     call = ControlCall(route[0], ex, ids=route[1])
+                    call.local_path = _local_path(ex.path.split("?", 1)[0], self.callback_prefix)
                     call.status = "fault" if ex.fault is not None else None
                 if verb is None or call.verb == verb:
                     found.append(call)
@@ -1026,7 +1071,8 @@ class ControlPlane(Fake):
         return self.calls("claim")
 
     def reports(self, probe_id=None):
-        return [c for c in self.calls("report") if probe_id is None or c.ids.get("probe_id") == probe_id]
+        wanted = canonical_uuid(probe_id) or probe_id
+        return [c for c in self.calls("report") if probe_id is None or c.ids.get("probe_id") == wanted]
 
     def progress_events(self):
         """Every event of every append that passed the fake's checks (ProgressEvent), flattened in
