@@ -111,6 +111,7 @@ BINDING = ("workspace_id", "run_id", "attempt_id")
 WITH_SESSION = ("claim", "report", "acquire")
 SCHEMA_VERSION = "3.0.0"
 ADAPTER_ID = "public.https"
+EXPIRED_CODE = "CRAWLER_SESSION_EXPIRED"
 # Wire event type -> the internal name the client_event_id is derived from (SESSION-PROGRESS-1).
 INTERNAL_NAMES = {"attempt_started": "attempt_started", "source_probe_started": "source_probe_started",
                   "source_probe_completed": "source_probe_settled", "attempt_finished": "attempt_finished"}
@@ -227,15 +228,16 @@ def build_lease(binding, capability, expires_at, base_url, allowed_paths, heartb
     return lease
 
 
-def acquisition_document(binding, acquisition, status, now_wall):
-    """An acquisition document (schema acquisition) bound to the lease and the source."""
+def acquisition_document(binding, acquisition, status, now_wall, fail_code=None):
+    """An acquisition document (schema acquisition) bound to the lease and the source; fail_code, the
+    code of a failed one when its script gives none (an expiry)."""
     script = acquisition.script
     doc = {"crawler_session_id": acquisition.crawler_session_id, "status": status, "failure_code": None,
            "workspace_id": binding["workspace_id"], "run_id": binding["run_id"],
            "attempt_id": binding["attempt_id"], "research_session_id": binding["session_id"],
            "source_id": acquisition.source_id, "producer_fence": binding["fence"], "adapter_id": ADAPTER_ID}
     if status == "failed":
-        doc["failure_code"] = script.fail_code
+        doc["failure_code"] = fail_code or script.fail_code
     if status == "result_ready":
         doc.update(request_digest=script.request_digest, source_authority_digest=script.source_authority_digest,
                    egress_policy_attestation=script.egress_policy_attestation)
@@ -360,6 +362,12 @@ none does), and what is wrong with it (schema, binding, digest, id). call.status
 append was accepted."""
 
 
+# How an expiring acquisition says so (set_source expire_once): a 410 refusal of its create or of its
+# reads, or (as the upstream's Studio may) a document that settles failed with CRAWLER_SESSION_EXPIRED,
+# answering its create or its reads (SESSION-ACQUIRE-5, D46).
+EXPIRY_FORMS = (False, True, "create", "read", "create-document", "read-document")
+
+
 class SourceScript(object):
     """What acquisitions of one source do (set_source). The bundle's bytes are not kept: only
     its size and SHA-256, and the digests the descriptor and document carry."""
@@ -372,11 +380,11 @@ class SourceScript(object):
         if ready and (bundle_url is None or bundle_bytes is None):
             raise ValueError("set_source(%s): a source that becomes ready needs bundle_url and bundle_bytes"
                              % source_id)
-        if expire_once not in (False, True, "create", "read"):
-            raise ValueError("expire_once must be False, True, 'create' or 'read'")
+        if expire_once not in EXPIRY_FORMS:
+            raise ValueError("expire_once must be one of %s" % ", ".join(repr(f) for f in EXPIRY_FORMS))
         self.source_id, self.bundle_url, self.ready_after_reads = source_id, bundle_url, ready_after_reads
         self.fail_code, self.refuse, self.retry_after_s, self.patch = fail_code, refuse, retry_after_s, patch
-        self.expire_at = "create" if expire_once == "create" else "read"
+        self.expire_at = "read" if expire_once is True else expire_once
         self.expirations_left = expire_acquisitions if expire_acquisitions is not None else int(bool(expire_once))
         self.download_expires_in_s = download_expires_in_s
         bundle = bytes(bundle_bytes or b"")
@@ -503,6 +511,8 @@ class AcquisitionBook(object):
         acquisition.creates += 1
         if acquisition.expired and script.expire_at == "create":
             raise Refused(410, "CRAWLER_SESSION_EXPIRED", "the acquisition expired")
+        if acquisition.expired and script.expire_at == "create-document":
+            return self._answer(acquisition, binding, "failed", EXPIRED_CODE), replayed
         status = "pending" if acquisition.expired else acquisition.status()
         return self._answer(acquisition, binding, status), replayed
 
@@ -510,14 +520,17 @@ class AcquisitionBook(object):
         acquisition = self.by_id.get(crawler_session_id)
         if acquisition is None:
             raise Refused(404, "NOT_FOUND", "no such acquisition")
+        if acquisition.expired and acquisition.script.expire_at == "read-document":
+            acquisition.reads += 1
+            return self._answer(acquisition, binding, "failed", EXPIRED_CODE)
         if acquisition.expired:
             raise Refused(410, "CRAWLER_SESSION_EXPIRED", "the acquisition expired")
         acquisition.reads += 1
         return self._answer(acquisition, binding, acquisition.status())
 
     @staticmethod
-    def _answer(acquisition, binding, status):
-        doc = acquisition_document(binding, acquisition, status, time.time())
+    def _answer(acquisition, binding, status, fail_code=None):
+        doc = acquisition_document(binding, acquisition, status, time.time(), fail_code)
         acquisition.documents.append(doc)
         return doc
 
@@ -673,7 +686,7 @@ def judge(calls, events, allowed, expiry_mono):
                     or (c.body and not c.canonical)], lambda c: ", ".join(c.header_problems) or "body not canonical")
     starts = [c for c in calls if c.verb == "start"]  # a start a fault answered first shows no bearer
     first = starts[0].exchange if starts else None
-    succeeded = first is not None and first.status == 200 and first.outcome == "ok"
+    succeeded = first is not None and first.status in (200, 201) and first.outcome == "ok"
 
     def too_early(c):  # before the start; before its answer; after a failed start, anything but the last append
         if first is None or c.t < first.t_start:
@@ -727,14 +740,17 @@ class ControlPlane(Fake):
     OPTIONS = ("dispatch_id", "session_id", "workspace_id", "run_id", "attempt_id", "generation", "fence",
                "heartbeat_s", "claim_poll_s", "lifetime_s", "idle_timeout_s", "source_ids", "allowed_paths",
                "callback_prefix", "lease_patch", "claim_patch", "dispatch_state", "exchange_audience",
-               "lease_audience", "lease_nonce")
+               "lease_audience", "lease_nonce", "statuses")
 
     def __init__(self, token_check, seed=0, secret_values=None, cert_chain=None, dispatch_id=None, session_id=None,
                  workspace_id=None, run_id=None, attempt_id=None, generation=3, fence=7, heartbeat_s=None,
                  claim_poll_s=None, lifetime_s=None, idle_timeout_s=None, source_ids=None, allowed_paths=None,
                  callback_prefix="", lease_patch=None, claim_patch=None, dispatch_state="open",
-                 exchange_audience=None, lease_audience=None, lease_nonce=None):
+                 exchange_audience=None, lease_audience=None, lease_nonce=None, statuses=None):
         self.token_check = token_check
+        # The status each success is answered with, by verb (lease included): the table's unless given
+        # (a producer may answer a create replay 200, a claim 201: D42).
+        self.statuses = dict(statuses or {})
         self.dispatch_id = dispatch_id or _fresh()
         self.binding = {"session_id": session_id or _fresh(), "workspace_id": workspace_id or _fresh(),
                         "run_id": run_id or _fresh(), "attempt_id": attempt_id or _fresh(), "fence": fence}
@@ -1026,21 +1042,22 @@ class ControlPlane(Fake):
                     raise Refused(409, "RESEARCH_SESSION_DISPATCH_ALREADY_CLAIMED", "the lease was issued")
                 self.issue()
                 self._claimed = True
-                return self._ok(call, 200, self._lease, raw=self._lease_bytes)
+                return self._ok(call, self.statuses.get(verb, 200), self._lease, raw=self._lease_bytes)
             if verb == "claim":
                 doc, call.replayed = self._probes.claim(call.key, self.session_state, self.claim_interval,
                                                         self.claim_patch)
                 call.probe = doc.get("probe") if isinstance(doc, dict) else None
-                return self._ok(call, 200, doc)
+                return self._ok(call, self.statuses.get(verb, 200), doc)
             if verb == "report":
                 self._probes.settle(call.ids["probe_id"], call)
             if verb == "acquire":
                 doc, call.replayed = self._book.create(call.key, call.doc["source_id"],
                                                        self._served("context", {}).get("source_ids"), bound)
-                return self._ok(call, 201, doc)
+                return self._ok(call, self.statuses.get(verb, 201), doc)
             if verb == "read":
-                return self._ok(call, 200, self._book.read(call.ids["crawler_session_id"], bound))
-            return self._ok(call, 200, {})
+                return self._ok(call, self.statuses.get(verb, 200), self._book.read(call.ids["crawler_session_id"],
+                                                                                    bound))
+            return self._ok(call, self.statuses.get(verb, 200), {})
         except Refused as refused:
             return self._refuse(call, refused.status, refused.code, refused.detail, refused.retry_after_s)
 
