@@ -818,27 +818,32 @@ class ControlPlane(Fake):
     def lease_match(self, **fields):
         return self._match("POST", "*/sessions/*:lease", fields)
 
+    @staticmethod
+    def _glob(verb):
+        """The verb's path template in force (D38) as a glob: each {id} any text, any prefix before."""
+        return "*" + re.sub(r"\{[A-Za-z_][A-Za-z0-9_]*\}", "*", TEMPLATES[verb][1])
+
     def start_match(self, **fields):
-        return self._match("POST", "*/attempts/*:start", fields)
+        return self._match("POST", self._glob("start"), fields)
 
     def heartbeat_match(self, **fields):
-        return self._match("POST", "*/attempts/*:heartbeat", fields)
+        return self._match("POST", self._glob("heartbeat"), fields)
 
     def events_match(self, **fields):
-        return self._match("POST", "*/events:append", fields)
+        return self._match("POST", self._glob("append"), fields)
 
     def claim_match(self, **fields):
-        return self._match("POST", "*/probes:claim", fields)
+        return self._match("POST", self._glob("claim"), fields)
 
     def report_match(self, **fields):
-        return self._match("POST", "*/probes/*:result", fields)
+        return self._match("POST", self._glob("report"), fields)
 
     def acquisition_match(self, **fields):
-        """The Match of an acquisition create (POST .../session-acquisitions)."""
-        return self._match("POST", "*/session-acquisitions", fields)
+        """The Match of an acquisition create (POST <the create's template>)."""
+        return self._match("POST", self._glob("acquire"), fields)
 
     def acquisition_read_match(self, **fields):
-        return self._match("GET", "*/session-acquisitions/*", fields)
+        return self._match("GET", self._glob("read"), fields)
 
     # ---------------------------------------------------------------- the lease
     def issue(self):

@@ -50,8 +50,9 @@ def lease_paths(form):
                                                for _method, template, _status in deploy.templates().values()]
         elif form == "prefix":
             lease["allowed_callback_paths"] = [deploy.CALLBACK_PREFIX]
-        else:
-            lease["allowed_callback_paths"] = [deploy.CALLBACK_PREFIX + "attempts/" + attempt]
+        else:  # the start template's path up to the attempt id, with it: /internal/v3/producer/attempts/<id>
+            start = deploy.START_PATH_TEMPLATE
+            lease["allowed_callback_paths"] = [start[:start.index("{attempt_id}")] + attempt]
         return lease
     return patch
 
