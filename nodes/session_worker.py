@@ -26,10 +26,11 @@ the clause, this code and its checks):
     ACQUIRE      create, poll, one re-open, the descriptor, an anonymous verified download
     REPORT BACKOFF PROGRESS  reports retried with the same bytes; jitter; events in batches
     DEADLINE STOP EXIT SECRET SERVICE   two clocks; a drain; one summary; no secret anywhere
+    PEER         documents read as the upstream reads them; bundles as its crawler stores them
 
 Layout (`grep -n '^# [0-9]' nodes/session_worker.py` prints it; every node has banners 1-9):
     1 Imports                      standard library only
-    2 Configuration [EDIT]         program name, chunk size
+    2 Configuration [EDIT]         program name, chunk size; the deployment constants (D38)
     3 Your work [EDIT]             answer_probe(): a probe's answer from the content
     ---- Below this line: contract machinery [KEEP] ----
     3.1 The probe child's framing  --probe-child: input, sandbox, rows, the result or one line
@@ -5071,7 +5072,8 @@ def parse_argv(tokens):
     """(mode, values) for the command lines SESSION-ARGV-1 lists, else None (D1 of the crawler)."""
     if not tokens:
         return SERVICE_MODE, None
-    if len(tokens) == 2 and tokens[0] == BOOTSTRAP_FLAG and _DIGITS_RE.fullmatch(tokens[1]) \
+    # the upstream's own test (str.isdecimal): int() reads every decimal digit Unicode knows
+    if len(tokens) == 2 and tokens[0] == BOOTSTRAP_FLAG and tokens[1].isdecimal() \
             and len(tokens[1]) <= 9 and int(tokens[1]) >= 3:
         return BOOTSTRAP, int(tokens[1])
     # SESSION-ARGV-2: six cells, the flags first, third and fifth in this order, no empty value, no =form
