@@ -26,10 +26,11 @@ the clause, this code and its checks):
     ACQUIRE      create, poll, one re-open, the descriptor, an anonymous verified download
     REPORT BACKOFF PROGRESS  reports retried with the same bytes; jitter; events in batches
     DEADLINE STOP EXIT SECRET SERVICE   two clocks; a drain; one summary; no secret anywhere
+    PEER         documents read as the upstream reads them; bundles as its crawler stores them
 
 Layout (`grep -n '^# [0-9]' nodes/session_worker.py` prints it; every node has banners 1-9):
     1 Imports                      standard library only
-    2 Configuration [EDIT]         program name, chunk size
+    2 Configuration [EDIT]         program name, chunk size; the deployment constants (D38)
     3 Your work [EDIT]             answer_probe(): a probe's answer from the content
     ---- Below this line: contract machinery [KEEP] ----
     3.1 The probe child's framing  --probe-child: input, sandbox, rows, the result or one line
@@ -65,6 +66,7 @@ processes wait for main().
 import base64
 import collections
 import contextlib
+import csv
 import ctypes
 import datetime
 import decimal
@@ -101,6 +103,43 @@ import uuid
 
 PROGRAM = "session_worker.py"  # the name the usage text and stderr lines show
 IO_CHUNK_BYTES = 64 * 1024  # unit of every streaming read and write: downloads, child pipes
+
+# Deployment constants (contract: D38).  The upstream imports each of these
+# from a module of its platform that is not in its source (the generated
+# control-plane client, hosted_worker, session_probes, progress_events,
+# hosted_crawler_protocol), so the values here are this contract's guesses.
+# A platform whose values differ changes them here and judges the node with
+# the same ones: python3 -m conformance session NODE --deploy NAME=VALUE.
+# The machinery below KEEP derives everything from these names.
+#
+# The producer callbacks' paths (the generated client's operations).  Each is
+# under /internal/v3/producer/ (the lease's rule) and names the lease's attempt
+# as {attempt_id}; the result path names {probe_id}, the acquisition's
+# {crawler_session_id}.
+START_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}:start"
+HEARTBEAT_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}:heartbeat"
+EVENTS_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}/events:append"
+CLAIM_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}/probes:claim"
+RESULT_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}/probes/{probe_id}:result"
+ACQUISITIONS_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}/session-acquisitions"
+ACQUISITION_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}/session-acquisitions/{crawler_session_id}"
+# The capability's length, `mr_cap_` included (hosted_worker's bounds); the
+# characters after the prefix stay [A-Za-z0-9_-], so a header can carry it.
+MIN_CAPABILITY_BYTES = 39
+MAX_CAPABILITY_BYTES = 263
+# The probe vocabulary's version and bounds (session_probes).
+PROBE_SCHEMA_VERSION = "1.0.0"  # every probe result's schema_version
+PROBE_RESULT_MAX_BYTES = 64 * 1024  # bytes of a result's canonical encoding
+MAX_PROFILE_COLUMNS = 64  # columns a request names, and a result lists by default
+MAX_SCAN_ROWS = 100000  # rows: the ceiling of a request's scan_rows
+MAX_SAMPLE_OFFSET = 1000000  # rows: the furthest a sample window may start
+MAX_SAMPLE_LIMIT = 200  # rows: the ceiling of a sample window's limit
+# The event stream's success code and cap (progress_events).
+PROBE_OK_CODE = "OK"
+MAX_PROGRESS_EVENTS_PER_ATTEMPT = 256  # events one attempt makes
+# The schema strings of a crawler result a session accepts as a bundle
+# (hosted_crawler_protocol's CRAWLER_RESULT_SCHEMA_V3 and _V1).
+CRAWLER_RESULT_SCHEMAS = ("mostlyright-crawler-result.v3", "mostlyright-crawler-result.v1")
 
 # 3 Your work [EDIT] ===========================================================
 # The reference prober (SESSION-WORK-1 to -7): how the probe child answers a
@@ -429,6 +468,7 @@ def _compile(predicate, slot):
 # answer_probe() does, so a checker can run this mode directly.
 
 PROBE_INPUT_SCHEMA = "session-probe-input.v1"
+DATA_FORMATS = ("csv", "jsonl")  # the receipt's normalized_data_format a probe child reads (D45)
 PROBE_INPUT_KEYS = frozenset(("schema_version", "probe_kind", "request", "source_id", "data_format",
                               "content_sha256", "content_bytes", "sandbox_policy_digest", "result_max_bytes"))
 
@@ -459,12 +499,12 @@ def probe_child_result(stdin):
     content = stdin.read(header["content_bytes"])
     if len(content) != header["content_bytes"] or stdin.read(1) or sha256_hex(content) != header["content_sha256"]:
         raise ProbeFailure(PROBE_FAILED)  # the input is not what its header describes
-    columns, rows = content_table(content)
+    columns, rows = content_table(content, header["data_format"])
     known = set(columns)
     if any(name not in known for name in request_columns(kind, request)):
         raise ProbeFailure(PROBE_COLUMN_UNKNOWN)  # SESSION-PROBE-5 (D9): wherever it is named
     envelope = {
-        "schema_version": RESULT_SCHEMA_VERSION, "probe_kind": kind, "source_id": header["source_id"],
+        "schema_version": PROBE_SCHEMA_VERSION, "probe_kind": kind, "source_id": header["source_id"],
         "content_sha256": header["content_sha256"], "content_bytes": header["content_bytes"],
         "data_format": header["data_format"], "sandbox_policy_digest": header["sandbox_policy_digest"],
     }
@@ -498,42 +538,111 @@ def check_probe_input(header):
         raise ProbeFailure(PROBE_FAILED)
 
 
-def content_table(content):
-    """(columns, rows) of the content's JSON lines; rows is a lazy iterator of checked rows.
+def content_table(content, data_format):
+    """(columns, rows) of the content; rows is a lazy iterator of checked rows (one value per column).
 
-    SESSION-WORK-1: no header line, a header that is not a list of strings, or
-    a row line that is not a list of one value per column is PROBE_PARSE_EMPTY.
+    The content is read in whichever form it has (D45): the JSON lines our
+    crawler writes (CRAWLER-RESULT-10: a header line that is a JSON list of
+    names, then one JSON array per row); otherwise, as the receipt's format
+    says, CSV text (a header row, then rows of strings; a short row is padded
+    with empty fields) or JSON lines of objects (columns in first-seen order, a
+    missing member null).  Content in none of them, or a row that breaks its
+    form, is PROBE_PARSE_EMPTY (SESSION-WORK-1).
     """
-    end = content.find(b"\n")
-    if end < 0:
+    if data_format not in DATA_FORMATS:
         raise ProbeFailure(PROBE_PARSE_EMPTY)
+    end = content.find(b"\n")
     try:
-        columns = parse_lenient(content[:end])
+        columns = parse_lenient(content[:end if end >= 0 else len(content)])
     except JsonError:
+        columns = None
+    if isinstance(columns, list) and columns and all(isinstance(name, str) for name in columns):
+        return columns, _array_rows(content, end + 1 if end >= 0 else len(content), len(columns))
+    if data_format == "csv":
+        return _csv_table(content)
+    return _object_table(content)
+
+
+def _lines(content, start):
+    """(start, stop) of each line from `start`: \n ends a line, \r\n too; blank lines are skipped."""
+    while start < len(content):
+        stop = content.find(b"\n", start)
+        stop = len(content) if stop < 0 else stop
+        end = stop - 1 if stop > start and content[stop - 1:stop] == b"\r" else stop
+        if end > start:
+            yield start, end
+        start = stop + 1
+
+
+def _array_rows(content, start, width):
+    view = memoryview(content)
+    for begin, end in _lines(content, start):
+        try:
+            values = parse_lenient(view[begin:end], floats=True)
+        except JsonError:
+            raise ProbeFailure(PROBE_PARSE_EMPTY) from None
+        if not (isinstance(values, list) and len(values) == width and all(map(is_row_value, values))):
+            raise ProbeFailure(PROBE_PARSE_EMPTY)
+        yield values
+
+
+def _csv_table(content):
+    try:
+        text = content.decode("utf-8-sig")  # UTF-8, a BOM dropped
+        reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+        columns = next(reader, None)
+    except (UnicodeDecodeError, csv.Error):
         raise ProbeFailure(PROBE_PARSE_EMPTY) from None
-    if not (isinstance(columns, list) and columns and all(isinstance(name, str) for name in columns)):
+    if not columns:
         raise ProbeFailure(PROBE_PARSE_EMPTY)
 
     def rows():
-        view, start, width = memoryview(content), end + 1, len(columns)
-        while start < len(content):
-            stop = content.find(b"\n", start)
-            stop = len(content) if stop < 0 else stop
-            try:
-                values = parse_lenient(view[start:stop])
-            except JsonError:
-                raise ProbeFailure(PROBE_PARSE_EMPTY) from None
-            if not (isinstance(values, list) and len(values) == width and all(map(is_row_value, values))):
-                raise ProbeFailure(PROBE_PARSE_EMPTY)
-            yield values
-            start = stop + 1
+        width = len(columns)
+        try:
+            for fields in reader:
+                if not fields:
+                    continue  # a blank line is no row
+                if len(fields) > width:
+                    raise ProbeFailure(PROBE_PARSE_EMPTY)
+                yield fields + [""] * (width - len(fields))
+        except csv.Error:  # a field past csv's limit, a quote left open
+            raise ProbeFailure(PROBE_PARSE_EMPTY) from None
 
     return columns, rows()
 
 
+def _object_table(content):
+    view, columns, seen = memoryview(content), [], set()
+    for begin, end in _lines(content, 0):  # first pass: the columns, in first-seen order
+        record = _record(view[begin:end])
+        for name in record:
+            if name not in seen:
+                seen.add(name)
+                columns.append(name)
+    if not columns:
+        raise ProbeFailure(PROBE_PARSE_EMPTY)
+
+    def rows():
+        for begin, end in _lines(content, 0):
+            record = _record(view[begin:end])
+            yield [record.get(name) for name in columns]
+
+    return columns, rows()
+
+
+def _record(line):
+    try:
+        record = parse_lenient(line, floats=True)
+    except JsonError:
+        raise ProbeFailure(PROBE_PARSE_EMPTY) from None
+    if not (isinstance(record, dict) and all(map(is_row_value, record.values()))):
+        raise ProbeFailure(PROBE_PARSE_EMPTY)
+    return record
+
+
 def is_row_value(value):
-    """A value a row line may hold: a string, an integer, a boolean or null (CRAWLER-RESULT-10)."""
-    return value is None or isinstance(value, (str, int))  # bool is an int
+    """A value a row may hold: a string, an integer, a finite number, a boolean or null."""
+    return value is None or isinstance(value, (str, int)) or (isinstance(value, float) and math.isfinite(value))
 
 
 # 4 Limits =====================================================================
@@ -551,14 +660,11 @@ MAX_SESSION_DISPATCH_RESPONSE_BYTES = 64 * KiB  # the exchange's or legacy lease
 MAX_METADATA_IDENTITY_TOKEN_BYTES = 16 * KiB  # the metadata server's answer (SESSION-DISPATCH-2)
 MAX_CONTROL_RESPONSE_BYTES = 1 * MiB  # any other success answer of the control plane (SESSION-CALLBACK-5)
 MAX_ERROR_BODY_BYTES = 4 * KiB  # what is read of a refusal's body: only its code is wanted
-MAX_CAPABILITY_BYTES = 263  # `mr_cap_` and 32..256 characters (SESSION-LEASE-3)
 MIN_NONCE_CHARS, MAX_NONCE_CHARS = 32, 128  # the Service-mode lease nonce (SESSION-SERVICE-2, D15)
 MAX_SESSION_CAPABILITY_REMAINING_SECONDS = 1800  # a capability's window at admission: refused above, never clamped
 MAX_JSON_INTEGER = 2 ** 53 - 1  # every integer in every document (= MAX_SAFE_INTEGER of the strict_json block)
 # MAX_JSON_DEPTH (32), the nesting of any document the node parses, comes with the strict_json block.
 MAX_SOURCE_IDS = 32  # the lease's source allowlist (SESSION-LEASE-7)
-MAX_CALLBACK_PATHS = 64  # entries of allowed_callback_paths (SESSION-LEASE-5)
-MAX_CALLBACK_PATH_CHARS = 512  # each entry's length
 MIN_INTERVAL_S = 0.1  # the floor of the heartbeat and claim intervals (D24)
 # CONTRACT: above 0.1 the node is slower than the server asked (SESSION-HEARTBEAT-2, SESSION-CLAIM-3).
 MAX_CONSECUTIVE_CLAIM_FAILURES = 10  # failed claims in a row before the session ends (SESSION-CLAIM-7)
@@ -577,10 +683,8 @@ MAX_PROBE_TIMEOUT_SECONDS = 300
 MAX_PROBE_ACQUISITION_BUNDLE_BYTES = 32 * MiB  # a downloaded bundle, judged on its declared size
 MAX_SOURCE_BYTES = 16 * MiB  # the decoded content a probe reads
 MAX_PROBE_REQUEST_BYTES = 16 * KiB  # a probe's request, canonical (SESSION-PROBE-2)
-PROBE_RESULT_MAX_BYTES = 64 * KiB  # a probe result, canonical (SESSION-PROBE-6)
-MAX_PROFILE_COLUMNS = 64  # columns in a result
 MAX_PREVIEW_CHARS = 256  # a string cell in a result, before its marker
-MAX_PROGRESS_EVENTS_PER_ATTEMPT = 256  # events one attempt makes (SESSION-PROGRESS-6)
+MAX_PREVIEW_MARKER_CHARS = 16  # the room after it for section 3's PREVIEW_MARKER (SESSION-PROBE-6)
 DEFAULT_WARM_POOL_SIZE = 2  # probe children started ahead (SESSION-ISOLATION-8); 0..8
 MAX_WARM_POOL_SIZE = 8
 WARM_POOL_START_S = 2.0  # how long the pool may delay attempt:start (SESSION-ISOLATION-8)
@@ -674,6 +778,7 @@ SESSION_CHILD_EXITED = "SESSION_CHILD_EXITED"
 SESSION_CHILD_PROTOCOL_INVALID = "SESSION_CHILD_PROTOCOL_INVALID"
 SESSION_DESCENDANT_CLEANUP_FAILED = "SESSION_DESCENDANT_CLEANUP_FAILED"
 SESSION_WORKER_FAILED = "SESSION_WORKER_FAILED"
+SESSION_CALLBACK_NOT_ALLOWED = "SESSION_CALLBACK_NOT_ALLOWED"  # a call whose path the lease does not allow
 
 CONSUMED_DISPATCH_CODES = frozenset((RESEARCH_SESSION_DISPATCH_ALREADY_CLAIMED, RESEARCH_SESSION_DISPATCH_CLOSED))
 # SESSION-CLAIM-6: another attempt owns the session; retrying works for nobody
@@ -696,8 +801,7 @@ EXIT_OK = 0  # a terminal state, --help, a Service that stopped or went idle (SE
 EXIT_FAILED = 1  # a failure code, a configuration error, a refused bootstrap
 EXIT_USAGE = 2  # a command line the node does not answer
 
-# SESSION-PROGRESS-3: the class of a failed probe's display code; the success code is "OK".
-OK_CODE = "OK"
+# SESSION-PROGRESS-3: the class of a failed probe's display code; the success code is section 2's PROBE_OK_CODE.
 REFUSED_CODES = frozenset((
     PROBE_SOURCE_CHANNEL_UNAVAILABLE, PROBE_SOURCE_OUT_OF_SCOPE, PROBE_SOURCE_MISMATCH, PROBE_REQUEST_INVALID,
     PROBE_COLUMN_UNKNOWN, PROBE_AGGREGATE_NOT_NUMERIC, RESEARCH_SOURCE_FORBIDDEN, RESEARCH_SOURCE_UNACQUIRABLE,
@@ -708,7 +812,7 @@ THROTTLE_WIRE_CODES = {AGENT_BUDGET_EXCEEDED: SESSION_ACQUISITION_THROTTLED}  # 
 
 def outcome_class(display_code):
     """SESSION-PROGRESS-3: what a person should do, read off the display code."""
-    if display_code == OK_CODE:
+    if display_code == PROBE_OK_CODE:
         return "succeeded"
     if display_code in REFUSED_CODES:
         return "refused"
@@ -757,14 +861,15 @@ class Refusal(SessionError):
     `transient` is what a report retries (SESSION-REPORT-4): no answer, 408, 429, 5xx.
     """
 
-    def __init__(self, code, status=None, retry_after_s=None):
+    def __init__(self, code, status=None, retry_after_s=None, sent=True):
         super().__init__(code, "refused" if status is not None else "no answer")
         self.status = status
         self.retry_after_s = retry_after_s
+        self.sent = sent  # False: the node itself refused to send it (SESSION-CALLBACK-2); never retried
 
     @property
     def transient(self):
-        return self.status is None or self.status in (408, 429) or 500 <= self.status <= 599
+        return self.sent and (self.status is None or self.status in (408, 429) or 500 <= self.status <= 599)
 
 
 class DeadlinePassed(SessionError):
@@ -1777,13 +1882,14 @@ def write_summary(doc):
 
 
 # 7.2 JSON =====================================================================
-# Every document the node reads is parsed strictly and every body it sends is
-# canonical (contract: Documents, JSON, URLs and codes): canonical_bytes,
-# parse_lenient, parse_canonical, digest_of, same, is_int and JsonError, the
-# parsers' only error, are the strict_json block's (section 6).  floats=True
-# only where a document's shape allows a number with a fraction: the lease and
-# the claim answer (intervals) and a probe result (D37); the bundle, a crawler
-# result, has none.
+# Every body the node sends is canonical (contract: Documents, JSON, URLs and
+# codes): canonical_bytes, parse_lenient, parse_canonical, digest_of, same,
+# is_int and JsonError, the parsers' only error, are the strict_json block's
+# (section 6).  What a peer sends (the lease, every control-plane answer and
+# refusal) is read as the upstream reads it, with json.loads: parse_answer()
+# takes any number in any member and members nobody defined, and refuses only
+# what could be read two ways or cost without bound (D41).  The node's own
+# documents (its child's result, the bundle) keep the strict parsers.
 
 SCHEMA_VERSION = "3.0.0"  # every command body, the lease, the start document (SESSION-CALLBACK-4, D2)
 
@@ -1792,6 +1898,59 @@ def binding_of(lease):
     """The fence binding every command body repeats, unchanged (SESSION-CALLBACK-4); never generation."""
     return {"schema_version": SCHEMA_VERSION, "workspace_id": lease.workspace_id, "run_id": lease.run_id,
             "attempt_id": lease.attempt_id, "fence": lease.fence}
+
+
+# CPython's own limit on an integer's digits since 3.11 (sys.set_int_max_str_digits): int() of
+# longer text costs time quadratic in its length, so an answer full of digits could hold the node.
+MAX_ANSWER_INTEGER_DIGITS = 4300
+
+
+def _answer_int(text):
+    if len(text) - text.startswith("-") > MAX_ANSWER_INTEGER_DIGITS:
+        raise ValueError("an integer too long to read")
+    return int(text)
+
+
+def parse_answer(data):
+    """A peer's JSON document, read as the upstream's json.loads reads it; JsonError otherwise.
+
+    D41: taken as json.loads takes them: a leading BOM, floats and integers
+    of any size in any member, members nobody defined; a number out of a
+    float's range is infinity, judged where (if) the node uses it.  Refused,
+    stricter than the upstream: a duplicate key (one document read two ways,
+    a binding or a fence among them), NaN and Infinity (not JSON), nesting past
+    MAX_JSON_DEPTH and integers past MAX_ANSWER_INTEGER_DIGITS (bounds on the
+    parser's stack and time).  Nothing but JsonError escapes.
+    """
+    try:
+        text = str(data, "utf-8-sig")  # strict UTF-8; a BOM is dropped, as json.loads drops it
+        depth = 0
+        for match in _JSON_TOKEN_RE.finditer(text):  # the strict_json block's scan: strings skipped whole
+            token = match.group()
+            if token == "[" or token == "{":
+                depth += 1
+                if depth > MAX_JSON_DEPTH:
+                    raise ValueError("nested too deep")
+            elif token == "]" or token == "}":
+                depth -= 1
+        return json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_refuse_constant,
+                          parse_int=_answer_int)
+    except Exception:  # RecursionError and MemoryError included
+        raise JsonError() from None
+
+
+def _is_text(value):
+    """A string a canonical document can restate: it encodes as UTF-8 (no lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except (UnicodeEncodeError, AttributeError):
+        return False
+    return True
+
+
+def same_number(value, expected):
+    """A number equal to `expected` as the upstream compares (`!=`): 7.0 is 7; true is never 1."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == expected
 
 
 # 7.3 Forms ====================================================================
@@ -1804,11 +1963,28 @@ _FACT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")  # an event fact's s
 _RETRY_AFTER_RE = re.compile(r"[1-9][0-9]{0,3}")  # delta-seconds only (SESSION-BACKOFF-2)
 _NONCE_RE = re.compile(r"[A-Za-z0-9_-]{%d,%d}" % (MIN_NONCE_CHARS, MAX_NONCE_CHARS))  # ASCII only (D15)
 # SESSION-LEASE-3: anything else (a JWT, a URL) is never sent as a bearer
-_CAPABILITY_RE = re.compile(r"mr_cap_[A-Za-z0-9_-]{32,256}")
-_DECIMAL_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?")  # configuration: no sign, exponent, nan or space
-_INTEGER_RE = re.compile(r"[0-9]+")
-_ATTESTATION_RE = re.compile(r"[\x21-\x7e]{1,256}")
-_DECIMAL_INTEGER_RE = re.compile(r"-?[0-9]+")  # a Content-Length as the Service judges it
+CAPABILITY_PREFIX = "mr_cap_"  # the upstream's capability shape begins so
+# SESSION-LEASE-3: a bearer of URL-safe characters only, within section 2's lengths (no space, CR or LF to inject)
+_CAPABILITY_RE = re.compile(r"%s[A-Za-z0-9_-]{%d,%d}" % (
+    CAPABILITY_PREFIX, max(1, MIN_CAPABILITY_BYTES - len(CAPABILITY_PREFIX)),
+    max(1, MAX_CAPABILITY_BYTES - len(CAPABILITY_PREFIX))))
+MAX_CONFIG_NUMBER_CHARS = 64  # a configuration number's text: longer is no number a deployment writes
+_SIGNED_DIGITS_RE = re.compile(r"[+-]?[0-9_]+")  # a number int() may take, too long to read
+
+
+def content_length_of(text):
+    """A Service start's Content-Length as the upstream reads it (int()), or None (SESSION-SERVICE-2).
+
+    A number too long to read is far out of range: int() of thousands of digits is never run.
+    """
+    if len(text) > 19:
+        if not _SIGNED_DIGITS_RE.fullmatch(text):
+            return None
+        return -1 if text.startswith("-") else MAX_START_REQUEST_BYTES + 1
+    try:
+        return int(text)
+    except ValueError:
+        return None
 MAX_DOWNLOAD_URL_CHARS = 16384  # a signed URL's query is long; the descriptor schema's bound
 
 
@@ -1824,6 +2000,21 @@ def is_uuid4(value):
 
 def is_digest(value):
     return isinstance(value, str) and bool(_DIGEST_RE.fullmatch(value))
+
+
+MAX_UUID_TEXT_CHARS = 45  # urn:uuid: and 36 characters: the longest spelling uuid.UUID() takes
+
+
+def probe_uuid(value):
+    """The canonical text of an id the upstream reads with uuid.UUID(): any spelling it takes
+    (upper case, braces, no hyphens, urn:uuid:), else None (D43).  The node writes ids into
+    paths only in their canonical text."""
+    if not isinstance(value, str) or len(value) > MAX_UUID_TEXT_CHARS:
+        return None
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        return None
 
 
 def _is_ip_literal(host):
@@ -2000,21 +2191,37 @@ Config = collections.namedtuple(
 
 
 def _decimal(environ, name, default, highest):
-    """A decimal in (0, highest]: (float, Decimal); ConfigError naming `name`."""
+    """A number in (0, highest], read as the upstream reads it (float()): (float, Decimal); ConfigError.
+
+    SESSION-CONFIG-2 (D39): every text Python's float() takes (spaces, a sign,
+    an exponent, "30.0") is taken, as the upstream's deployments may write it;
+    NaN, infinity and a value out of range are refused, never clamped.
+    """
     text = environ.get(name) or str(default)  # SESSION-CONFIG-1: set but empty counts as unset
-    if not _DECIMAL_RE.fullmatch(text):  # SESSION-CONFIG-2: no sign, exponent, nan, inf or space
-        raise ConfigError("%s is not a decimal number" % name)
-    value = decimal.Decimal(text)
-    if not 0 < value <= highest:  # SESSION-CONFIG-2: out of range is refused, never clamped
+    if len(text) > MAX_CONFIG_NUMBER_CHARS:  # a bound: float() and Decimal() of a long text cost its length
+        raise ConfigError("%s is not a number" % name)
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError("%s is not a number" % name) from None
+    if not (math.isfinite(value) and 0 < value <= highest):  # SESSION-CONFIG-2: nan and inf are out of range
         raise ConfigError("%s must be in (0, %d]" % (name, highest))
-    return float(value), value
+    try:
+        exact = decimal.Decimal(text.strip().replace("_", ""))  # the text's own digits: 0.3 s is 300 ms
+    except decimal.InvalidOperation:
+        exact = decimal.Decimal(repr(value))
+    return value, exact
 
 
 def _integer(environ, name, default, lowest, highest):
+    """An integer in lowest..highest, read as the upstream reads it (int()); ConfigError naming `name`."""
     text = environ.get(name) or str(default)
-    if not _INTEGER_RE.fullmatch(text) or len(text) > 9:
+    if len(text) > MAX_CONFIG_NUMBER_CHARS:
         raise ConfigError("%s is not an integer" % name)
-    value = int(text)
+    try:
+        value = int(text)  # SESSION-CONFIG-2 (D39): " 8080", "+8080" and "8_080" as the upstream takes them
+    except ValueError:
+        raise ConfigError("%s is not an integer" % name) from None
     if not lowest <= value <= highest:
         raise ConfigError("%s must be %d..%d" % (name, lowest, highest))
     return value
@@ -2025,7 +2232,7 @@ def load_config(environ):
     origin = environ.get(ORIGIN_ENV) or None
     if origin is None:
         raise ConfigError("%s is required" % ORIGIN_ENV)  # SESSION-CONFIG-3: every URL of the session is pinned to it
-    origin = strip_slash(origin)
+    origin = origin.rstrip("/")  # as the upstream: every trailing / goes
     if not is_origin(origin):  # SESSION-CONFIG-3: an origin, in its one spelling
         raise ConfigError("%s is not an https origin" % ORIGIN_ENV)
     lease_audience = None
@@ -2044,8 +2251,9 @@ def load_config(environ):
     acquisition_s, _text = _decimal(environ, ACQUISITION_TIMEOUT_ENV, DEFAULT_ACQUISITION_TIMEOUT_SECONDS,
                                     MAX_ACQUISITION_TIMEOUT_SECONDS)
     attestation = environ.get(ATTESTATION_ENV) or None
-    if attestation is not None and not _ATTESTATION_RE.fullmatch(attestation):
-        raise ConfigError("%s is not 1..256 printable ASCII characters" % ATTESTATION_ENV)
+    if attestation is not None and not _is_text(attestation):
+        # D40: passed on as the upstream does; only a value the sandbox policy cannot restate is refused
+        raise ConfigError("%s is not text" % ATTESTATION_ENV)
     bucket = environ.get(BUCKET_ENV) or None
     if bucket is not None and not _BUCKET_RE.fullmatch(bucket):
         raise ConfigError("%s is not a bucket name" % BUCKET_ENV)
@@ -2166,10 +2374,10 @@ def post_entry(url, token, length, body, failed_code, too_large_code):
 
 
 def refusal_code(buffer, count, fallback):
-    """The code of a refusal's body when it is a strict-JSON object with a code; else `fallback`."""
+    """The code of a refusal's body when it is a JSON object with a code (other members ignored); else `fallback`."""
     try:
         with memoryview(buffer) as view:
-            doc = parse_lenient(view[:count], floats=True)
+            doc = parse_answer(view[:count])  # D41: members nobody defined, floats among them, are no error
     except JsonError:
         return fallback
     code = doc.get("code") if isinstance(doc, dict) else None
@@ -2202,7 +2410,7 @@ def exchange_dispatch(config, dispatch):
         raise SessionError(code, "the exchange was refused")
     try:
         with memoryview(buffer) as view:
-            doc = parse_lenient(view[:count], floats=True)  # SESSION-DISPATCH-5: strictly
+            doc = parse_answer(view[:count])  # SESSION-DISPATCH-5 (D41): as the upstream reads it
     except JsonError:
         wipe(buffer)
         raise SessionError(SESSION_DISPATCH_RESPONSE_INVALID, "not strict JSON") from None
@@ -2226,13 +2434,13 @@ def lease_session(config, start, nonce):
     finally:
         wipe(token)
         wipe(body)  # SESSION-SECRET-5: the nonce's one copy besides the caller's
-    if status != 200:
+    if status not in SUCCESS_STATUSES:  # SESSION-CALLBACK-5 (D42): 200, or 201
         code = refusal_code(buffer, count, SESSION_LEASE_FAILED)  # SESSION-SERVICE-5: its code, or LEASE_FAILED
         wipe(buffer)
         raise SessionError(code, "the legacy lease was refused")
     try:
         with memoryview(buffer) as view:
-            doc = parse_lenient(view[:count], floats=True)
+            doc = parse_answer(view[:count])  # D41
     except JsonError:
         wipe(buffer)
         raise SessionError(SESSION_LEASE_INVALID, "not strict JSON") from None
@@ -2275,19 +2483,53 @@ LEASE_KEYS = frozenset((
     "schema_version", "session_id", "workspace_id", "run_id", "attempt_id", "generation", "fence", "capability",
     "capability_expires_at", "callback_base_url", "allowed_callback_paths", "heartbeat_interval_seconds",
     "claim_poll_interval_seconds", "idle_timeout_seconds", "context"))
-CALLBACK_PREFIX = "/internal/v3/producer/"
-# Section *Callbacks*: verb -> (method, path template, success status).
+CALLBACK_PREFIX = "/internal/v3/producer/"  # the upstream's one rule for every allowed callback path
+# Section *Callbacks*: verb -> (method, path template); the templates are section 2's deployment constants.
 TEMPLATES = collections.OrderedDict([
-    ("start", ("POST", "/internal/v3/producer/attempts/{attempt_id}:start", 200)),
-    ("heartbeat", ("POST", "/internal/v3/producer/attempts/{attempt_id}:heartbeat", 200)),
-    ("append", ("POST", "/internal/v3/producer/attempts/{attempt_id}/events:append", 200)),
-    ("claim", ("POST", "/internal/v3/producer/attempts/{attempt_id}/probes:claim", 200)),
-    ("report", ("POST", "/internal/v3/producer/attempts/{attempt_id}/probes/{probe_id}:result", 200)),
-    ("acquire", ("POST", "/internal/v3/producer/attempts/{attempt_id}/session-acquisitions", 201)),
-    ("read", ("GET", "/internal/v3/producer/attempts/{attempt_id}/session-acquisitions/{crawler_session_id}",
-              200)),
+    ("start", ("POST", START_PATH_TEMPLATE)),
+    ("heartbeat", ("POST", HEARTBEAT_PATH_TEMPLATE)),
+    ("append", ("POST", EVENTS_PATH_TEMPLATE)),
+    ("claim", ("POST", CLAIM_PATH_TEMPLATE)),
+    ("report", ("POST", RESULT_PATH_TEMPLATE)),
+    ("acquire", ("POST", ACQUISITIONS_PATH_TEMPLATE)),
+    ("read", ("GET", ACQUISITION_PATH_TEMPLATE)),
 ])
-REQUIRED_VERBS = ("start", "claim", "report")  # SESSION-LEASE-5: a lease without one of these is refused
+# SESSION-CALLBACK-5 (D42): a verb's success is 200 or 201 (a create answered 200 is a replay, a
+# claim answered 201 a producer's choice); any other status, 2xx included, is a refusal.
+SUCCESS_STATUSES = frozenset((200, 201))
+REQUIRED_VERBS = ("start", "claim", "report")  # SESSION-LEASE-5: a lease allowing none of one is refused
+# The ids a path is checked with before the probe or the acquisition exists (SESSION-LEASE-5): an entry
+# that allows every probe's result path allows this one's.
+SAMPLE_IDS = {"probe_id": "00000000-0000-4000-8000-000000000000",
+              "crawler_session_id": "00000000-0000-4000-8000-000000000000"}
+_PLACEHOLDER_RE = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+def path_pattern(entry):
+    """An allowed_callback_paths entry as the paths it allows (SESSION-CALLBACK-2, D16).
+
+    The entry itself, and what lies below it: after a `/` or a `:` (an entry
+    that ends in `/` is a prefix of the paths under it); each `{name}` stands
+    for one id, text without `/` or `:`.  So a template, a path with the
+    attempt id filled in, an attempt's own prefix and the bare producer
+    prefix each allow what a reader would expect.
+    """
+    parts, start = [], 0
+    for match in _PLACEHOLDER_RE.finditer(entry):
+        parts.append(re.escape(entry[start:match.start()]) + "[^/:]+")
+        start = match.end()
+    parts.append(re.escape(entry[start:]))
+    return re.compile("".join(parts) + (".*" if entry.endswith("/") else "(?:[/:].*)?"), re.DOTALL)
+
+
+def allows(patterns, path):
+    """SESSION-CALLBACK-2: some entry of the lease allows this concrete path."""
+    return any(pattern.fullmatch(path) for pattern in patterns)
+
+
+def verb_path(verb, attempt_id, ids=None):
+    """The concrete path of one call: the verb's template with the lease's attempt and the call's ids."""
+    return TEMPLATES[verb][1].format(attempt_id=attempt_id, **(ids or {}))
 
 Lease = collections.namedtuple(
     "Lease", "session_id workspace_id run_id attempt_id generation fence expires_text expires_at callback_base "
@@ -2308,11 +2550,9 @@ def admit_lease(doc):
         return SessionError(SESSION_LEASE_INVALID, detail)
 
     keys = set(doc)
-    if keys != LEASE_KEYS:  # SESSION-LEASE-1: names only, sorted, never a value
+    if keys != LEASE_KEYS:  # SESSION-LEASE-1: the upstream's exact key set; names only, sorted, never a value
         raise invalid("omits %s; has unexpected %s" % (sorted(LEASE_KEYS - keys), sorted(keys - LEASE_KEYS)))
-    # SESSION-LEASE-2 (D2): a lease of another version may mean other things
-    if doc["schema_version"] != SCHEMA_VERSION:
-        raise invalid("schema_version")
+    # SESSION-LEASE-2 (D2): schema_version is present; its value is not looked at, as upstream
     for key in ("session_id", "workspace_id", "run_id", "attempt_id"):
         if not is_canonical_uuid(doc[key]):  # SESSION-LEASE-2: pasted into paths and bodies: one spelling
             raise invalid(key)
@@ -2326,17 +2566,21 @@ def admit_lease(doc):
     expires_at = parse_timestamp(doc["capability_expires_at"])
     if expires_at is None:  # SESSION-LEASE-4: a canonical UTC timestamp
         raise invalid("capability_expires_at")
-    base = strip_slash(doc["callback_base_url"])
+    base = doc["callback_base_url"]
+    base = base.rstrip("/") if isinstance(base, str) else base  # as the upstream: every trailing / goes
     if not is_https_url(base):  # SESSION-LEASE-5: a path is allowed; it need not be the origin (D16)
         raise invalid("callback_base_url")
     allowed = doc["allowed_callback_paths"]
-    if not (isinstance(allowed, list) and 1 <= len(allowed) <= MAX_CALLBACK_PATHS and all(
-            isinstance(path, str) and len(path) <= MAX_CALLBACK_PATH_CHARS and path.startswith(CALLBACK_PREFIX)
-            for path in allowed)):
+    # SESSION-LEASE-5: the upstream's rule, no more: a non-empty list of strings under the producer prefix
+    if not (isinstance(allowed, list) and allowed and all(
+            isinstance(path, str) and path.startswith(CALLBACK_PREFIX) for path in allowed)):
         raise invalid("allowed_callback_paths")
-    # SESSION-LEASE-5: no session without start and claim
-    if any(TEMPLATES[verb][1] not in allowed for verb in REQUIRED_VERBS):
-        raise invalid("allowed_callback_paths lacks start, claim or result")
+    patterns = tuple(path_pattern(path) for path in allowed)
+    # SESSION-LEASE-5 (D16): the node calls only where the lease allows; without start, claim and
+    # result allowed no session can run, so the capability is refused before it is used
+    if any(not allows(patterns, verb_path(verb, doc["attempt_id"], SAMPLE_IDS if verb == "report" else None))
+           for verb in REQUIRED_VERBS):
+        raise invalid("allowed_callback_paths allows no start, claim or result")
     for key in ("heartbeat_interval_seconds", "claim_poll_interval_seconds", "idle_timeout_seconds"):
         if not is_interval(doc[key]):  # SESSION-LEASE-6 (D22: idle_timeout is checked, then left to the server)
             raise invalid(key)
@@ -2348,8 +2592,9 @@ def admit_lease(doc):
     if context.get("table_id") is not None and not is_canonical_uuid(context["table_id"]):
         raise invalid("context.table_id")
     sources = context.get("source_ids", [])
+    # SESSION-LEASE-7: the upstream's rule; an id named twice is one id, as in the upstream's set
     if not (isinstance(sources, list) and len(sources) <= MAX_SOURCE_IDS
-            and all(is_canonical_uuid(source) for source in sources) and len(set(sources)) == len(sources)):
+            and all(is_canonical_uuid(source) for source in sources)):
         raise invalid("context.source_ids")
     secret = hold_secret(bytearray(capability.encode("ascii")))  # SESSION-SECRET-5: the capability's one copy
     doc["capability"] = None
@@ -2357,7 +2602,7 @@ def admit_lease(doc):
         session_id=doc["session_id"], workspace_id=doc["workspace_id"], run_id=doc["run_id"],
         attempt_id=doc["attempt_id"], generation=doc["generation"], fence=doc["fence"],
         expires_text=doc["capability_expires_at"], expires_at=expires_at, callback_base=base,
-        allowed=frozenset(allowed),
+        allowed=patterns,
         heartbeat_s=max(MIN_INTERVAL_S, doc["heartbeat_interval_seconds"]),  # D24: the floor, nothing above
         claim_poll_s=max(MIN_INTERVAL_S, doc["claim_poll_interval_seconds"]),
         idle_timeout_s=doc["idle_timeout_seconds"],
@@ -2422,9 +2667,10 @@ class Callbacks(object):
         self.capability = capability  # a registered bytearray, wiped when the session ends
         self.deadline = deadline
 
-    def allowed(self, verb):
-        """SESSION-CALLBACK-2: the verb's template, as written, is in allowed_callback_paths."""
-        return TEMPLATES[verb][1] in self.lease.allowed
+    def allowed(self, verb, ids=None):
+        """SESSION-CALLBACK-2: the lease allows this verb's path (with these ids, or any)."""
+        return allows(self.lease.allowed, verb_path(verb, self.lease.attempt_id, ids or (
+            SAMPLE_IDS if "{" in TEMPLATES[verb][1].replace("{attempt_id}", "") else None)))
 
     def call(self, verb, body=None, key=None, ids=None, limit_s=CALLBACK_TIMEOUT_S, cap=None, holder=None,
              need_object=False):
@@ -2433,9 +2679,10 @@ class Callbacks(object):
         `cap`, a Deadline, bounds the call further (the acquisition ceiling,
         the stop's grace); one already run out is a call that got no answer.
         """
-        method, template, expected = TEMPLATES[verb]
-        if not self.allowed(verb):  # SESSION-CALLBACK-2: never sent; callers check first
-            raise SessionError(SESSION_WORKER_FAILED, "a template the lease does not allow")
+        method = TEMPLATES[verb][0]
+        path = verb_path(verb, self.lease.attempt_id, ids)
+        if not allows(self.lease.allowed, path):  # SESSION-CALLBACK-2 (D16): never sent
+            raise Refusal(SESSION_CALLBACK_NOT_ALLOWED, sent=False)
         left = self.deadline.remaining()
         if left <= 0:  # SESSION-DEADLINE-2: no capability call starts at or after the deadline
             raise DeadlinePassed()
@@ -2443,7 +2690,7 @@ class Callbacks(object):
         if seconds <= 0:
             raise Refusal(CONTROL_PLANE_UNREACHABLE)
         # SESSION-CALLBACK-1: the lease's attempt id and the path's ids in canonical text, no query
-        url = self.lease.callback_base + template.format(attempt_id=self.lease.attempt_id, **(ids or {}))
+        url = self.lease.callback_base + path
         budget = Deadline(seconds)  # SESSION-CALLBACK-6: connect to the last byte of the answer
         authorization = bearer(self.capability, len(self.capability))
         try:
@@ -2459,7 +2706,7 @@ class Callbacks(object):
                     conn.putheader("Content-Length", str(len(body)))  # SESSION-CALLBACK-3: exact
                 conn.endheaders(body)
                 response = conn.getresponse()
-                if response.status != expected:  # SESSION-CALLBACK-5: a 3xx included, never followed
+                if response.status not in SUCCESS_STATUSES:  # SESSION-CALLBACK-5 (D42): a 3xx included, never followed
                     data = read_some(response, MAX_ERROR_BODY_BYTES)
                     code = refusal_code(data, len(data), CONTROL_PLANE_HTTP % response.status)
                     raise Refusal(code, response.status, retry_after_of(response))
@@ -2477,7 +2724,9 @@ class Callbacks(object):
 
     @staticmethod
     def answer_doc(response, budget, need_object):
-        """A success body: bounded, strict; CONTROL_PLANE_RESPONSE_INVALID otherwise (SESSION-CALLBACK-5)."""
+        """A success body: bounded; a document (claim, acquisition) read as the upstream reads it
+        (D41), CONTROL_PLANE_RESPONSE_INVALID otherwise (SESSION-CALLBACK-5).  The answers of start,
+        heartbeat, append and report are read and not looked at: the node uses nothing in them."""
         declared = announced_length(response)
         if declared is not None and declared > MAX_CONTROL_RESPONSE_BYTES:  # refused before it is read
             raise Refusal(CONTROL_PLANE_RESPONSE_INVALID, response.status)
@@ -2485,15 +2734,15 @@ class Callbacks(object):
         try:
             if count > MAX_CONTROL_RESPONSE_BYTES:
                 raise Refusal(CONTROL_PLANE_RESPONSE_INVALID, response.status)
-            if count == 0 and not need_object:
-                return None  # start, heartbeat, append and report answers have no shape to hold
+            if not need_object:
+                return None  # start, heartbeat, append and report: whatever a producer answers with
             with memoryview(buffer) as view:
-                doc = parse_lenient(view[:count], floats=True)
+                doc = parse_answer(view[:count])
         except JsonError:
             raise Refusal(CONTROL_PLANE_RESPONSE_INVALID, response.status) from None
         finally:
             wipe(buffer)
-        if need_object and not isinstance(doc, dict):
+        if not isinstance(doc, dict):
             raise Refusal(CONTROL_PLANE_RESPONSE_INVALID, response.status)
         return doc
 
@@ -2802,19 +3051,29 @@ def judge_probe_child(returncode, stdout, stderr, overflowed):
 ADAPTER_ID = "public.https"
 DESCRIPTOR_KEYS = frozenset(("url", "bundle_size_bytes", "bundle_sha256", "expires_at", "crawler_session_id",
                              "request_digest", "source_id", "source_authority_digest"))
-ACQUISITION_BINDING = ("workspace_id", "run_id", "attempt_id", "research_session_id", "source_id", "producer_fence",
-                       "adapter_id")
 READY, FAILED = "result_ready", "failed"  # an acquisition's settled statuses; any other is "not yet"
 
 
 def check_acquisition(doc, lease, source_id, crawler_session_id):
-    """SESSION-ACQUIRE-3: the document is bound to this attempt and source; its crawler_session_id."""
+    """SESSION-ACQUIRE-3: the document is bound to this attempt and source: its crawler_session_id.
+
+    As the upstream compares them (D44): the ids and the adapter as strings,
+    the fence as a number (7.0 is 7), other members ignored.  The crawler
+    session id may be any spelling uuid.UUID() takes; the node uses its
+    canonical text.  A read that names another acquisition than the create's
+    is refused (stricter than the upstream, which never looks: a binding).
+    """
     expected = {"workspace_id": lease.workspace_id, "run_id": lease.run_id, "attempt_id": lease.attempt_id,
-                "research_session_id": lease.session_id, "source_id": source_id, "producer_fence": lease.fence,
-                "adapter_id": ADAPTER_ID}
-    session = doc.get("crawler_session_id")
-    if not is_canonical_uuid(session) or (crawler_session_id is not None and session != crawler_session_id) or any(
-            not same(doc.get(key), expected[key]) for key in ACQUISITION_BINDING):
+                "research_session_id": lease.session_id, "source_id": source_id, "adapter_id": ADAPTER_ID}
+    named = doc.get("crawler_session_id")
+    session = probe_uuid(named)
+    if crawler_session_id is None:
+        ok = session is not None
+    else:  # a read: absent is the create's; present, the same acquisition
+        ok = named is None or session == crawler_session_id
+        session = crawler_session_id
+    if not ok or not same_number(doc.get("producer_fence"), lease.fence) or any(
+            not isinstance(doc.get(key), str) or doc[key] != value for key, value in expected.items()):
         raise ProbeFailure(PROBE_SOURCE_ACQUISITION_MISBOUND)  # and the store receives nothing for it
     return session
 
@@ -2838,24 +3097,56 @@ def check_download_url(url, config, lease):
     return origin_text(parts[0], parts[1], scheme) == origin_of(lease.callback_base)  # the control plane's own
 
 
+def instant_of(value):
+    """Epoch seconds of an ISO 8601 instant with its zone (`Z` or +HH:MM), a fraction of up to
+    6 digits allowed, as an aware datetime.fromisoformat() reads it; None otherwise (D44)."""
+    match = _INSTANT_RE.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    date, clock, fraction, zone = match.groups()
+    try:
+        moment = datetime.datetime.strptime(date + "T" + clock, "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return None
+    offset = 0 if zone in ("Z", "z") else (1 if zone[0] == "+" else -1) * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
+    epoch = moment.replace(tzinfo=datetime.timezone.utc).timestamp() - offset
+    return epoch + (float("0" + fraction) if fraction else 0.0)
+
+
+_INSTANT_RE = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt]([0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]{1,6})?"
+                         r"(Z|z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
+# The descriptor's members that bind it to its acquisition: each one present must agree (SESSION-ACQUIRE-6).
+DESCRIPTOR_BINDINGS = ("crawler_session_id", "request_digest", "source_id", "source_authority_digest")
+
+
 def check_descriptor(doc, crawler_session_id, source_id, config, lease):
-    """SESSION-ACQUIRE-6: (url, size, sha256) of a ready acquisition, before any byte (D14)."""
+    """SESSION-ACQUIRE-6: (url, size, sha256) of a ready acquisition, before any byte (D14, D44).
+
+    Members nobody defined are ignored.  Required: the URL (the result
+    authority's, SESSION-ACQUIRE-6: a path could not escape to another host),
+    the size and the SHA-256 (the download is verified against them); a
+    binding or an expiry the descriptor states must hold.
+    """
     download = doc.get("result_download")
-    if download is None or not all(is_digest(doc.get(key)) for key in (
+    # the acquisition's digests and attestation are compared with the bundle's: each must name something
+    if not isinstance(download, dict) or not all(isinstance(doc.get(key), str) for key in (
             "request_digest", "source_authority_digest", "egress_policy_attestation")):
         raise ProbeFailure(PROBE_SOURCE_RESULT_INVALID)
-    if not isinstance(download, dict):
-        raise ProbeFailure(PROBE_SOURCE_DOWNLOAD_INVALID)
     size = download.get("bundle_size_bytes")
     if is_int(size) and size > MAX_PROBE_ACQUISITION_BUNDLE_BYTES:  # judged on the declared size
         raise ProbeFailure(PROBE_SOURCE_TOO_LARGE)
-    expires_at = parse_timestamp(download.get("expires_at"))
-    if (set(download) != DESCRIPTOR_KEYS or not is_int(size) or not 1 <= size <= MAX_PROBE_ACQUISITION_BUNDLE_BYTES
-            or not is_digest(download["bundle_sha256"]) or expires_at is None or expires_at <= time.time()
-            or download["crawler_session_id"] != crawler_session_id or download["source_id"] != source_id
-            or download["request_digest"] != doc["request_digest"]
-            or download["source_authority_digest"] != doc["source_authority_digest"]
-            or not check_download_url(download["url"], config, lease)):
+    expected = {"crawler_session_id": crawler_session_id, "request_digest": doc["request_digest"],
+                "source_id": source_id, "source_authority_digest": doc["source_authority_digest"]}
+    stated = dict((key, download[key]) for key in DESCRIPTOR_BINDINGS if key in download)
+    if "crawler_session_id" in stated:
+        stated["crawler_session_id"] = probe_uuid(stated["crawler_session_id"])
+    expires = download.get("expires_at")
+    expires_at = instant_of(expires) if expires is not None else None
+    if (not is_int(size) or not 1 <= size <= MAX_PROBE_ACQUISITION_BUNDLE_BYTES
+            or not is_digest(download.get("bundle_sha256"))
+            or (expires is not None and (expires_at is None or expires_at <= time.time()))
+            or any(value != expected[key] for key, value in stated.items())
+            or not check_download_url(download.get("url"), config, lease)):
         raise ProbeFailure(PROBE_SOURCE_DOWNLOAD_INVALID)
     return download["url"], size, download["bundle_sha256"]
 
@@ -2910,170 +3201,83 @@ def write_all_checked(fd, view):
         view = view[os.write(fd, view):]
 
 
-# The crawler result, as contract/schemas/crawler/result.schema.json and
-# CRAWLER-RESULT-5, -7 and -10 hold it (SESSION-ACQUIRE-8).
-RESULT_SCHEMA = "mostlyright-crawler-result.v3"
-RECEIPT_SCHEMA = "hosted-public-https-acquisition-receipt.v3"
-OBSERVATION_SCHEMA = "hosted-public-https-source-observation.v3"
-RESULT_KEYS = frozenset(("schema_version", "request_digest", "source_id", "adapter_id", "adapter_version",
-                         "acquisition_receipt", "observation", "normalized_content", "next_watermark"))
-RECEIPT_KEYS = frozenset((
-    "schema_version", "source_id", "adapter_id", "adapter_version", "request_digest", "source_url",
-    "final_url", "fetched_media_type", "normalized_media_type", "normalized_data_format",
-    "normalized_filename", "acquired_at", "raw_content_sha256", "raw_size_bytes",
-    "normalized_content_sha256", "normalized_size_bytes", "row_count", "column_names",
-    "parsed_schema_digest", "family_id", "family_version", "decode_options_digest", "decode_flags",
-    "resource_caps", "reader_budgets", "transport_evidence_digest", "egress_policy_attestation",
-    "clean_room", "row_digest", "http_status_code", "etag_digest", "last_modified_digest"))
-OBSERVATION_KEYS = frozenset((
-    "schema_version", "source_id", "request_digest", "observed_at", "raw_content_sha256",
-    "normalized_content_sha256", "row_count", "row_digest", "http_status_code", "etag_digest",
-    "last_modified_digest"))
-CLEAN_ROOM_KEYS = frozenset(("host_platform", "no_new_privs", "parser_network_syscalls", "parser_process_creation"))
-DATA_FORMATS = ("csv", "jsonl")
-_CRAWLER_SOURCE_ID_RE = re.compile(r"[a-z0-9._-]{1,128}")
-_SOURCE_URL_RE = re.compile(r"(?i:https)://[A-Za-z0-9.-]+(?::[0-9]*)?(?:[/?][^#\ud800-\udfff]*)?")
-_MEDIA_TYPE_RE = re.compile(r"(?:[^;A-Z\s](?:[^;A-Z]*[^;A-Z\s])?)?")
-_FILENAME_RE = re.compile(r"[^/\x00]{1,255}")
+# The bundle: a crawler result as the upstream crawler stores it (D27, D45).  What
+# makes its bytes safe to answer from is checked (canonical JSON, its schema, the
+# content's SHA-256 and length as its receipt states them, its bindings to this
+# acquisition and source); the receipt's description of the content (media type,
+# Reader fields, row counts) is the crawler's, and every answer is read off the
+# content itself (SESSION-PROBE-4), so other members are not judged.
 
-
-def content_summary(content, data_format):
-    """[row_count, column_names, row_digest, parsed_schema_digest] read off the content (CRAWLER-RESULT-10),
-    or None when it is not those JSON lines."""
-    header_end = content.find(b"\n")
-    if header_end < 0 or not content.endswith(b"\n"):
-        return None
-    try:
-        columns = parse_canonical(content[:header_end])
-        width = len(columns) if isinstance(columns, list) else -1
-        rows, start, row_hash = 0, header_end + 1, hashlib.sha256()
-        while start < len(content):  # one line at a time: a list of every line would double the memory
-            end = content.index(b"\n", start)
-            values = parse_canonical(content[start:end])
-            if not (isinstance(values, list) and len(values) == width and all(map(is_row_value, values))):
-                return None
-            row_hash.update(content[start:end + 1])
-            rows, start = rows + 1, end + 1
-    except JsonError:
-        return None
-    return [rows, columns, row_hash.hexdigest(), digest_of({"column_names": columns, "data_format": data_format})]
-
-
-# The summaries of content already read, by the content's SHA-256 (and format): a person's
-# follow-up probes of one source deliver the same bytes again, and reading every row line
-# strictly is most of a probe's time (about 0.2 s per MiB).  The hash names the bytes, so
-# the summary is the same; a few entries bound the memory (SESSION-NODE-4).
-SUMMARY_MEMO_ENTRIES = 8
-_summary_memo = collections.OrderedDict()
-
-
-def remembered_summary(content, content_sha256, data_format):
-    """content_summary(content, data_format), read once per content (by its SHA-256)."""
-    key = (content_sha256, data_format)
-    if key in _summary_memo:
-        _summary_memo.move_to_end(key)
-        return _summary_memo[key]
-    summary = content_summary(content, data_format)
-    _summary_memo[key] = summary
-    while len(_summary_memo) > SUMMARY_MEMO_ENTRIES:
-        _summary_memo.popitem(last=False)
-    return summary
-
-
-# The last bundle verified, by the SHA-256 of its bytes: a follow-up probe of the same source
-# downloads the same bundle again, and parsing it strictly costs about 15 ms per MiB.  One
-# entry: a bundle may be 32 MiB.  The bindings to the probe and the acquisition are checked
-# every time (check_bundle).
-_verified_bundle = {}
+_decoded_bundle = {}  # the last bundle decoded, by its bytes' SHA-256: a follow-up probe downloads it again
 
 
 def check_bundle(data, source_id, acquisition):
     """(content, data_format) of a downloaded bundle, or its ProbeFailure (SESSION-ACQUIRE-8)."""
     key = sha256_hex(data)
-    if _verified_bundle.get("key") != key:
-        _verified_bundle.clear()
-        _verified_bundle.update(key=key, checked=verify_bundle(data))
-    content, data_format, bound = _verified_bundle["checked"]
-    # SESSION-ACQUIRE-8: bound to this probe's source and to this acquisition
-    if not (bound[0] == source_id and bound[1] == source_id and bound[2] == acquisition["request_digest"]
-            and bound[3] == acquisition["egress_policy_attestation"]):
+    if _decoded_bundle.get("key") != key:  # one entry: a bundle may be 32 MiB
+        _decoded_bundle.clear()
+        _decoded_bundle.update(key=key, checked=verify_bundle(data))
+    content, data_format, bound = _decoded_bundle["checked"]
+    # SESSION-ACQUIRE-8: bound to this probe's source and to this acquisition, every time
+    if bound != (source_id, source_id, acquisition["request_digest"], ADAPTER_ID,
+                 acquisition["egress_policy_attestation"]):
         raise ProbeFailure(PROBE_SOURCE_RESULT_INVALID)
+    if len(content) > MAX_SOURCE_BYTES:  # SESSION-ACQUIRE-8: after the bindings, as the upstream
+        raise ProbeFailure(PROBE_SOURCE_TOO_LARGE)
     return content, data_format
 
 
 def verify_bundle(data):
-    """(content, data_format, its bindings) of a bundle that is a well-formed crawler result
-    whose content agrees with its receipt, or its ProbeFailure (SESSION-ACQUIRE-8)."""
+    """(content, data_format, its bindings) of a bundle whose bytes hold as a crawler result,
+    or PROBE_SOURCE_RESULT_INVALID (SESSION-ACQUIRE-8)."""
     def require(ok):
         if not ok:
             raise ProbeFailure(PROBE_SOURCE_RESULT_INVALID)
 
     try:
-        result = parse_canonical(data)  # canonical JSON, byte for byte
+        result = parse_canonical(data, floats=True)  # canonical JSON, byte for byte, as the upstream checks
     except JsonError:
         raise ProbeFailure(PROBE_SOURCE_RESULT_INVALID) from None
-    require(isinstance(result, dict) and set(result) == RESULT_KEYS)
-    encoded = result["normalized_content"]
-    require(isinstance(encoded, str))
+    require(isinstance(result, dict) and result.get("schema_version") in CRAWLER_RESULT_SCHEMAS)
+    receipt, encoded = result.get("acquisition_receipt"), result.get("normalized_content")
+    require(isinstance(receipt, dict) and isinstance(encoded, str))
     try:
-        content = base64.b64decode(encoded, validate=True)
+        content = base64.b64decode(encoded, validate=True)  # standard alphabet, padded
     except ValueError:  # binascii.Error
         content = None
-    require(content is not None and base64.b64encode(content).decode("ascii") == encoded)  # CRAWLER-RESULT-5
-    if len(content) > MAX_SOURCE_BYTES:
-        raise ProbeFailure(PROBE_SOURCE_TOO_LARGE)
-    receipt, observation = result["acquisition_receipt"], result["observation"]
-    require(isinstance(receipt, dict) and set(receipt) == RECEIPT_KEYS)
-    require(isinstance(observation, dict) and set(observation) == OBSERVATION_KEYS)
-    require(result["schema_version"] == RESULT_SCHEMA and receipt["schema_version"] == RECEIPT_SCHEMA
-            and observation["schema_version"] == OBSERVATION_SCHEMA)
-    for document in (result, receipt):
-        require(document["adapter_id"] == ADAPTER_ID and document["adapter_version"] == "1.0.0")
-    for document in (result, receipt, observation):
-        require(isinstance(document["source_id"], str) and _CRAWLER_SOURCE_ID_RE.fullmatch(document["source_id"])
-                and is_digest(document["request_digest"]))
-    for document in (receipt, observation):
-        require(is_digest(document["raw_content_sha256"]) and is_digest(document["normalized_content_sha256"])
-                and is_digest(document["row_digest"]) and same(document["http_status_code"], 200)
-                and all(document[key] is None or is_digest(document[key])
-                        for key in ("etag_digest", "last_modified_digest"))
-                and is_int(document["row_count"]) and 0 <= document["row_count"] <= 100000000)
-    require(parse_timestamp(receipt["acquired_at"]) is not None
-            and parse_timestamp(observation["observed_at"]) is not None)
-    for key in ("source_url", "final_url"):
-        require(isinstance(receipt[key], str) and len(receipt[key]) <= 2048 and _SOURCE_URL_RE.fullmatch(receipt[key]))
-    require(receipt["fetched_media_type"] is None or (isinstance(receipt["fetched_media_type"], str)
-                                                      and _MEDIA_TYPE_RE.fullmatch(receipt["fetched_media_type"])))
-    require(receipt["normalized_media_type"] == "application/x-ndjson"
-            and receipt["normalized_data_format"] in DATA_FORMATS
-            and isinstance(receipt["normalized_filename"], str)
-            and _FILENAME_RE.fullmatch(receipt["normalized_filename"]))
-    require(is_int(receipt["raw_size_bytes"]) and 0 <= receipt["raw_size_bytes"] <= 4294967296
-            and is_int(receipt["normalized_size_bytes"]) and 0 <= receipt["normalized_size_bytes"] <= 8388608)
-    columns = receipt["column_names"]
-    require(isinstance(columns, list) and 1 <= len(columns) <= 4096
-            and all(isinstance(name, str) and name for name in columns))
-    require(is_digest(receipt["parsed_schema_digest"]) and is_digest(receipt["transport_evidence_digest"])
-            and is_digest(receipt["egress_policy_attestation"]))
-    require(all(receipt[key] is None for key in ("family_id", "family_version", "decode_options_digest",
-                                                 "resource_caps", "reader_budgets"))
-            and same(receipt["decode_flags"], []) and result["next_watermark"] is None)
-    clean_room = receipt["clean_room"]
-    require(isinstance(clean_room, dict) and set(clean_room) == CLEAN_ROOM_KEYS
-            and clean_room["host_platform"] in ("linux-amd64", "linux-arm64") and clean_room["no_new_privs"] is True
-            and clean_room["parser_network_syscalls"] == "denied"
-            and clean_room["parser_process_creation"] == "denied")
-    # CRAWLER-RESULT-5: the content's hash and length are the receipt's (and the observation's)
+    require(content is not None)
+    # the content's digests, as the receipt (and the observation, where it states one) gives them
     content_sha256 = sha256_hex(content)
-    require(receipt["normalized_content_sha256"] == content_sha256
-            and observation["normalized_content_sha256"] == content_sha256
-            and same(receipt["normalized_size_bytes"], len(content)))
-    # CRAWLER-RESULT-7, -10: the summary is read off the content and agrees with both documents
-    require(same(observation["row_count"], receipt["row_count"]) and observation["row_digest"] == receipt["row_digest"])
-    require(same(remembered_summary(content, content_sha256, receipt["normalized_data_format"]),
-                 [receipt["row_count"], columns, receipt["row_digest"], receipt["parsed_schema_digest"]]))
-    bound = (result["source_id"], receipt["source_id"], result["request_digest"], receipt["egress_policy_attestation"])
+    observation = result.get("observation")
+    stated = observation.get("normalized_content_sha256", content_sha256) if isinstance(observation, dict) \
+        else content_sha256
+    require(receipt.get("normalized_content_sha256") == content_sha256 and stated == content_sha256
+            and same_number(receipt.get("normalized_size_bytes"), len(content)))
+    require(all(isinstance(receipt.get(key), str) for key in (
+        "normalized_media_type", "normalized_data_format", "normalized_filename")))
+    bound = (result.get("source_id"), receipt.get("source_id"), result.get("request_digest"),
+             result.get("adapter_id"), receipt.get("egress_policy_attestation"))
     return content, receipt["normalized_data_format"], bound
+
+
+# The shape of content already read, by the content's SHA-256 and format: a person's
+# follow-up probes of one source deliver the same bytes again, and reading every row is most
+# of a probe's time.  A few entries bound the memory (SESSION-NODE-4).
+SHAPE_MEMO_ENTRIES = 8
+_shape_memo = collections.OrderedDict()
+
+
+def content_shape(content, content_sha256, data_format):
+    """(columns, row count) of the content, read as a probe child reads it, once per content;
+    PROBE_PARSE_EMPTY when it cannot be read (SESSION-PROBE-7 holds results to these)."""
+    key = (content_sha256, data_format)
+    if key not in _shape_memo:
+        columns, rows = content_table(content, data_format)
+        _shape_memo[key] = (columns, sum(1 for _row in rows))
+        while len(_shape_memo) > SHAPE_MEMO_ENTRIES:
+            _shape_memo.popitem(last=False)
+    _shape_memo.move_to_end(key)
+    return _shape_memo[key]
 
 
 # 7.12 Progress events =========================================================
@@ -3157,7 +3361,6 @@ class Progress(object):
 # The node's names the vocabulary and the prober use (they must stay defined here).
 
 PROBE_KINDS = ("source_inspect", "sample_rows", "profile_columns", "evaluate_expression")
-RESULT_SCHEMA_VERSION = "1.0.0"  # every probe result's schema_version
 
 
 # The requests a node accepts and the results it may report (section "The probe
@@ -3166,11 +3369,10 @@ RESULT_SCHEMA_VERSION = "1.0.0"  # every probe result's schema_version
 # and a probe child's result to its shape and relations before any report
 # (SESSION-PROBE-6, -7).  Both walk hostile documents without recursion.
 
-DEFAULT_SCAN_ROWS = 10000  # rows read from the first, when the request says nothing
-MAX_SCAN_ROWS = 100000  # rows: the vocabulary's ceiling on scan_rows
-MAX_SAMPLE_OFFSET = 1000000  # rows: the furthest a sample window may start
-DEFAULT_SAMPLE_LIMIT = 20  # rows in a sample window, by default
-MAX_SAMPLE_LIMIT = 200  # rows: a sample window's ceiling
+# The defaults, within a deployment's bounds (a lower ceiling lowers the default, never refuses it).
+DEFAULT_SCAN_ROWS = min(10000, MAX_SCAN_ROWS)  # rows read from the first, when the request says nothing
+DEFAULT_SAMPLE_LIMIT = min(20, MAX_SAMPLE_LIMIT)  # rows in a sample window, by default
+# MAX_SCAN_ROWS, MAX_SAMPLE_OFFSET, MAX_SAMPLE_LIMIT and MAX_PROFILE_COLUMNS are section 2's.
 MAX_NAME_CHARS = 1024  # characters of a column name in a request
 MAX_LITERAL_CHARS = 1024  # characters of a string literal
 MAX_PREDICATE_DEPTH = 8  # levels of predicate nesting; a top-level comparison is level 1
@@ -3213,6 +3415,13 @@ def _is_int(value):
 
 def _int_within(value, low, high):
     return _is_int(value) and low <= value <= high
+
+
+def _whole(value):
+    """A count a JSON producer may write as 100.0 read as 100 (D43); anything else as it is."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) <= MAX_JSON_INTEGER:
+        return int(value)
+    return value
 
 
 def _is_name(value):
@@ -3302,12 +3511,12 @@ def normalize_request(probe_kind, request):
         raise _request_invalid()
     normalized = {"source_id": source_id}
     if "scan_rows" in allowed:
-        normalized["scan_rows"] = request.get("scan_rows", DEFAULT_SCAN_ROWS)
+        normalized["scan_rows"] = _whole(request.get("scan_rows", DEFAULT_SCAN_ROWS))
         if not _int_within(normalized["scan_rows"], 1, MAX_SCAN_ROWS):
             raise _request_invalid()
     if probe_kind == "sample_rows":
-        normalized["offset"] = request.get("offset", 0)
-        normalized["limit"] = request.get("limit", DEFAULT_SAMPLE_LIMIT)
+        normalized["offset"] = _whole(request.get("offset", 0))
+        normalized["limit"] = _whole(request.get("limit", DEFAULT_SAMPLE_LIMIT))
         if not (_int_within(normalized["offset"], 0, MAX_SAMPLE_OFFSET)
                 and _int_within(normalized["limit"], 1, MAX_SAMPLE_LIMIT)):
             raise _request_invalid()
@@ -3372,7 +3581,9 @@ def is_cell(value):
         return -MAX_JSON_INTEGER <= value <= MAX_JSON_INTEGER
     if isinstance(value, float):
         return math.isfinite(value)
-    return isinstance(value, str) and len(value) <= MAX_PREVIEW_CHARS + 1
+    # section 3's PREVIEW_MARKER, whatever its length, within the platform's room for it (SESSION-PROBE-6)
+    return isinstance(value, str) and len(value) <= MAX_PREVIEW_CHARS + min(len(PREVIEW_MARKER),
+                                                                            MAX_PREVIEW_MARKER_CHARS)
 
 
 def result_problems(result, header, row_count, content_columns):
@@ -3393,8 +3604,8 @@ def result_problems(result, header, row_count, content_columns):
         return ["SESSION-PROBE-6: keys are not the kind's (extra %s, missing %s)"
                 % (sorted(set(result) - expected), sorted(expected - set(result)))]
     problems = []
-    if not _same(result["schema_version"], RESULT_SCHEMA_VERSION):
-        problems.append("SESSION-PROBE-6: schema_version is not 1.0.0")
+    if not _same(result["schema_version"], PROBE_SCHEMA_VERSION):
+        problems.append("SESSION-PROBE-6: schema_version is not PROBE_SCHEMA_VERSION")
     for key in _ENVELOPE_KEYS:  # SESSION-PROBE-6: bound to the content this probe read
         if not _same(result[key], header[key]):
             problems.append("SESSION-PROBE-6: %s is not the input's" % key)
@@ -3538,7 +3749,8 @@ class Probe(object):
     """One claimed probe: what the claim said, and what became of it."""
 
     def __init__(self, doc):
-        self.probe_id = doc["probe_id"]
+        self.probe_id = doc["probe_id"]  # as the claim wrote it: the report's body and key repeat it
+        self.path_id = probe_uuid(self.probe_id)  # canonical: the report's path (D43)
         self.kind = doc.get("probe_kind")
         self.request = doc.get("request")
         ordinal = doc.get("ordinal")
@@ -3794,11 +4006,9 @@ class Session(object):
                 answer = self.callbacks.call("claim", body, "session:%s:claim:%d" % (lease.attempt_id, poll),
                                              need_object=True)
                 doc = answer.doc
-                state, claimed = doc.get("session_state"), doc.get("claimed")
-                if (state is not None and not isinstance(state, str)) or (
-                        claimed is not None and not isinstance(claimed, bool)):
-                    # SESSION-CLAIM-7 (D21): a bad answer is a failed claim, retried
-                    raise Refusal(CONTROL_PLANE_RESPONSE_INVALID, answer.status)
+                # SESSION-CLAIM-4, -5 (D43): read as the upstream reads them: a state is a string
+                # ("closed", "failed" end the session; anything else is live); claimed is truthy
+                state, claimed = doc.get("session_state"), bool(doc.get("claimed"))
             except StopRequested:
                 self.drain()  # SESSION-STOP-2: a claim in flight is abandoned and its answer unused
             except Refusal as refused:
@@ -3817,9 +4027,9 @@ class Session(object):
             self.take_interval(doc.get("claim_poll_interval_seconds"))
             if state in SESSION_STATES_THAT_END:  # SESSION-CLAIM-4: read before claimed; quietly
                 raise SessionOver(terminal=state)
-            if claimed is True:
+            if claimed:
                 probe = doc.get("probe")
-                if not isinstance(probe, dict) or not is_canonical_uuid(probe.get("probe_id")):
+                if not isinstance(probe, dict) or probe_uuid(probe.get("probe_id")) is None:
                     # SESSION-CLAIM-5 (D5): a probe with no id can never be reported
                     raise SessionOver(failure=PROBE_CLAIM_INVALID)
                 self.handle_probe(Probe(probe))
@@ -3833,8 +4043,17 @@ class Session(object):
             self.drain()  # SESSION-STOP-2: a wait ends at once
 
     def take_interval(self, value):
-        """SESSION-CLAIM-3 (D4): a number above 0 replaces the interval; absent, null, 0 or junk keeps it."""
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        """SESSION-CLAIM-3 (D4): a number above 0 replaces the interval; absent, null, 0 or junk keeps it.
+
+        A number may come as text the upstream's float() reads ("2.5"): it is
+        read the same (D43); a boolean is never a number here.
+        """
+        if isinstance(value, str) and len(value) <= MAX_CONFIG_NUMBER_CHARS:
+            try:
+                value = float(value)
+            except ValueError:
+                return
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
             self.interval = max(MIN_INTERVAL_S, value)  # D24: floored, never capped (waits end by the deadline)
 
     # -- stops --
@@ -3953,6 +4172,10 @@ class Session(object):
         while doc.get("status") != READY:  # SESSION-ACQUIRE-4: result_ready ends the wait
             if doc.get("status") == FAILED:  # server text never reaches the report
                 code = doc.get("failure_code")
+                if code == CRAWLER_SESSION_EXPIRED:
+                    # SESSION-ACQUIRE-5 (D46): an acquisition settled as expired is re-opened, as the upstream
+                    # does, like one refused as expired
+                    raise AcquisitionExpired()
                 raise ProbeFailure(code if is_code(code) else PROBE_SOURCE_ACQUISITION_FAILED)
             self.acquisition_wait(ACQUISITION_POLL_S, ceiling)  # not yet
             while True:
@@ -3964,6 +4187,8 @@ class Session(object):
                     self.acquisition_cut(refused, ceiling)
                     if refused.code == CRAWLER_SESSION_EXPIRED:
                         raise AcquisitionExpired() from None
+                    if not refused.sent:  # SESSION-CALLBACK-2: the lease allows no read of this acquisition
+                        raise ProbeFailure(PROBE_SOURCE_CHANNEL_UNAVAILABLE) from None
                     if not refused.transient:
                         raise ProbeFailure(refused.code) from None
                     failures += 1  # SESSION-ACQUIRE-4: retried on the backoff schedule, base ACQUISITION_POLL_S
@@ -3997,9 +4222,12 @@ class Session(object):
 
     def answer(self, probe, normalized, content, data_format):
         """The probe's answer from its own probe child, held to the vocabulary (SESSION-ISOLATION-6, PROBE-6)."""
+        content_sha256 = sha256_hex(content)
+        # SESSION-PROBE-7: what the result is held to, read off the content as the child reads it (D45)
+        columns, row_count = content_shape(content, content_sha256, data_format)
         header = {"schema_version": PROBE_INPUT_SCHEMA, "probe_kind": probe.kind, "request": normalized,
                   "source_id": probe.source_id, "data_format": data_format,
-                  "content_sha256": sha256_hex(content), "content_bytes": len(content),
+                  "content_sha256": content_sha256, "content_bytes": len(content),
                   "sandbox_policy_digest": self.policy_digest, "result_max_bytes": PROBE_RESULT_MAX_BYTES}
         data = canonical_bytes(header) + b"\n" + content  # no token, capability or URL: only the probe's bytes
         child = self.pool.take()  # a child of its own, never given a second probe
@@ -4011,8 +4239,7 @@ class Session(object):
         raw = judge_probe_child(child.proc.returncode, stdout, stderr, overflowed)
         try:
             result = parse_canonical(raw, floats=True)  # SESSION-PROBE-6: canonical, fractions allowed (D37)
-            columns = parse_lenient(content[:content.find(b"\n")])
-            problems = result_problems(result, header, content.count(b"\n") - 1, columns)
+            problems = result_problems(result, header, row_count, columns)
             envelope_ok = isinstance(result, dict) and all(same(result.get(key), header[key]) for key in (
                 "probe_kind", "source_id", "content_sha256", "content_bytes", "data_format",
                 "sandbox_policy_digest"))
@@ -4039,7 +4266,7 @@ class Session(object):
         while True:
             sends += 1
             try:
-                self.callbacks.call("report", body, key, ids={"probe_id": probe.probe_id}, cap=self.drain_cap)
+                self.callbacks.call("report", body, key, ids={"probe_id": probe.path_id}, cap=self.drain_cap)
                 break
             except StopRequested:  # SESSION-STOP-3: the stop cut the send: the drain sends it again at once
                 self.begin_drain()
@@ -4058,7 +4285,7 @@ class Session(object):
             self.failed += 1
         if probe.narrated:  # SESSION-PROGRESS-2, -3: settled after the report, for every outcome
             if probe.result is not None:
-                facts = {"outcome": "succeeded", "code": OK_CODE, "display_code": OK_CODE,
+                facts = {"outcome": "succeeded", "code": PROBE_OK_CODE, "display_code": PROBE_OK_CODE,
                          "retry_after_seconds": 0, "bytes": probe.result_bytes}
             else:
                 display = THROTTLE_WIRE_CODES.get(probe.code, probe.code)
@@ -4703,13 +4930,12 @@ class ServiceHandler(http.server.BaseHTTPRequestHandler):
         lengths = self.headers.get_all("Content-Length") or []
         length = 0  # SESSION-SERVICE-2: without the header the body is empty
         if lengths:
-            text = lengths[0].strip()
-            if not _DECIMAL_INTEGER_RE.fullmatch(text) or len(set(value.strip() for value in lengths)) != 1:
+            length = content_length_of(lengths[0].strip())
+            # two different lengths frame one body two ways: refused (the upstream reads the first)
+            if length is None or len(set(value.strip() for value in lengths)) != 1:
                 self.close_connection = True
                 self.refuse(SESSION_START_INVALID)
                 return
-            # a number too long to read is far out of range; int() of thousands of digits is refused
-            length = int(text) if len(text) <= 19 else (-1 if text.startswith("-") else MAX_START_REQUEST_BYTES + 1)
         if not 0 <= length <= MAX_START_REQUEST_BYTES:  # SESSION-SERVICE-2: the body unread
             self.close_connection = True
             self.refuse(SESSION_START_TOO_LARGE)
@@ -4846,7 +5072,8 @@ def parse_argv(tokens):
     """(mode, values) for the command lines SESSION-ARGV-1 lists, else None (D1 of the crawler)."""
     if not tokens:
         return SERVICE_MODE, None
-    if len(tokens) == 2 and tokens[0] == BOOTSTRAP_FLAG and _INTEGER_RE.fullmatch(tokens[1]) \
+    # the upstream's own test (str.isdecimal): int() reads every decimal digit Unicode knows
+    if len(tokens) == 2 and tokens[0] == BOOTSTRAP_FLAG and tokens[1].isdecimal() \
             and len(tokens[1]) <= 9 and int(tokens[1]) >= 3:
         return BOOTSTRAP, int(tokens[1])
     # SESSION-ARGV-2: six cells, the flags first, third and fifth in this order, no empty value, no =form

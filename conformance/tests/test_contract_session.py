@@ -86,6 +86,83 @@ class ClausesTest(unittest.TestCase):
                 self.assertTrue(set(MENTION.findall(text)) & known, "cites no clause of this contract")
 
 
+AUDIT_HEADING = "## Where we differ from the upstream"
+AUDIT_COLUMNS = ["document: member or aspect", "the upstream accepts (seed line)", "our node accepts",
+                 "stricter because"]
+# The documents and groups the audit must cover (issue 20: every document the node receives).
+AUDIT_GROUPS = ["Command line and launch", "Environment variables",
+                "Metadata server, exchange and legacy lease answers", "The lease", "Callback answers and refusals",
+                "Claim answers and claimed probes", "Acquisition documents and the download descriptor",
+                "The download and the bundle", "Service mode"]
+SEED_REFERENCE = re.compile(r"`seed (000|003):[1-9][0-9]*`")
+DECISION_MENTION = re.compile(r"\bD([0-9]+)\b")
+
+
+class UpstreamAuditTest(unittest.TestCase):
+    """The section that says where this node is stricter than its upstream, and why."""
+
+    def setUp(self):
+        self.lines = DOC.lines()
+        self.text = DOC.section(AUDIT_HEADING)
+
+    def test_the_audit_sits_just_before_the_decisions(self):
+        headings = [line for line in self.lines if line.startswith("## ")]
+        self.assertEqual(headings[headings.index("## Decisions") - 1], AUDIT_HEADING)
+
+    def test_every_group_has_a_table_of_the_four_columns(self):
+        groups = re.findall(r"^\*\*(.+)\*\*$", self.text, re.M)
+        self.assertEqual(groups, AUDIT_GROUPS)
+        headers = [line for line in self.text.splitlines() if line.startswith("| document: ")]
+        self.assertEqual(len(headers), len(AUDIT_GROUPS))
+        for header in headers:
+            self.assertEqual(table_rows(header)[0], AUDIT_COLUMNS)
+
+    def test_every_stricter_row_names_its_reason_and_a_decision(self):
+        known = set(DOC.decisions(DECISION_HEADING))
+        for row in table_rows(self.text):
+            if row == AUDIT_COLUMNS:
+                continue
+            with self.subTest(row=row[0]):
+                self.assertEqual(len(row), 4)
+                stricter = row[3]
+                if stricter == "-" or stricter.startswith("- ("):
+                    continue
+                decisions = ["D%s" % n for n in DECISION_MENTION.findall(stricter)]
+                self.assertTrue(decisions, "a stricter point without its Decision: %r" % stricter)
+                for decision in decisions:
+                    self.assertIn(decision, known)
+                self.assertTrue(SEED_REFERENCE.search(row[1]) or "not in the seed" in row[1],
+                                "the upstream's column cites no seed line: %r" % row[1])
+
+    def test_every_defined_here_paragraph_names_the_upstream_module(self):
+        for number, line in enumerate(self.lines, 1):
+            if line.startswith("**Defined here**") or line.startswith("**Defined here.**"):
+                paragraph = " ".join(self.lines[number - 1:number + 2])
+                with self.subTest(line=number):
+                    self.assertIn("not in", paragraph, "a Defined here paragraph that names no upstream "
+                                                       "module it stands in for")
+
+
+class DeploymentConstantsTest(unittest.TestCase):
+    """D38's table, the harness's settings and the reference node's section 2 name the same values."""
+
+    def test_the_table_the_settings_and_the_node_agree(self):
+        from conformance.planes.session import deploy
+        decision = DOC.decisions(DECISION_HEADING)["D38"]
+        table = "\n".join(line.strip() for line in decision.splitlines())  # the table is indented under its item
+        rows = dict((row[0].strip("`"), row[2].strip("`")) for row in table_rows(table) if row[0].startswith("`"))
+        self.assertEqual(sorted(rows), sorted(setting.name for setting in deploy.SETTINGS))
+        with open(os.path.join(os.path.dirname(DOC.path), "..", "nodes", "session_worker.py"),
+                  encoding="utf-8") as handle:
+            node = handle.read()
+        section_2 = node[node.index("# 2 Configuration [EDIT]"):node.index("# 3 Your work [EDIT]")]
+        for setting in deploy.SETTINGS:
+            with self.subTest(name=setting.name):
+                self.assertEqual(rows[setting.name], setting.show(setting.default))
+                line = section_2.split("\n%s = " % setting.name, 1)[1].split("\n", 1)[0].split("  #", 1)[0]
+                self.assertEqual(eval(line, {}), setting.default)
+
+
 class SchemasAndExamplesTest(unittest.TestCase):
 
     def test_the_documents_table_names_the_shipped_schemas(self):

@@ -38,7 +38,7 @@ BELOW = 2
 
 
 # Contracts whose table is still being written (issue 20); none may be missing otherwise.
-PENDING = {"scan", "session"}
+PENDING = {"scan"}
 
 
 def _has_table(contract):

@@ -160,6 +160,7 @@ def expect_lease_refused(ctx, plane, code="SESSION_LEASE_INVALID", variant=None)
 
 import math as _math
 
+from conformance.planes.session import deploy
 from conformance.planes.session.control import digest as _digest
 from conformance.planes.session.control import schema_problems as _schema_problems
 
@@ -167,14 +168,16 @@ from conformance.planes.session.control import schema_problems as _schema_proble
 SANDBOX_POLICY_FIXED = {"schema_version": "session-probe-sandbox.v1", "network": "denied",
                         "process_creation": "denied", "no_new_privs": True, "address_space_bytes": 536870912,
                         "core_bytes": 0, "open_files": 16}
-# Section *The probe vocabulary*: the request defaults the normalized request fills in.
-REQUEST_DEFAULTS = {"scan_rows": 10000, "offset": 0, "limit": 20}
+# Section *The probe vocabulary*: the request defaults the normalized request fills in (within the
+# deployment's bounds: a lower ceiling lowers the default).
+def request_defaults():
+    return {"scan_rows": min(10000, deploy.MAX_SCAN_ROWS), "offset": 0, "limit": min(20, deploy.MAX_SAMPLE_LIMIT)}
+
+
 REQUEST_KEYS = {"source_inspect": ("source_id", "scan_rows"),
                 "sample_rows": ("source_id", "offset", "limit", "columns"),
                 "profile_columns": ("source_id", "scan_rows", "columns"),
                 "evaluate_expression": ("source_id", "scan_rows", "expression")}
-MAX_PROFILE_COLUMNS = 64
-PROBE_RESULT_MAX_BYTES = 65536
 
 
 def policy_digest(probe_timeout_s, attestation=None):
@@ -188,10 +191,10 @@ def policy_digest(probe_timeout_s, attestation=None):
 
 def normalized_request(kind, request):
     """The request with its defaults filled in (`columns` stays absent when absent)."""
-    found = dict(request)
+    found, defaults = dict(request), request_defaults()
     for key in REQUEST_KEYS[kind]:
-        if key in REQUEST_DEFAULTS and key not in found:
-            found[key] = REQUEST_DEFAULTS[key]
+        if key in defaults and key not in found:
+            found[key] = defaults[key]
     return found
 
 
@@ -224,7 +227,7 @@ def relation_problems(kind, request, result, columns, rows):
         return problems or ["not an object"]
     request = normalized_request(kind, request)
     count, scanned = len(rows), result.get("rows_scanned")
-    wanted = request.get("columns") or list(columns[:MAX_PROFILE_COLUMNS])
+    wanted = request.get("columns") or list(columns[:deploy.MAX_PROFILE_COLUMNS])
     if kind != "sample_rows" and result.get("truncated") is not False:
         problems.append("truncated is not false for %s" % kind)
     bound = min(count, request["offset"] + request["limit"] if kind == "sample_rows" else request["scan_rows"])
@@ -253,8 +256,8 @@ def relation_problems(kind, request, result, columns, rows):
                 problems.append("column %r: distinct above non_null" % entry.get("name"))
     elif kind == "source_inspect":
         names = [e.get("name") for e in result.get("columns") or []]
-        if names != list(columns[:MAX_PROFILE_COLUMNS]):
-            problems.append("columns %r are not the content's first %d" % (names, MAX_PROFILE_COLUMNS))
+        if names != list(columns[:deploy.MAX_PROFILE_COLUMNS]):
+            problems.append("columns %r are not the content's first %d" % (names, deploy.MAX_PROFILE_COLUMNS))
     elif kind == "evaluate_expression":
         expression = request["expression"]
         matched = result.get("rows_matched")

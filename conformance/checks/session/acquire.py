@@ -264,8 +264,9 @@ def _descriptor_variants(store_origin, tripwire_origin):
     bad = "PROBE_SOURCE_DOWNLOAD_INVALID"
     return [
         ("no result_download", document_patch(result_download=OMIT), "PROBE_SOURCE_RESULT_INVALID"),
-        ("request_digest not hex", document_patch(request_digest="F" * 64), "PROBE_SOURCE_RESULT_INVALID"),
-        ("attestation short", document_patch(egress_policy_attestation="ab" * 16), "PROBE_SOURCE_RESULT_INVALID"),
+        ("result_download a list", document_patch(result_download=[]), "PROBE_SOURCE_RESULT_INVALID"),
+        ("request_digest a number", document_patch(request_digest=7), "PROBE_SOURCE_RESULT_INVALID"),
+        ("attestation null", document_patch(egress_policy_attestation=None), "PROBE_SOURCE_RESULT_INVALID"),
         ("authority digest missing", document_patch(source_authority_digest=OMIT), "PROBE_SOURCE_RESULT_INVALID"),
         ("size over the cap", descriptor_patch(bundle_size_bytes=big), "PROBE_SOURCE_TOO_LARGE"),
         ("size 2^53 - 1", descriptor_patch(bundle_size_bytes=9007199254740991), "PROBE_SOURCE_TOO_LARGE"),
@@ -274,7 +275,6 @@ def _descriptor_variants(store_origin, tripwire_origin):
         ("size as text", descriptor_patch(bundle_size_bytes="1024"), bad),
         ("size a fraction", descriptor_patch(bundle_size_bytes=1024.5), bad),
         ("size true", descriptor_patch(bundle_size_bytes=True), bad),
-        ("an extra key", descriptor_patch(etag="x"), bad),
         ("bundle_sha256 missing", descriptor_patch(bundle_sha256=OMIT), bad),
         ("url over plain http", lambda d: _url(d, lambda u: u.replace("https://", "http://", 1)), bad),
         ("url without its query", lambda d: _url(d, lambda u: u.split("?", 1)[0]), bad),
@@ -299,8 +299,9 @@ def _url(doc, change):
 
 @check("acquire.descriptor", clauses=["SESSION-ACQUIRE-6"], level="MUST",
        title="the download descriptor is judged before any byte is fetched",
-       fakes="one session; a source per fault of a ready acquisition: no descriptor, digests not hex, the size over "
-             "the cap, a size that is no integer in range, a key set off, a URL off the rules (plain http, no "
+       fakes="one session; a source per fault of a ready acquisition: no descriptor or one that is a list, a "
+             "digest or the attestation that is no string, the size over "
+             "the cap, a size that is no integer in range, no bundle_sha256, a URL off the rules (plain http, no "
              "query, another host, outside the bucket), an expiry past or malformed, a binding different from the "
              "acquisition's",
        expected="PROBE_SOURCE_RESULT_INVALID, PROBE_SOURCE_TOO_LARGE or PROBE_SOURCE_DOWNLOAD_INVALID as the clause "
@@ -383,7 +384,12 @@ def _bundle_variants():
         ("adapter_id other", dict(bundle_patch=lambda d: dict(d, adapter_id="public.ftp")),
          "PROBE_SOURCE_RESULT_INVALID"),
         ("not canonical", dict(raw_patch=lambda raw: raw.replace(b"{", b"{ ", 1)), "PROBE_SOURCE_RESULT_INVALID"),
-        ("receipt row_count off", dict(bundle_patch=receipt(row_count=4)), "PROBE_SOURCE_RESULT_INVALID"),
+        ("receipt normalized_size_bytes off", dict(bundle_patch=receipt(normalized_size_bytes=4)),
+         "PROBE_SOURCE_RESULT_INVALID"),
+        ("receipt normalized_content_sha256 off", dict(bundle_patch=receipt(normalized_content_sha256=OTHER_HEX)),
+         "PROBE_SOURCE_RESULT_INVALID"),
+        ("schema_version not a crawler result's", dict(bundle_patch=lambda d: dict(d, schema_version="other.v9")),
+         "PROBE_SOURCE_RESULT_INVALID"),
         ("receipt source_id other", dict(bundle_patch=receipt(source_id="other-source")),
          "PROBE_SOURCE_RESULT_INVALID"),
         ("not JSON", dict(raw_patch=lambda raw: raw[:-1]), "PROBE_SOURCE_RESULT_INVALID"),
@@ -394,7 +400,8 @@ def _bundle_variants():
        title="the bundle is a crawler result for this acquisition, its content at most 16 MiB",
        fakes="one session; a source per fault of the downloaded bytes (another source's bundle, another "
              "request_digest or attestation than the acquisition's, another adapter, not canonical, a receipt "
-             "disagreeing with the content, not JSON), and a bundle whose content is 16 MiB + 1 bytes",
+             "whose content digest or size disagrees with the content, another result schema, not JSON), and a "
+             "bundle whose content is 16 MiB + 1 bytes",
        expected="PROBE_SOURCE_RESULT_INVALID for each fault, PROBE_SOURCE_TOO_LARGE for the large content; a "
                 "good source after them succeeds")
 def _(ctx):

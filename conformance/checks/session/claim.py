@@ -311,8 +311,8 @@ def _(ctx):
 
 
 @check("claim.probe-invalid", clauses=["SESSION-CLAIM-5"], level="MUST",
-       title="a claimed probe without a canonical UUID probe_id ends the session PROBE_CLAIM_INVALID",
-       fakes="claimed true with probe \"x\"; a probe without probe_id; probe_id \"abc\"; an uppercase probe_id; "
+       title="a claimed probe without a UUID probe_id ends the session PROBE_CLAIM_INVALID",
+       fakes="claimed true with probe \"x\"; a probe without probe_id; probe_id \"abc\" or 42; "
              "and (live) a probe of an unknown kind; claimed null beside a well-formed probe",
        expected="PROBE_CLAIM_INVALID, exit 1, no report and no acquisition; the unknown kind reported failed and "
                 "the session going on; nothing worked for claimed null")
@@ -332,8 +332,8 @@ def _(ctx):
                 ("no probe_id", {"probe_kind": "source_inspect", "ordinal": 1, "request": request}),
                 ("probe_id abc", {"probe_id": "abc", "probe_kind": "source_inspect", "ordinal": 1,
                                   "request": request}),
-                ("uppercase probe_id", {"probe_id": good.upper(), "probe_kind": "source_inspect", "ordinal": 1,
-                                        "request": request})]
+                ("probe_id 42", {"probe_id": 42, "probe_kind": "source_inspect", "ordinal": 1,
+                                 "request": request})]
 
     def act(label, probe):
         plane = ctx.plane(claim_patch=probe_doc(probe))
@@ -414,13 +414,13 @@ def _(ctx):
 
 @check("claim.failures", clauses=["SESSION-CLAIM-7", "SESSION-BACKOFF-1"], level="MUST",
        title="claim failures are retried; an accepted answer resets the count; the tenth in a row ends the session",
-       fakes="claim 1 answered 503, claim 2 ok, then ten failures in a row: reset, 200 not JSON, 200 with claimed "
-             "\"yes\", 500, 409 with a code, 429, 400, 200 [], 503 with a code, 500 CLAIM_BACKEND_DOWN (about 10 s)",
+       fakes="claim 1 answered 503, claim 2 ok, then ten failures in a row: reset, 200 not JSON, 200 with a "
+             "duplicate key, 500, 409 with a code, 429, 400, 200 [], 503 with a code, 500 CLAIM_BACKEND_DOWN (about 10 s)",
        expected="exactly 12 claims; the session ends CLAIM_BACKEND_DOWN, exit 1; each retry within [v/2, v] of "
                 "the jittered schedule")
 def _(ctx):
     series = [faults.reset(after_bytes=0), faults.garbage(b"not json"),
-              faults.garbage(b'{"claimed":"yes","session_state":"live"}'), faults.status(500),
+              faults.garbage(b'{"session_state":"live","session_state":"closed"}'), faults.status(500),
               refusal(409, "CLAIM_CONFLICT"), faults.status(429), faults.status(400), faults.garbage(b"[]"),
               refusal(503, "STUDIO_BUSY"), refusal(500, "CLAIM_BACKEND_DOWN")]
     plan = [(1, faults.status(503))] + [(3 + i, fault) for i, fault in enumerate(series)]

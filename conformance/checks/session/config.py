@@ -45,13 +45,14 @@ BAD_NUMBERS = [
     ("probe timeout 0", PROBE, "0"),
     ("probe timeout 301", PROBE, "301"),
     ("probe timeout nan", PROBE, "nan"),
-    ("probe timeout with an exponent", PROBE, "1e1"),
-    ("probe timeout with a sign", PROBE, "+5"),
+    ("probe timeout inf", PROBE, "inf"),
+    ("probe timeout -5", PROBE, "-5"),
     ("probe timeout as text", PROBE, CANARY),
     ("acquisition timeout 601", ACQUISITION, "601"),
     ("shutdown grace 600.5", GRACE, "600.5"),
     ("warm pool 9", POOL, "9"),
     ("warm pool 1.0", POOL, "1.0"),
+    ("warm pool as text", POOL, "two"),
     ("PORT 65536", PORT, "65536"),
 ]
 
@@ -67,8 +68,6 @@ BAD_NAMES = [
     ("bootstrap audience not a URL", BOOTSTRAP_AUDIENCE, lambda origin: CANARY),
     ("bucket in upper case", BUCKET, lambda origin: "Results-" + CANARY),
     ("bucket of two characters", BUCKET, lambda origin: "ab"),
-    ("attestation with a space", ATTESTATION, lambda origin: "attested " + CANARY),
-    ("attestation of 257 characters", ATTESTATION, lambda origin: "a" * 257),
 ]
 
 # SESSION-CONFIG-4: malformed endpoint overrides (label, variable, value).
@@ -96,9 +95,9 @@ def _refused(ctx, plane, name, value, label):
 
 @check("config.numbers", clauses=["SESSION-CONFIG-1", "SESSION-CONFIG-2"], level="MUST",
        title="a number out of its form or range is refused before any request; nothing is clamped",
-       fakes="a healthy plane; one variable wrong per run: the probe timeout 0, 301, nan, 1e1, +5 or text; the "
-             "acquisition timeout 601; the grace 600.5; the warm pool 9 or 1.0; PORT 65536; then every number set "
-             "but empty, and a fractional probe timeout",
+       fakes="a healthy plane; one variable wrong per run: the probe timeout 0, 301, nan, inf, -5 or text; the "
+             "acquisition timeout 601; the grace 600.5; the warm pool 9, 1.0 or text; PORT 65536; then every number "
+             "set but empty, and a fractional probe timeout",
        expected="exit 1, a stderr line `SESSION_WORKER_CONFIG_INVALID: <detail>` naming the variable and not its "
                 "value, no request; the empty and fractional values run a session to its close")
 def _(ctx):
@@ -121,10 +120,10 @@ def _(ctx):
 
 
 @check("config.names", clauses=["SESSION-CONFIG-1", "SESSION-CONFIG-3"], level="MUST",
-       title="the origin, the audiences, the bucket and the attestation are held to their forms",
+       title="the origin, the audiences and the bucket are held to their forms",
        fakes="a healthy plane; one variable wrong per run: STUDIO_API_ORIGIN unset, over http, with a path, a "
              "query, not a URL; a lease audience over http or not a URL (Job mode validates them too); a bucket "
-             "in upper case or of two characters; an attestation with a space or of 257 characters; then the "
+             "in upper case or of two characters; then the "
              "origin with one trailing '/', a valid lease audience and attestation",
        expected="exit 1, `SESSION_WORKER_CONFIG_INVALID: <detail>` naming the variable (and saying an unset "
                 "origin is required), not its value; no request; the valid values run a session to its close")

@@ -20,7 +20,7 @@ from conformance.checks import check
 from conformance.checks.session._common import (creates, describe_run, expect_summary, first_report,
                                                 policy_digest, relation_problems, run_to_exit,
                                                 store_requests)
-from conformance.planes.session import TEMPLATES
+from conformance.planes.session import TEMPLATES, deploy
 
 # The plane's probe timeout (conformance/planes/session/plane.py PROBE_TIMEOUT_S): the one the
 # sandbox policy of a default run is computed from.
@@ -62,18 +62,19 @@ def _invalid_requests(source_id):
         ("unknown key", "source_inspect", dict(sid, offset=1)),
         ("request not an object", "source_inspect", [source_id]),
         ("scan_rows 0", "source_inspect", dict(sid, scan_rows=0)),
-        ("scan_rows 100001", "profile_columns", dict(sid, scan_rows=100001)),
+        ("scan_rows MAX_SCAN_ROWS + 1", "profile_columns", dict(sid, scan_rows=deploy.MAX_SCAN_ROWS + 1)),
         ("scan_rows true", "source_inspect", dict(sid, scan_rows=True)),
         ("offset -1", "sample_rows", dict(sid, offset=-1)),
-        ("offset 1000001", "sample_rows", dict(sid, offset=1000001)),
+        ("offset MAX_SAMPLE_OFFSET + 1", "sample_rows", dict(sid, offset=deploy.MAX_SAMPLE_OFFSET + 1)),
         ("limit 0", "sample_rows", dict(sid, limit=0)),
-        ("limit 201", "sample_rows", dict(sid, limit=201)),
-        ("limit 2.0", "sample_rows", dict(sid, limit=2.0)),
+        ("limit MAX_SAMPLE_LIMIT + 1", "sample_rows", dict(sid, limit=deploy.MAX_SAMPLE_LIMIT + 1)),
+        ("limit 2.5", "sample_rows", dict(sid, limit=2.5)),
         ("columns empty", "sample_rows", dict(sid, columns=[])),
         ("columns repeated", "profile_columns", dict(sid, columns=["city", "city"])),
         ("column name empty", "sample_rows", dict(sid, columns=[""])),
         ("column name 1025 characters", "sample_rows", dict(sid, columns=["c" * 1025])),
-        ("65 columns", "profile_columns", dict(sid, columns=["c%d" % i for i in range(65)])),
+        ("MAX_PROFILE_COLUMNS + 1 columns", "profile_columns",
+         dict(sid, columns=["c%d" % i for i in range(deploy.MAX_PROFILE_COLUMNS + 1)])),
         ("expression missing", "evaluate_expression", dict(sid)),
         ("expression as text", "evaluate_expression", dict(sid, expression="count(*)")),
         ("aggregate median", "evaluate_expression", dict(sid, expression={"aggregate": "median", "column": "city"})),
@@ -101,7 +102,7 @@ def _invalid_requests(source_id):
 @check("probe.vocabulary", clauses=["SESSION-PROBE-1", "SESSION-PROBE-2"], level="MUST",
        title="a request off the vocabulary is PROBE_REQUEST_INVALID, before any read",
        fakes="one session; a probe per fault of the vocabulary (unknown kind, missing or unknown key, every "
-             "range, a boolean or a float for an integer, columns empty, repeated or too many, an expression "
+             "range, a boolean or a fraction for an integer, columns empty, repeated or too many, an expression "
              "off the grammar or beyond its limits, a request over 16 KiB), then a valid one",
        expected="each reported failed with PROBE_REQUEST_INVALID and no acquisition create for any; the valid "
                 "probe after them succeeds")
@@ -372,12 +373,12 @@ def _(ctx):
             continue
         expected = {"probe_kind": kind, "source_id": source.source_id, "content_sha256": source.content_sha256,
                     "content_bytes": len(source.bundle.content), "data_format": source.data_format,
-                    "sandbox_policy_digest": wanted_policy, "schema_version": "1.0.0"}
+                    "sandbox_policy_digest": wanted_policy, "schema_version": deploy.PROBE_SCHEMA_VERSION}
         off = ["%s %r (expected %r)" % (k, result.get(k), v) for k, v in sorted(expected.items())
                if result.get(k) != v]
         off += relation_problems(kind, request, result, CITIES, CITY_ROWS)[:1]
         size = len(json.dumps(result, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-        off += ["%d canonical bytes" % size] if size > 65536 else []
+        off += ["%d canonical bytes" % size] if size > deploy.PROBE_RESULT_MAX_BYTES else []
         if off:
             wrong.append("%s of %s: %s" % (kind, source.data_format, "; ".join(off[:2])))
     ctx.expect(not wrong, expected="every result bound to its request, its content and the sandbox policy",

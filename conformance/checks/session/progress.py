@@ -18,6 +18,7 @@ from conformance import faults
 from conformance.checks import check
 from conformance.checks.session._common import (SCHEDULE_SLACK_S, capability_calls, creates, describe_run,
                                                 each_variant, expect_summary, first_report, refusal, run_to_exit)
+from conformance.planes.session import deploy
 from conformance.planes.session.control import canonical
 
 ROWS = [["Oslo", 709037], ["Bergen", 291940], ["Trondheim", 212660]]
@@ -26,8 +27,6 @@ OUTSIDE = "5e4d3c2b-1a09-4f8e-b7d6-c5b4a3928170"
 # SESSION-PROGRESS-1: the facts of each event, exactly.
 PROBE_FACTS = {"source_id", "probe_kind", "ordinal"}
 SETTLED_FACTS = PROBE_FACTS | {"outcome", "code", "display_code", "retry_after_seconds", "bytes"}
-# SESSION-PROGRESS-6.
-MAX_EVENTS = 256
 # SESSION-PROGRESS-5: an append is cut off at EVENTS_TIMEOUT_S.
 EVENTS_TIMEOUT_S = 2.0
 # SESSION-PROGRESS-4: "sent as they are made, with no coalescing delay": an append follows the
@@ -158,7 +157,7 @@ def _(ctx):
     advised = dict((seconds, plane.add_source(columns=COLUMNS, rows=ROWS, refuse=(429, "AGENT_BUDGET_EXCEEDED"),
                                               retry_after_s=seconds)) for seconds in (0, 3600, 3601))
     cases = [
-        (plane.probe("profile_columns", good), good, "profile_columns", ("succeeded", "OK", "OK", 0)),
+        (plane.probe("profile_columns", good), good, "profile_columns", ("succeeded", deploy.PROBE_OK_CODE, deploy.PROBE_OK_CODE, 0)),
         (plane.probe("sample_rows", good, columns=["nope"]), good, "sample_rows",
          ("refused", "PROBE_COLUMN_UNKNOWN", "PROBE_COLUMN_UNKNOWN", 0)),
         (plane.probe("source_inspect", pending), pending, "source_inspect",
@@ -267,19 +266,22 @@ def _(ctx):
 
 
 @check("progress.cap", clauses=["SESSION-PROGRESS-6"], level="MUST",
-       title="at most 256 events per attempt; probes go on being answered past the cap",
-       fakes="one session; 130 narrated probes of a source outside the allowlist (each two events), then a "
+       title="at most MAX_PROGRESS_EVENTS_PER_ATTEMPT (256) events per attempt; probes go on being answered "
+             "past the cap",
+       fakes="one session; cap/2 + 2 narrated probes of a source outside the allowlist (each two events), then a "
              "probe that succeeds; then the session closes",
-       expected="256 events in all, numbered 1..256, no attempt_finished; all 131 probes reported, the last one "
-                "succeeded; the session closes normally")
+       expected="the cap's number of events in all, numbered 1..cap, no attempt_finished; every probe reported, the "
+                "last one succeeded; the session closes normally")
 def _(ctx):
+    cap = deploy.MAX_PROGRESS_EVENTS_PER_ATTEMPT
     plane = ctx.plane()
     source = plane.add_source(columns=COLUMNS, rows=ROWS)
-    ids = [plane.probe("source_inspect", OUTSIDE) for _ in range(130)] + [plane.probe("source_inspect", source)]
+    ids = [plane.probe("source_inspect", OUTSIDE) for _ in range(cap // 2 + 2)] + [
+        plane.probe("source_inspect", source)]
     run_to_exit(plane, ids)
     events = _events(plane)
-    ctx.expect(len(events) == MAX_EVENTS and max(e.sequence or 0 for e in events) == MAX_EVENTS,
-               expected="exactly %d events" % MAX_EVENTS,
+    ctx.expect(len(events) == cap and max(e.sequence or 0 for e in events) == cap,
+               expected="exactly %d events" % cap,
                actual="%d events, the highest numbered %s" % (len(events), max([e.sequence or 0 for e in events] or [0])),
                diagnosis="an attempt makes events up to the cap, then none")
     ctx.expect(not _events(plane, "attempt_finished"), expected="no attempt_finished past the cap",

@@ -12,7 +12,7 @@ nor narrated as settled.
 from conformance.checks import check
 from conformance.checks.session._common import (describe_run, each_variant, expect_summary, fault_at, faults,
                                                 refusal)
-from conformance.planes.session.control import canonical
+from conformance.planes.session.control import TEMPLATES, canonical
 
 REPORT_ATTEMPTS = 3
 ROWS = [["Oslo", 3], ["Lima", 19]]
@@ -27,7 +27,9 @@ def _report_match(control, probe_id, phase=None):
     def match(**fields):
         if phase is not None:
             fields["phase"] = phase
-        return control.report_match(key="*/probes/%s:result" % probe_id, **fields)
+        # the result template in force (D38), this probe's id in it
+        key = "*" + TEMPLATES["report"][1].replace("{attempt_id}", "*").replace("{probe_id}", probe_id)
+        return control.report_match(key=key, **fields)
     return match
 
 

@@ -1,8 +1,7 @@
 """The acquisition's producer_fence is not compared with the lease's fence, so another attempt's acquisition is read."""
 NODE = "nodes/session_worker.py"
 REPLACE = [(
-    'ACQUISITION_BINDING = ("workspace_id", "run_id", "attempt_id", "research_session_id", "source_id", "producer_fence",\n'
-    '                       "adapter_id")\n',
-    'ACQUISITION_BINDING = ("workspace_id", "run_id", "attempt_id", "research_session_id", "source_id", "adapter_id")\n',
+    '    if not ok or not same_number(doc.get("producer_fence"), lease.fence) or any(\n',
+    '    if not ok or any(\n',
 )]
 KILLS = ["acquire.misbound"]

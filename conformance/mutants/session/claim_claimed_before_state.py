@@ -3,9 +3,9 @@ NODE = "nodes/session_worker.py"
 REPLACE = [(
     '            if state in SESSION_STATES_THAT_END:  # SESSION-CLAIM-4: read before claimed; quietly\n'
     '                raise SessionOver(terminal=state)\n'
-    '            if claimed is True:\n',
-    '            if claimed is not True and state in SESSION_STATES_THAT_END:\n'
+    '            if claimed:\n',
+    '            if not claimed and state in SESSION_STATES_THAT_END:\n'
     '                raise SessionOver(terminal=state)\n'
-    '            if claimed is True:\n',
+    '            if claimed:\n',
 )]
 KILLS = ["claim.closed"]

@@ -1,7 +1,7 @@
-"""A claimed probe's probe_id is taken as any string, not required to be a canonical UUID (D5)."""
+"""A claimed probe's probe_id is taken as anything at all, not required to be a UUID (D5)."""
 NODE = "nodes/session_worker.py"
 REPLACE = [(
-    '                if not isinstance(probe, dict) or not is_canonical_uuid(probe.get("probe_id")):\n',
-    '                if not isinstance(probe, dict) or not isinstance(probe.get("probe_id"), str):\n',
+    '                if not isinstance(probe, dict) or probe_uuid(probe.get("probe_id")) is None:\n',
+    '                if not isinstance(probe, dict) or "probe_id" not in probe:\n',
 )]
 KILLS = ["claim.probe-invalid"]

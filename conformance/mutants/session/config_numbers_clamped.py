@@ -1,9 +1,8 @@
 """A decimal variable above its range is clamped to the maximum instead of refused."""
 NODE = "nodes/session_worker.py"
 REPLACE = [(
-    '    value = decimal.Decimal(text)\n'
-    '    if not 0 < value <= highest:  # SESSION-CONFIG-2: out of range is refused, never clamped\n',
-    '    value = min(decimal.Decimal(text), decimal.Decimal(highest))\n'
-    '    if not 0 < value <= highest:  # SESSION-CONFIG-2: out of range is refused, never clamped\n',
+    '    if not (math.isfinite(value) and 0 < value <= highest):  # SESSION-CONFIG-2: nan and inf are out of range\n',
+    '    value = min(value, float(highest))\n'
+    '    if not (math.isfinite(value) and 0 < value <= highest):  # SESSION-CONFIG-2: nan and inf are out of range\n',
 )]
 KILLS = ["config.numbers"]

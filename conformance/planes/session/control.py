@@ -61,12 +61,14 @@ import secrets as _secrets
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 
 from conformance import faults
 from conformance.fake import Fake, read_body
 from conformance.faults import Match
 from conformance.invariants import Violation
 from conformance.planes import crawler_docs as docs
+from conformance.planes.session import deploy
 from conformance.schema import validate
 from conformance.servers import MASK, LoopbackServer
 from conformance.timescale import scaled
@@ -78,19 +80,24 @@ __all__ = ["ControlPlane", "ControlCall", "ProgressEvent", "SourceScript", "Acqu
 # ---------------------------------------------------------------- paths, codes, defaults
 
 WORKER_PATH = "/internal/v3/session-worker"
-PRODUCER_PATH = "/internal/v3/producer/attempts/"
-# Section *Callbacks*: verb -> (method, path template, success status).
-TEMPLATES = collections.OrderedDict([
-    ("start", ("POST", "/internal/v3/producer/attempts/{attempt_id}:start", 200)),
-    ("heartbeat", ("POST", "/internal/v3/producer/attempts/{attempt_id}:heartbeat", 200)),
-    ("append", ("POST", "/internal/v3/producer/attempts/{attempt_id}/events:append", 200)),
-    ("claim", ("POST", "/internal/v3/producer/attempts/{attempt_id}/probes:claim", 200)),
-    ("report", ("POST", "/internal/v3/producer/attempts/{attempt_id}/probes/{probe_id}:result", 200)),
-    ("acquire", ("POST", "/internal/v3/producer/attempts/{attempt_id}/session-acquisitions", 201)),
-    ("read", ("GET", "/internal/v3/producer/attempts/{attempt_id}/session-acquisitions/{crawler_session_id}",
-              200)),
-])
-VERBS = ("exchange", "lease") + tuple(TEMPLATES) + ("other",)
+
+
+class _Templates(Mapping):
+    """Section *Callbacks*: verb -> (method, path template, success status), the templates those
+    in force (deployment constants, D38), read at every access."""
+
+    def __getitem__(self, verb):
+        return deploy.templates()[verb]
+
+    def __iter__(self):
+        return iter(deploy.templates())
+
+    def __len__(self):
+        return len(deploy.templates())
+
+
+TEMPLATES = _Templates()
+VERBS = ("exchange", "lease", "start", "heartbeat", "append", "claim", "report", "acquire", "read", "other")
 # Idempotency-Key of each verb (D29), as a pattern on the attempt id and the path's ids.
 KEY_FORMS = {"start": r"session:{a}:start", "heartbeat": r"session:{a}:heartbeat:[1-9][0-9]*",
              "append": r"session:{a}:event-progress:[1-9][0-9]*", "claim": r"session:{a}:claim:[1-9][0-9]*",
@@ -104,10 +111,10 @@ BINDING = ("workspace_id", "run_id", "attempt_id")
 WITH_SESSION = ("claim", "report", "acquire")
 SCHEMA_VERSION = "3.0.0"
 ADAPTER_ID = "public.https"
+EXPIRED_CODE = "CRAWLER_SESSION_EXPIRED"
 # Wire event type -> the internal name the client_event_id is derived from (SESSION-PROGRESS-1).
 INTERNAL_NAMES = {"attempt_started": "attempt_started", "source_probe_started": "source_probe_started",
                   "source_probe_completed": "source_probe_settled", "attempt_finished": "attempt_finished"}
-MAX_PROGRESS_EVENTS_PER_ATTEMPT = 256
 # How far the fake searches for an event's sequence number: past the cap, so an event
 # numbered 257 is named as such (SESSION-PROGRESS-6) rather than as an id that does not recompute.
 EVENT_SEQUENCE_SEARCH = 1024
@@ -186,12 +193,20 @@ def parse_utc(text):
     return when.replace(tzinfo=datetime.timezone.utc).timestamp() + float(match.group(2) or 0)
 
 
+def canonical_uuid(value):
+    """The canonical text of a UUID in any spelling uuid.UUID() takes, else None."""
+    try:
+        return str(uuid.UUID(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
 def schema_problems(name, value):
     """conformance.schema's findings for value against contract/schemas/session/<name>."""
     if name not in _schemas:
         with open(os.path.join(_SCHEMA_DIR, name + ".schema.json"), encoding="utf-8") as handle:
             _schemas[name] = json.load(handle)
-    return validate(value, _schemas[name])
+    return validate(value, deploy.deployed_schema(name, _schemas[name]))  # the deployment's values (D38)
 
 
 def refusal(status, code, detail="refused by the conformance control plane", retry_after_s=None):
@@ -213,15 +228,16 @@ def build_lease(binding, capability, expires_at, base_url, allowed_paths, heartb
     return lease
 
 
-def acquisition_document(binding, acquisition, status, now_wall):
-    """An acquisition document (schema acquisition) bound to the lease and the source."""
+def acquisition_document(binding, acquisition, status, now_wall, fail_code=None):
+    """An acquisition document (schema acquisition) bound to the lease and the source; fail_code, the
+    code of a failed one when its script gives none (an expiry)."""
     script = acquisition.script
     doc = {"crawler_session_id": acquisition.crawler_session_id, "status": status, "failure_code": None,
            "workspace_id": binding["workspace_id"], "run_id": binding["run_id"],
            "attempt_id": binding["attempt_id"], "research_session_id": binding["session_id"],
            "source_id": acquisition.source_id, "producer_fence": binding["fence"], "adapter_id": ADAPTER_ID}
     if status == "failed":
-        doc["failure_code"] = script.fail_code
+        doc["failure_code"] = fail_code or script.fail_code
     if status == "result_ready":
         doc.update(request_digest=script.request_digest, source_authority_digest=script.source_authority_digest,
                    egress_policy_attestation=script.egress_policy_attestation)
@@ -310,6 +326,7 @@ class ControlCall(object):
         self.secret_places = []
         self.status = self.code = self.answer = self.probe = None
         self.replayed = False
+        self.local_path = self.path.split("?", 1)[0]  # below the callback base (the plane sets it)
 
     def mask(self, secrets):
         """Keep no secret the body carried (the nonce of a lease request included); doc follows."""
@@ -345,6 +362,12 @@ none does), and what is wrong with it (schema, binding, digest, id). call.status
 append was accepted."""
 
 
+# How an expiring acquisition says so (set_source expire_once): a 410 refusal of its create or of its
+# reads, or (as the upstream's Studio may) a document that settles failed with CRAWLER_SESSION_EXPIRED,
+# answering its create or its reads (SESSION-ACQUIRE-5, D46).
+EXPIRY_FORMS = (False, True, "create", "read", "create-document", "read-document")
+
+
 class SourceScript(object):
     """What acquisitions of one source do (set_source). The bundle's bytes are not kept: only
     its size and SHA-256, and the digests the descriptor and document carry."""
@@ -357,11 +380,11 @@ class SourceScript(object):
         if ready and (bundle_url is None or bundle_bytes is None):
             raise ValueError("set_source(%s): a source that becomes ready needs bundle_url and bundle_bytes"
                              % source_id)
-        if expire_once not in (False, True, "create", "read"):
-            raise ValueError("expire_once must be False, True, 'create' or 'read'")
+        if expire_once not in EXPIRY_FORMS:
+            raise ValueError("expire_once must be one of %s" % ", ".join(repr(f) for f in EXPIRY_FORMS))
         self.source_id, self.bundle_url, self.ready_after_reads = source_id, bundle_url, ready_after_reads
         self.fail_code, self.refuse, self.retry_after_s, self.patch = fail_code, refuse, retry_after_s, patch
-        self.expire_at = "create" if expire_once == "create" else "read"
+        self.expire_at = "read" if expire_once is True else expire_once
         self.expirations_left = expire_acquisitions if expire_acquisitions is not None else int(bool(expire_once))
         self.download_expires_in_s = download_expires_in_s
         bundle = bytes(bundle_bytes or b"")
@@ -452,6 +475,8 @@ class ProbeQueue(object):
         return doc, False
 
     def settle(self, probe_id, call):
+        # the path names the probe by its id's canonical text, whatever spelling the claim used (D43)
+        probe_id = next((handed for handed in self.handed if canonical_uuid(handed) == probe_id), probe_id)
         if probe_id not in self.handed:
             raise Refused(404, "NOT_FOUND", "no such probe was handed out")
         if probe_id in self.settled:
@@ -486,6 +511,8 @@ class AcquisitionBook(object):
         acquisition.creates += 1
         if acquisition.expired and script.expire_at == "create":
             raise Refused(410, "CRAWLER_SESSION_EXPIRED", "the acquisition expired")
+        if acquisition.expired and script.expire_at == "create-document":
+            return self._answer(acquisition, binding, "failed", EXPIRED_CODE), replayed
         status = "pending" if acquisition.expired else acquisition.status()
         return self._answer(acquisition, binding, status), replayed
 
@@ -493,44 +520,66 @@ class AcquisitionBook(object):
         acquisition = self.by_id.get(crawler_session_id)
         if acquisition is None:
             raise Refused(404, "NOT_FOUND", "no such acquisition")
+        if acquisition.expired and acquisition.script.expire_at == "read-document":
+            acquisition.reads += 1
+            return self._answer(acquisition, binding, "failed", EXPIRED_CODE)
         if acquisition.expired:
             raise Refused(410, "CRAWLER_SESSION_EXPIRED", "the acquisition expired")
         acquisition.reads += 1
         return self._answer(acquisition, binding, acquisition.status())
 
     @staticmethod
-    def _answer(acquisition, binding, status):
-        doc = acquisition_document(binding, acquisition, status, time.time())
+    def _answer(acquisition, binding, status, fail_code=None):
+        doc = acquisition_document(binding, acquisition, status, time.time(), fail_code)
         acquisition.documents.append(doc)
         return doc
 
 
+def _template_re(template):
+    """A template as a pattern: each {name} one id (no / or :), captured by its name."""
+    parts, start = [], 0
+    for match in re.finditer(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", template):
+        parts.append(re.escape(template[start:match.start()]) + "(?P<%s>[^/:]+)" % match.group(1))
+        start = match.end()
+    return re.compile("".join(parts) + re.escape(template[start:]))
+
+
 def route_of(method, path, prefix):
-    """(verb, ids, method_ok) of a request path."""
+    """(verb, ids, method_ok) of a request path, by the templates in force (D38)."""
     if path.startswith(WORKER_PATH + "/dispatches/") and path.endswith(":exchange"):
         return "exchange", {"dispatch_id": path[len(WORKER_PATH) + 12:-9]}, method == "POST"
     if path.startswith(WORKER_PATH + "/sessions/") and path.endswith(":lease"):
         return "lease", {"session_id": path[len(WORKER_PATH) + 10:-6]}, method == "POST"
-    if not path.startswith(prefix + PRODUCER_PATH):
+    if not path.startswith(prefix):
         return "other", {}, True
-    rest = path[len(prefix + PRODUCER_PATH):]
-    attempt, sep, tail = rest.partition("/")
-    if not sep:
-        attempt, _colon, action = rest.rpartition(":")
-        verb = {"start": "start", "heartbeat": "heartbeat"}.get(action)
-        tail_ids = {}
-    elif tail in ("events:append", "probes:claim", "session-acquisitions"):
-        verb = {"events:append": "append", "probes:claim": "claim", "session-acquisitions": "acquire"}[tail]
-        tail_ids = {}
-    elif tail.startswith("probes/") and tail.endswith(":result") and "/" not in tail[7:]:
-        verb, tail_ids = "report", {"probe_id": tail[7:-7]}
-    elif tail.startswith("session-acquisitions/") and "/" not in tail[21:]:
-        verb, tail_ids = "read", {"crawler_session_id": tail[21:]}
-    else:
-        verb = None
-    if verb is None or not attempt or "/" in attempt:
-        return "other", {}, True
-    return verb, dict(tail_ids, attempt_id=attempt), method == TEMPLATES[verb][0]
+    rest = path[len(prefix):]
+    for verb, (verb_method, template, _status) in TEMPLATES.items():
+        match = _template_re(template).fullmatch(rest)
+        if match:
+            return verb, match.groupdict(), method == verb_method
+    return "other", {}, True
+
+
+def _local_path(path, prefix):
+    """A request's path below the callback base (the path an allowed_callback_paths entry names)."""
+    path = path.split("?", 1)[0]
+    return path[len(prefix):] if prefix and path.startswith(prefix) else path
+
+
+def path_pattern(entry):
+    """The paths one allowed_callback_paths entry allows (SESSION-CALLBACK-2, D16): itself and
+    what lies below it after a / or a : (an entry ending in / is a prefix), each {name} one id."""
+    parts, start = [], 0
+    for match in re.finditer(r"\{[A-Za-z_][A-Za-z0-9_]*\}", entry):
+        parts.append(re.escape(entry[start:match.start()]) + "[^/:]+")
+        start = match.end()
+    parts.append(re.escape(entry[start:]))
+    return re.compile("".join(parts) + (".*" if entry.endswith("/") else "(?:[/:].*)?"), re.DOTALL)
+
+
+def path_allowed(entries, path):
+    """SESSION-CALLBACK-2: some entry of allowed_callback_paths allows this concrete path."""
+    return any(isinstance(entry, str) and path_pattern(entry).fullmatch(path) for entry in entries or ())
 
 
 def body_documents(call, binding):
@@ -545,8 +594,9 @@ def body_documents(call, binding):
     for doc in docs if call.doc is not None else []:
         found += schema_problems(BODY_SCHEMAS.get(call.verb, "progress-event"), doc)
         found += _binding_problems(doc, binding, call.verb)
-    if call.verb == "report" and isinstance(call.doc, dict) and call.doc.get("probe_id") != call.ids["probe_id"]:
-        found.append("probe_id differs from the path's")
+    if call.verb == "report" and isinstance(call.doc, dict) and canonical_uuid(call.doc.get("probe_id")) \
+            != call.ids["probe_id"]:
+        found.append("probe_id differs from the path's")  # the path carries the id's canonical text (D43)
     if call.body and not call.canonical:
         found.append("not canonical JSON")
     call.body_problems = found
@@ -576,7 +626,11 @@ def header_problems(call, attempt_id):
     if call.verb == "read" and call.key is not None:
         found.append("an Idempotency-Key on an acquisition read")
     elif form is not None:
-        pattern = form.format(a=re.escape(attempt_id), p=re.escape(call.ids.get("probe_id", "")))
+        # the key repeats the probe id as the claim wrote it (D43); the path carries its canonical text
+        named = (call.doc or {}).get("probe_id") if isinstance(call.doc, dict) else None
+        probe = named if isinstance(named, str) and canonical_uuid(named) == call.ids.get("probe_id") else \
+            call.ids.get("probe_id", "")
+        pattern = form.format(a=re.escape(attempt_id), p=re.escape(probe))
         if call.key is None or not re.match("^" + pattern + r"\Z", call.key):
             found.append("Idempotency-Key %s is not %s" % ("missing" if call.key is None else repr(call.key), form))
     if call.has_query:
@@ -607,7 +661,7 @@ def judge(calls, events, allowed, expiry_mono):
                 lambda item: "%s in the %s of %s %s" % (item[2], item[1], item[0].method, item[0].path))
     found += _v("SESSION-CALLBACK-2: only the paths the lease allows",
                 "every capability call's template in allowed_callback_paths",
-                [c for c in cap if c.template is not None and c.template not in allowed],
+                [c for c in cap if c.template is not None and not path_allowed(allowed, c.local_path)],
                 lambda c: "%s %s (template %s)" % (c.method, c.path, c.template))
     found += _v("SESSION-CALLBACK-3: headers", "Accept, Content-Type, Content-Length, the verb's Idempotency-Key,"
                 " no cookie, no query", [c for c in cap if c.template and c.header_problems],
@@ -632,7 +686,7 @@ def judge(calls, events, allowed, expiry_mono):
                     or (c.body and not c.canonical)], lambda c: ", ".join(c.header_problems) or "body not canonical")
     starts = [c for c in calls if c.verb == "start"]  # a start a fault answered first shows no bearer
     first = starts[0].exchange if starts else None
-    succeeded = first is not None and first.status == 200 and first.outcome == "ok"
+    succeeded = first is not None and first.status in (200, 201) and first.outcome == "ok"
 
     def too_early(c):  # before the start; before its answer; after a failed start, anything but the last append
         if first is None or c.t < first.t_start:
@@ -650,9 +704,9 @@ def judge(calls, events, allowed, expiry_mono):
                 sorted(p for p, sends in reports.items() if len(sends) > 1), lambda p: "probe %s" % p)
     found += _v("SESSION-PROGRESS-1: events with their digest and id", "every event's digest and id recompute",
                 [e for e in events if e.problems], lambda e: "%s: %s" % (e.event_type, ", ".join(e.problems[:2])))
-    found += _v("SESSION-PROGRESS-6: at most 256 events", "no event numbered above %d"
-                % MAX_PROGRESS_EVENTS_PER_ATTEMPT,
-                [e for e in events if (e.sequence or 0) > MAX_PROGRESS_EVENTS_PER_ATTEMPT],
+    cap = deploy.MAX_PROGRESS_EVENTS_PER_ATTEMPT
+    found += _v("SESSION-PROGRESS-6: at most MAX_PROGRESS_EVENTS_PER_ATTEMPT events",
+                "no event numbered above %d" % cap, [e for e in events if (e.sequence or 0) > cap],
                 lambda e: "%s numbered %d" % (e.event_type, e.sequence))
     return found
 
@@ -686,14 +740,17 @@ class ControlPlane(Fake):
     OPTIONS = ("dispatch_id", "session_id", "workspace_id", "run_id", "attempt_id", "generation", "fence",
                "heartbeat_s", "claim_poll_s", "lifetime_s", "idle_timeout_s", "source_ids", "allowed_paths",
                "callback_prefix", "lease_patch", "claim_patch", "dispatch_state", "exchange_audience",
-               "lease_audience", "lease_nonce")
+               "lease_audience", "lease_nonce", "statuses")
 
     def __init__(self, token_check, seed=0, secret_values=None, cert_chain=None, dispatch_id=None, session_id=None,
                  workspace_id=None, run_id=None, attempt_id=None, generation=3, fence=7, heartbeat_s=None,
                  claim_poll_s=None, lifetime_s=None, idle_timeout_s=None, source_ids=None, allowed_paths=None,
                  callback_prefix="", lease_patch=None, claim_patch=None, dispatch_state="open",
-                 exchange_audience=None, lease_audience=None, lease_nonce=None):
+                 exchange_audience=None, lease_audience=None, lease_nonce=None, statuses=None):
         self.token_check = token_check
+        # The status each success is answered with, by verb (lease included): the table's unless given
+        # (a producer may answer a create replay 200, a claim 201: D42).
+        self.statuses = dict(statuses or {})
         self.dispatch_id = dispatch_id or _fresh()
         self.binding = {"session_id": session_id or _fresh(), "workspace_id": workspace_id or _fresh(),
                         "run_id": run_id or _fresh(), "attempt_id": attempt_id or _fresh(), "fence": fence}
@@ -710,7 +767,9 @@ class ControlPlane(Fake):
         self.callback_prefix, self.lease_patch, self.claim_patch = callback_prefix, lease_patch, claim_patch
         self.dispatch_state = dispatch_state
         self.lease_nonce = lease_nonce or _secrets.token_urlsafe(32)
-        self.capability = "mr_cap_" + _secrets.token_urlsafe(32)
+        # a capability of the deployment's length (D38): 43 characters after the prefix, within its bounds
+        length = min(max(43, deploy.MIN_CAPABILITY_BYTES - 7), deploy.MAX_CAPABILITY_BYTES - 7)
+        self.capability = "mr_cap_" + _secrets.token_urlsafe(length)[:length]
         # SESSION-SECRET-3: every refusal's detail carries this, so a check can look for it in output.
         self.detail_canary = "CANARY" + _secrets.token_hex(8)
         self.session_state = "live"
@@ -759,27 +818,32 @@ class ControlPlane(Fake):
     def lease_match(self, **fields):
         return self._match("POST", "*/sessions/*:lease", fields)
 
+    @staticmethod
+    def _glob(verb):
+        """The verb's path template in force (D38) as a glob: each {id} any text, any prefix before."""
+        return "*" + re.sub(r"\{[A-Za-z_][A-Za-z0-9_]*\}", "*", TEMPLATES[verb][1])
+
     def start_match(self, **fields):
-        return self._match("POST", "*/attempts/*:start", fields)
+        return self._match("POST", self._glob("start"), fields)
 
     def heartbeat_match(self, **fields):
-        return self._match("POST", "*/attempts/*:heartbeat", fields)
+        return self._match("POST", self._glob("heartbeat"), fields)
 
     def events_match(self, **fields):
-        return self._match("POST", "*/events:append", fields)
+        return self._match("POST", self._glob("append"), fields)
 
     def claim_match(self, **fields):
-        return self._match("POST", "*/probes:claim", fields)
+        return self._match("POST", self._glob("claim"), fields)
 
     def report_match(self, **fields):
-        return self._match("POST", "*/probes/*:result", fields)
+        return self._match("POST", self._glob("report"), fields)
 
     def acquisition_match(self, **fields):
-        """The Match of an acquisition create (POST .../session-acquisitions)."""
-        return self._match("POST", "*/session-acquisitions", fields)
+        """The Match of an acquisition create (POST <the create's template>)."""
+        return self._match("POST", self._glob("acquire"), fields)
 
     def acquisition_read_match(self, **fields):
-        return self._match("GET", "*/session-acquisitions/*", fields)
+        return self._match("GET", self._glob("read"), fields)
 
     # ---------------------------------------------------------------- the lease
     def issue(self):
@@ -863,6 +927,7 @@ class ControlPlane(Fake):
         verb, ids, method_ok = route_of(req.method, req.path, self.callback_prefix)
         bearer = [value for value in req.headers.get_all("authorization") if value.startswith("Bearer ")]
         call = ControlCall(verb, ctx.exchange, body, total, ids, bearer_form=bool(bearer))
+        call.local_path = _local_path(req.path, self.callback_prefix)
         with self._lock:
             self._records[ctx.exchange.seq] = call
             call.secret_places = self._secret_places(req, body)
@@ -926,7 +991,7 @@ class ControlPlane(Fake):
             return self._refuse(call, 401, "AUTHORIZATION_DENIED", "the capability has expired")
         if call.ids["attempt_id"] != bound["attempt_id"]:
             return self._refuse(call, 403, "AUTHORIZATION_DENIED", "the capability is for another attempt")
-        if call.template not in self._served("allowed_callback_paths", []):
+        if not path_allowed(self._served("allowed_callback_paths", []), call.local_path):
             return self._refuse(call, 403, "AUTHORIZATION_DENIED", "the lease does not allow this path")
         if call.verb == "read":
             call.other_problems += ["a body on an acquisition read"] if call.body_total else []
@@ -982,21 +1047,22 @@ class ControlPlane(Fake):
                     raise Refused(409, "RESEARCH_SESSION_DISPATCH_ALREADY_CLAIMED", "the lease was issued")
                 self.issue()
                 self._claimed = True
-                return self._ok(call, 200, self._lease, raw=self._lease_bytes)
+                return self._ok(call, self.statuses.get(verb, 200), self._lease, raw=self._lease_bytes)
             if verb == "claim":
                 doc, call.replayed = self._probes.claim(call.key, self.session_state, self.claim_interval,
                                                         self.claim_patch)
                 call.probe = doc.get("probe") if isinstance(doc, dict) else None
-                return self._ok(call, 200, doc)
+                return self._ok(call, self.statuses.get(verb, 200), doc)
             if verb == "report":
                 self._probes.settle(call.ids["probe_id"], call)
             if verb == "acquire":
                 doc, call.replayed = self._book.create(call.key, call.doc["source_id"],
                                                        self._served("context", {}).get("source_ids"), bound)
-                return self._ok(call, 201, doc)
+                return self._ok(call, self.statuses.get(verb, 201), doc)
             if verb == "read":
-                return self._ok(call, 200, self._book.read(call.ids["crawler_session_id"], bound))
-            return self._ok(call, 200, {})
+                return self._ok(call, self.statuses.get(verb, 200), self._book.read(call.ids["crawler_session_id"],
+                                                                                    bound))
+            return self._ok(call, self.statuses.get(verb, 200), {})
         except Refused as refused:
             return self._refuse(call, refused.status, refused.code, refused.detail, refused.retry_after_s)
 
@@ -1014,6 +1080,7 @@ class ControlPlane(Fake):
                 if call is None:
                     route = route_of(ex.method, ex.path.split("?", 1)[0], self.callback_prefix)
                     call = ControlCall(route[0], ex, ids=route[1])
+                    call.local_path = _local_path(ex.path.split("?", 1)[0], self.callback_prefix)
                     call.status = "fault" if ex.fault is not None else None
                 if verb is None or call.verb == verb:
                     found.append(call)
@@ -1026,7 +1093,8 @@ class ControlPlane(Fake):
         return self.calls("claim")
 
     def reports(self, probe_id=None):
-        return [c for c in self.calls("report") if probe_id is None or c.ids.get("probe_id") == probe_id]
+        wanted = canonical_uuid(probe_id) or probe_id
+        return [c for c in self.calls("report") if probe_id is None or c.ids.get("probe_id") == wanted]
 
     def progress_events(self):
         """Every event of every append that passed the fake's checks (ProgressEvent), flattened in

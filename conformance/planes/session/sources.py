@@ -31,6 +31,7 @@ import uuid
 
 from conformance.faults import Match
 from conformance.planes import crawler_docs as docs
+from conformance.planes.session import deploy
 from conformance.planes.session.control import OMIT
 
 __all__ = ["SourceBook", "Source", "Bundle", "build_bundle", "rows_content", "descriptor_patch",
@@ -118,6 +119,7 @@ def build_bundle(source_id, columns=None, rows=None, data_format="jsonl", raw=No
                                   docs.sha256_hex(fetched), len(fetched))
     header = docs.input_header(request, docs.make_retrieval(request["query"]["url"], evidence), _clean_room())
     doc = docs.build_result(header, normalized)
+    doc["schema_version"] = deploy.CRAWLER_RESULT_SCHEMAS[0]  # the deployment's result schema (D38)
     if bundle_patch is not None:
         patched = bundle_patch(doc)
         doc = patched if patched is not None else doc
