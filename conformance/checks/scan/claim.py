@@ -275,7 +275,8 @@ def _assignment_variants(doc):
         ("no assignment member", {"ok": True}),
         ("assignment []", {"assignment": []}),
         ("reservation_id 0", reservation(reservation_id=0)),
-        ("reservation_id as text", reservation(reservation_id=str(doc["reservation"]["reservation_id"]))),
+        ("reservation_id with a fraction", reservation(reservation_id=doc["reservation"]["reservation_id"] + 0.5)),
+        ("reservation_id true", reservation(reservation_id=True)),
         ("no bundle_id", reservation(bundle_id=DELETE)),
         ("scan_event_id of 31 hex digits", reservation(scan_event_id="c" * 31)),
         ("a canonical state over 1 MiB", json.dumps({"assignment": too_big}, ensure_ascii=False,
@@ -286,7 +287,7 @@ def _assignment_variants(doc):
 @check("claim.assignment-checked", clauses=["SCAN-CLAIM-6", "SCAN-STATE-4"], level="MUST",
        title="a 201 is kept only with a usable reservation identity and a state that fits; then the status read",
        fakes="the first claim answered 201 with a good assignment, the worker SIGKILLed at its status read; then "
-             "on fresh planes a 201 that is one of: no assignment, [], reservation_id 0 or text, no bundle_id, a "
+             "on fresh planes a 201 that is one of: no assignment, [], reservation_id 0, with a fraction or true, no bundle_id, a "
              "31-hex scan_event_id, an assignment whose state would exceed 1 MiB",
        expected="good: slot-0.json is {schema 2, assigned, the assignment as served, runner null, retained_work []} "
                 "when the status read arrives; each bad one: the next claim with the same id, slot-0.json claiming, "

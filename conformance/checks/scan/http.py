@@ -8,11 +8,12 @@ not carry the token to another origin, and the worker must be able to give up on
 answers one byte at a time or without end, instead of holding a slot (or its memory) for ever.
 """
 
+import json
 import signal
 
 from conformance import faults
 from conformance.checks import check
-from conformance.checks.scan._common import (SCHEDULE_SLACK_S, describe_run, each_variant,
+from conformance.checks.scan._common import (PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run, each_variant,
                                              live_stdout)
 from conformance.servers import LoopbackServer, Reply
 
@@ -268,3 +269,94 @@ def _(ctx):
     ctx.expect(not missing,
                expected="the error lines %s" % wanted, actual="stdout %r" % lines[:6],
                diagnosis="a 3xx is an error answer like any other")
+
+
+# SCAN-HTTP-3 for uploads (D27): a bundle big enough that the kernel's socket buffers cannot take it
+# whole, so the worker is still sending while the server reads; the server reads its first
+# PACED_BYTES at PACE_BYTES_PER_S (a slow link: the upload takes longer than --http-timeout as a
+# whole) and the rest at once; or it stops reading after STALL_AFTER_BYTES.
+UPLOAD_HTTP_TIMEOUT_S = 2
+MOVING_BUNDLE_BYTES = 24 * 1048576
+PACED_BYTES = 5 * 1048576
+PACE_BYTES_PER_S = 1048576
+STALL_AFTER_BYTES = 1048576
+# How long the paced upload may take on a loaded machine: the pace, then hashing and sending the rest.
+MOVING_UPLOAD_TIMEOUT_S = PACED_BYTES / PACE_BYTES_PER_S + 4 * PHASE_TIMEOUT_S
+
+
+def _big_ready_bundle(plane, size):
+    """A reservation whose ready bundle (adopted, its first PUT lost with a SIGKILL) is replaced by a
+    valid one of about `size` bytes; returns (reservation, its state's bundle record)."""
+    from conformance.checks.scan import upload as _upload
+    res = plane.add_assignment(declared_bundle_bytes=2 * size)
+    _life, state = _upload.ready_then_crash(plane, res)
+    if state is None or state.get("phase") != "bundle_ready":
+        plane.ctx.fail(expected="slot 0 in bundle_ready at the first PUT", actual="slot 0: %r" % (state,))
+    with open(_upload.ready_file(plane, res), "rb") as handle:
+        generation = json.loads(handle.readline().decode("ascii"))["generation"]
+    return res, _upload.plant_bundle(plane, state, _upload.big_bundle_writer(res, generation, size))
+
+
+@check("http.upload-moving", clauses=["SCAN-HTTP-3", "SCAN-UPLOAD-1"], level="MUST",
+       title="an upload that takes longer than --http-timeout as a whole, but keeps moving, is not cut",
+       fakes="a ready bundle of %d MiB (its first PUT lost with a SIGKILL); --http-timeout %d; the server reads the "
+             "first %d MiB of the restart's PUT at %d MiB/s, the rest at once"
+             % (MOVING_BUNDLE_BYTES >> 20, UPLOAD_HTTP_TIMEOUT_S, PACED_BYTES >> 20, PACE_BYTES_PER_S >> 20),
+       expected="the first PUT after the restart lasts longer than --http-timeout and is accepted whole; no other "
+                "PUT in that life")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane()
+    res, record = _big_ready_bundle(plane, MOVING_BUNDLE_BYTES)
+    plane.server.bundle_pace = (PACED_BYTES, PACE_BYTES_PER_S)
+    # Act
+    second = plane.restart(http_timeout_s=UPLOAD_HTTP_TIMEOUT_S)
+    plane.wait_for(lambda: res.resolution is not None or len(plane.server.calls("bundle", res, second.t_start)) > 1,
+                   "the paced upload's end", timeout=MOVING_UPLOAD_TIMEOUT_S)
+    plane.stop()
+    # Assert
+    puts = plane.server.calls("bundle", res, second.t_start)
+    took = (puts[0].exchange.t_end or puts[0].t) - puts[0].t if puts else 0.0
+    ctx.expect(len(puts) == 1 and puts[0].accepted and res.payload_sha256 == record["payload_sha256"],
+               expected="one PUT after the restart, accepted whole (the planted bundle)",
+               actual=lambda: "%d PUT(s), first accepted %s, %.1f s; %s" % (
+                   len(puts), puts[0].accepted if puts else None, took, describe_run(plane)),
+               diagnosis="bound an upload by its progress: --http-timeout for each piece sent, never for the "
+                         "whole body (D27)")
+    ctx.expect(took > UPLOAD_HTTP_TIMEOUT_S,
+               expected="the PUT took longer than --http-timeout (%d s), or this check proves nothing"
+                        % UPLOAD_HTTP_TIMEOUT_S,
+               actual="%.2f s" % took)
+
+
+@check("http.upload-stalled", clauses=["SCAN-HTTP-3", "SCAN-UPLOAD-5"], level="MUST",
+       title="an upload whose bytes stop moving ends at --http-timeout and is retried",
+       fakes="a ready bundle of %d MiB (its first PUT lost with a SIGKILL); --http-timeout %d; the server stops "
+             "reading the restart's first PUT after %d MiB and never answers it"
+             % (MOVING_BUNDLE_BYTES >> 20, UPLOAD_HTTP_TIMEOUT_S, STALL_AFTER_BYTES >> 20),
+       expected="the next PUT arrives within --http-timeout, the error delay and the machine's slack of the "
+                "first one's last byte received; it is accepted")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane()
+    res, record = _big_ready_bundle(plane, MOVING_BUNDLE_BYTES)
+    plane.server.add_fault(faults.stall(after_bytes=STALL_AFTER_BYTES), plane.server.bundle_match(res, first=1))
+    # Act
+    second = plane.restart(http_timeout_s=UPLOAD_HTTP_TIMEOUT_S, error_delay_s=ERROR_DELAY_S)
+    puts = plane.wait_calls("bundle", 2, reservation=res, since=second.t_start, answered=False,
+                            timeout=UPLOAD_HTTP_TIMEOUT_S + 3 * PHASE_TIMEOUT_S)
+    plane.wait_resolved(res, timeout=3 * PHASE_TIMEOUT_S)
+    plane.stop()
+    # Assert
+    first = puts[0].exchange
+    last_byte = first.t_end if first.t_end is not None else puts[1].t
+    gap = puts[1].t - first.t_start
+    bound = UPLOAD_HTTP_TIMEOUT_S + ERROR_DELAY_S + 3 * SCHEDULE_SLACK_S
+    ctx.note("stalled PUT began %.2f s before the next; its exchange ended %.2f s after it began"
+             % (gap, last_byte - first.t_start))
+    ctx.expect(gap <= bound,
+               expected="the stalled PUT abandoned and the next one sent within %.1f s of its start" % bound,
+               actual="%.2f s" % gap,
+               diagnosis="a piece of the body not accepted within --http-timeout ends the upload (D27)")
+    ctx.expect(res.resolution == "bundle_accepted" and res.payload_sha256 == record["payload_sha256"],
+               expected="the retried PUT accepted", actual=lambda: describe_run(plane))

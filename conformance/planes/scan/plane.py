@@ -22,8 +22,8 @@ from conformance.invariants import Violation, read_for_scan
 from conformance.lifecycle import Lifecycle
 from conformance.planes.scan import bundles as _bundles
 from conformance.planes.scan import verdict
-from conformance.planes.scan.server import (DELETE, KEEP, ScanServer, canonical, error_answer, parse_strict,
-                                            token_pieces)
+from conformance.planes.scan.server import (DELETE, KEEP, ScanServer, canonical, error_answer, parse_document,
+                                            parse_strict, token_pieces)
 from conformance.planes.session.watch import Watch
 from conformance.runner import HarnessError
 from conformance.servers import CA_FILE, UNTRUSTED_CERT_CHAIN, LoopbackServer, Reply
@@ -434,12 +434,12 @@ class ScanPlane(object):
             return None
 
     def slot_state(self, slot, stale=False):
-        """The slot file parsed strictly, or None (absent, or not strict JSON)."""
+        """The slot file parsed strictly (floats allowed: D24), or None (absent, or not strict JSON)."""
         raw = self.slot_raw(slot, stale)
         if raw is None:
             return None
         try:
-            return parse_strict(raw)
+            return parse_document(raw)
         except ValueError:
             return None
 

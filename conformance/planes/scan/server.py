@@ -53,6 +53,7 @@ import secrets as _secrets
 import threading
 import time
 
+from conformance import dialect as _dialect
 from conformance import faults
 from conformance.fake import Fake, read_body
 from conformance.faults import Match
@@ -60,7 +61,7 @@ from conformance.planes import crawler_docs as _docs
 from conformance.servers import MASK, LoopbackServer
 
 __all__ = ["ScanServer", "Reservation", "ScanCall", "Script", "error_answer", "canonical", "parse_strict",
-           "JsonError", "instant", "CLAIM_PATH", "ASSIGNMENTS_PATH", "VERBS", "RESOLUTIONS", "FAILURE_CODES",
+           "parse_document", "DIALECTS", "speak", "JsonError", "instant", "CLAIM_PATH", "ASSIGNMENTS_PATH", "VERBS", "RESOLUTIONS", "FAILURE_CODES",
            "NO_WORK_REASONS", "TERMINAL_REPORT_MAX_BYTES", "DELETE", "KEEP"]
 
 # ---------------------------------------------------------------- the contract's numbers and words
@@ -88,6 +89,8 @@ STATE_OF = {"bundle_accepted": "completed", "prebundle_report": "reported", "exp
 MAX_RECORDED_BODY_BYTES = 64 * 1024
 # Bundle bodies are streamed to disk in blocks of this size and hashed on the way.
 BUNDLE_BLOCK_BYTES = 1 << 20
+# A paced upload (bundle_pace) is read in blocks of this size, each when the pace allows it.
+PACE_BLOCK_BYTES = 16 * 1024
 # A token shorter than this is not looked for (it would match by accident).
 MIN_SECRET_CHARS = 16
 # SCAN-SECRET-1: any piece of the token this long counts as the token.
@@ -114,6 +117,92 @@ def canonical(value):
 def parse_strict(data):
     """The contract's strict parser (section *Documents*): raises JsonError and nothing else."""
     return _docs.parse_lenient(data)
+
+
+def parse_document(data):
+    """The strict parser with floats allowed: a slot state keeps the assignment as the server wrote
+    it, and a server may write any number as a float (D24)."""
+    return _docs.parse_lenient(data, floats=True)
+
+
+# ---------------------------------------------------------------- peer variety (area PEER)
+
+# Each dialect rewrites every JSON answer the way a real server, whose code nobody here has seen,
+# may write it; the upstream reads them all alike (json.loads, .get(), int(), fromisoformat):
+#   members         a member nobody defined, in every object at every level (a later release)
+#   floats          every whole number written as a float (5 -> 5.0)
+#   texts           the whole numbers the upstream reads with int() written as decimal strings
+#                   (a generated client's 64-bit integers)
+#   instant-offset  every instant in another zone, with microseconds (2026-12-04T15:15:00.250000-05:00)
+#   instant-naive   every instant without a zone, in UTC (Python's isoformat() of a naive datetime)
+#   instant-space   every instant with a space for its T (str() of an aware datetime)
+#   pretty          indented, keys unsorted, non-ASCII characters unescaped
+DIALECTS = ("members", "floats", "texts", "instant-offset", "instant-naive", "instant-space", "pretty")
+# The members the upstream reads with int() (D25): "texts" writes these as strings.
+INT_MEMBERS = frozenset(["reservation_id", "attempts", "declared_bundle_bytes", "target_scan_timeout_seconds",
+                         "sequence"])
+_SERVED_INSTANT_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z")
+
+
+def _every_key(doc):
+    keys = set()
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            keys.add(key)
+            keys |= _every_key(value)
+    elif isinstance(doc, list):
+        for item in doc:
+            keys |= _every_key(item)
+    return keys
+
+
+def _rewrite_instants(doc, form):
+    def visit(node):
+        if isinstance(node, dict):
+            return dict((key, visit(value)) for key, value in node.items())
+        if isinstance(node, list):
+            return [visit(item) for item in node]
+        if isinstance(node, str) and _SERVED_INSTANT_RE.match(node):
+            moment = datetime.datetime.strptime(node, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+            if form == "naive":
+                return moment.replace(tzinfo=None).isoformat()
+            if form == "space":
+                return moment.isoformat(sep=" ")
+            return _dialect.instant(moment, "offset-fraction")
+        return node
+    return visit(doc)
+
+
+def _as_texts(doc):
+    def visit(node):
+        if isinstance(node, dict):
+            return dict((key, str(value) if key in INT_MEMBERS and isinstance(value, int)
+                         and not isinstance(value, bool) else visit(value)) for key, value in node.items())
+        if isinstance(node, list):
+            return [visit(item) for item in node]
+        return node
+    return visit(doc)
+
+
+def speak(doc, dialects):
+    """doc (a JSON answer) rewritten in each of dialects, in DIALECTS' order."""
+    if "members" in dialects:
+        doc = _dialect.unknown_members(doc)
+    if "texts" in dialects:
+        doc = _as_texts(doc)
+    if "floats" in dialects:
+        doc = _dialect.floats(doc, _every_key(doc))
+    for form in ("offset", "naive", "space"):
+        if "instant-" + form in dialects:
+            doc = _rewrite_instants(doc, form)
+    return doc
+
+
+def dialect_bytes(doc, dialects):
+    """The bytes of an answer: canonical, or (pretty) indented with keys unsorted and UTF-8 unescaped."""
+    if "pretty" in dialects:
+        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return canonical(doc)
 
 
 def instant(epoch_s):
@@ -381,15 +470,27 @@ class ScanServer(Fake):
     first_reservation_id (1).
     """
 
-    OPTIONS = ("retry_after", "no_work_reason", "progress_stale_when_resolved", "first_reservation_id")
+    OPTIONS = ("retry_after", "no_work_reason", "progress_stale_when_resolved", "first_reservation_id", "dialect",
+               "upload_status")
 
     def __init__(self, token_check, received_dir, seed=0, secret_values=None, cert_chain=None, retry_after=1,
-                 no_work_reason=None, progress_stale_when_resolved=True, first_reservation_id=1):
+                 no_work_reason=None, progress_stale_when_resolved=True, first_reservation_id=1, dialect=(),
+                 upload_status=200):
         self.token_check = token_check
         self.received_dir = received_dir
         os.makedirs(received_dir, exist_ok=True)
         self.retry_after, self.no_work_reason = retry_after, no_work_reason
         self.progress_stale_when_resolved = progress_stale_when_resolved
+        # Peer variety (area PEER): rewrites of every JSON answer the upstream reads leniently
+        # (see DIALECTS), and the status of an accepted upload (200 or 201: the upstream takes both).
+        unknown = sorted(set(dialect) - set(DIALECTS))
+        if unknown:
+            raise ValueError("ScanServer: unknown dialect(s) %s (known: %s)" % (", ".join(unknown), ", ".join(DIALECTS)))
+        self.dialect = tuple(dialect)
+        self.upload_status = upload_status
+        # (slow bytes, bytes per second): the first slow bytes of every upload body are read at that
+        # pace (a slow link), the rest at once; None: every body is read as fast as it comes.
+        self.bundle_pace = None
         # SCAN-SECRET-2: every error message carries it; no output of the worker may.
         self.marker = "MARKER" + _secrets.token_hex(8)
         self._lock = threading.RLock()
@@ -630,8 +731,10 @@ class ScanServer(Fake):
         if isinstance(doc, (bytes, bytearray)):
             body = bytes(doc)
         else:
+            if doc is not None and self.dialect:
+                doc = speak(doc, self.dialect)
             call.answer = doc
-            body = canonical(doc) if doc is not None else b""
+            body = dialect_bytes(doc, self.dialect) if doc is not None else b""
         names = set(k.lower() for k, _v in headers)
         head = list(headers)
         if body and "content-type" not in names:
@@ -759,11 +862,20 @@ class ScanServer(Fake):
         digest = hashlib.sha256()
         buf = bytearray(BUNDLE_BLOCK_BYTES)
         view = memoryview(buf)
+        pace, started, got = self.bundle_pace, time.monotonic(), 0
         with open(part, "wb") as out:
             while True:
-                n = ctx.body.readinto(view)
+                if pace is not None and got < pace[0]:
+                    # a slow link: never ahead of pace[1] bytes per second over the first pace[0] bytes
+                    ahead = started + got / float(pace[1]) - time.monotonic()
+                    if ahead > 0:
+                        time.sleep(ahead)
+                    n = ctx.body.readinto(view[:min(PACE_BLOCK_BYTES, pace[0] - got)])
+                else:
+                    n = ctx.body.readinto(view)
                 if not n:
                     break
+                got += n
                 digest.update(view[:n])
                 out.write(view[:n])
         ctx.body_finished()
@@ -818,7 +930,7 @@ class ScanServer(Fake):
             raise _Refused(409, "already_resolved", "the reservation is resolved")
         res.settle("bundle_accepted", "bundle", call.body_sha256)
         res.bundle_path, call.accepted = res.bundle_files.get(call.body_sha256), True
-        return 200, res.status_doc(), []
+        return self.upload_status, res.status_doc(), []
 
     # ---------------------------------------------------------------- observe (safe while the node runs)
     def calls(self, verb=None, reservation=None, since=None):
