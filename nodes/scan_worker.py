@@ -1681,7 +1681,7 @@ def error_from(response, budget):
         body = b""  # D7: the status decides even when the body is unreadable
     code = "request_rejected"
     try:
-        value = parse_lenient(body)
+        value = parse_lenient(body, floats=True)  # D24: an error body is JSON as json.loads reads it too
         if isinstance(value, dict) and isinstance(value.get("error"), dict):
             code = error_code(value["error"].get("code"))
     except JsonError:
