@@ -1194,8 +1194,7 @@ ERROR_CODE_RE = re.compile(r"[a-z0-9_]{1,64}")  # SCAN-HTTP-5, fullmatch
 RETAINED_RE = re.compile(r"abandoned/worker-assignment-[0-9]+-[1-9][0-9]*-[a-f0-9]{32}")
 SLOT_FILE_RE = re.compile(r"slot-(0|[1-9][0-9]*)\.json")  # SCAN-SLOT-2: leftover slots are found by name
 DECIMAL_RE = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")  # the waits' option values, fullmatch
-# SCAN-CLAIM-4, D25: Retry-After as the upstream's int() reads it: digits, an optional plus sign
-RETRY_AFTER_RE = re.compile(r"\+?[0-9]{1,16}")
+MAX_HEADER_INT_CHARS = 32  # D25: a header number is short; int() of a longer text is never tried (a bound)
 DIGITS_RE = re.compile(r"[0-9]{1,16}")  # D25: a whole number a generated client writes as a string
 MAX_INSTANT_CHARS = 64  # D26: an instant is a short text; a longer one is no instant (a bound)
 # D26: RFC 3339 as JSON producers write it, for the fractions and offsets fromisoformat()
@@ -1208,6 +1207,16 @@ _RFC3339_RE = re.compile(
 def canonical(value):
     """SCAN-HTTP-2: the canonical ASCII bytes of a JSON value (sorted keys, no spaces, \\u escapes)."""
     return canonical_bytes(value, ascii=True)
+
+
+def header_int(value):
+    """A header's whole number as the upstream's int(value) reads it (D25: "+5", " 05 "); None otherwise."""
+    if not isinstance(value, str) or len(value) > MAX_HEADER_INT_CHARS:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
 
 
 def upstream_int(value, cut=False):
@@ -1657,8 +1666,8 @@ def strict_object(data, what):
 def retry_after_of(headers):
     """SCAN-BACKOFF-2: whole seconds or an HTTP-date within MAX_RETRY_AFTER_S; None otherwise."""
     value = (headers.get("Retry-After") or "").strip()
-    if RETRY_AFTER_RE.fullmatch(value):  # D25: "+5" and "005" are 5, as int() reads them
-        seconds = int(value)
+    seconds = header_int(value)  # D25: "+5" and "005" are 5, as int() reads them
+    if seconds is not None:
         return seconds if MIN_RETRY_AFTER_S <= seconds <= MAX_RETRY_AFTER_S else None
     try:
         when = email.utils.parsedate_to_datetime(value)
@@ -4146,14 +4155,13 @@ class Slot(RunnerControl):
         """SCAN-CLAIM-2..6: the claim with the persisted id, and what each answer means."""
         answer = self.api.claim(state["request_id"], self.worker.build)  # SCAN-CLAIM-3: the same id until answered
         if answer.status == 204:
-            value = (answer.headers.get("Retry-After") or "").strip()
+            retry_after = header_int(answer.headers.get("Retry-After"))
             reason = answer.headers.get("X-Truf-No-Work-Reason")
-            # SCAN-CLAIM-4, D25: whole seconds as the upstream's int() reads them ("+5", "05"); no HTTP-date
-            if not RETRY_AFTER_RE.fullmatch(value) or not MIN_RETRY_AFTER_S <= int(value) <= MAX_RETRY_AFTER_S:
+            # SCAN-CLAIM-4, D25: whole seconds as the upstream's int() reads them ("+5", " 05"); no HTTP-date
+            if retry_after is None or not MIN_RETRY_AFTER_S <= retry_after <= MAX_RETRY_AFTER_S:
                 raise WorkerClientError("a no-work answer without a usable Retry-After")
             if reason is not None and reason.strip() not in NO_WORK_REASONS:
                 raise WorkerClientError("a no-work answer with an unknown reason")
-            retry_after = int(value)
             self.files.delete()  # SCAN-CLAIM-4: the next claim takes a fresh id
             extras = {"retry_after_seconds": retry_after,
                       "next_claim_at": instant_text(time.time() + retry_after)}
