@@ -15,6 +15,7 @@ from conformance import faults
 from conformance.checks import check
 from conformance.checks.scan._common import (PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run, each_variant,
                                              live_stdout)
+from conformance.planes.scan import deploy as _deploy
 from conformance.servers import LoopbackServer, Reply
 
 NETWORK_LINE = "worker slot 0: worker network operation failed"
@@ -30,9 +31,8 @@ HTTP_TIMEOUT_S = 1
 DRIBBLE_CHUNK_BYTES, DRIBBLE_INTERVAL_S = 1, 0.2
 # The check's error delay: the step's retry comes at most this long after the abandonment.
 ERROR_DELAY_S = 0.5
-# SCAN-HTTP-4: MAX_API_RESPONSE_BYTES, and an endless body's size (what a worker that reads it
-# whole would hold) against the peak memory a bounded reader stays far below.
-MAX_API_RESPONSE_BYTES = 1048576
+# SCAN-HTTP-4: an endless body's size (what a worker that reads it whole would hold) against the
+# peak memory a bounded reader stays far below. MAX_API_RESPONSE_BYTES is MAX_PENDING_BYTES (D30).
 ENDLESS_BYTES = 256 * 1048576
 PEAK_RSS_BOUND_BYTES = 96 * 1048576
 # SCAN-RECONCILE-6 via SCAN-HTTP-5: the error delay of the 404 check, long enough that a status read
@@ -47,7 +47,8 @@ BAD_BODIES = [
     ("invalid UTF-8", b'{"state": "scanning\xff\xfe"}'),
     ("a duplicate key", b'{"state": "scanning", "state": "resolved"}'),
     ("NaN", b'{"state": NaN}'),
-    ("over 1 MiB", b'{"pad": "' + b"x" * MAX_API_RESPONSE_BYTES + b'"}'),
+    # a status a worker would act on, were it not one byte over the bound in force (D30)
+    ("over MAX_API_RESPONSE_BYTES", lambda: b'{"pad": "' + b"x" * _deploy.MAX_PENDING_BYTES + b'", "state": "scanning"}'),
 ]
 
 
@@ -148,16 +149,16 @@ def _(ctx):
 
 
 @check("http.bounded", clauses=["SCAN-HTTP-4"], level="MUST",
-       title="a success body that is not a strict JSON object, or over 1 MiB, is a protocol error; state kept",
+       title="a success body that is not a JSON object, or over MAX_API_RESPONSE_BYTES, is a protocol error; state kept",
        fakes="one assignment; its first status read is answered 200 with: not JSON, a JSON array, invalid UTF-8, "
-             "a duplicate key, NaN, 1 MiB and more (one per run)",
+             "a duplicate key, NaN, a status over MAX_API_RESPONSE_BYTES (one per run)",
        expected="the protocol line, then the same assignment goes on (the status read again) and is resolved")
 def _(ctx):
     def act(label, body):
         # Arrange
         plane = ctx.plane()
         res = plane.add_assignment()
-        plane.server.script("status", 200, body, nth=1)
+        plane.server.script("status", 200, body() if callable(body) else body, nth=1)
         # Act
         life = plane.start()
         plane.wait_resolved(res)

@@ -58,6 +58,7 @@ from conformance import faults
 from conformance.fake import Fake, read_body
 from conformance.faults import Match
 from conformance.planes import crawler_docs as _docs
+from conformance.planes.scan import deploy as _deploy
 from conformance.servers import MASK, LoopbackServer
 
 __all__ = ["ScanServer", "Reservation", "ScanCall", "Script", "error_answer", "canonical", "parse_strict",
@@ -81,6 +82,9 @@ FAILURE_CODES = ("client_process_failed", "client_storage_failed")
 NO_WORK_REASONS = ("empty_queue", "assignment_cap", "dispatch_paused", "capacity", "compatibility")
 TERMINAL_REPORT_MAX_BYTES = 16384          # SCAN-TERMINAL-3
 MAX_JSON_INTEGER = 9007199254740991
+# The (source, platform, planning_kind) of an assignment granted before any claim named a capability:
+# the reference node's.
+DEFAULT_CAPABILITY = ("fixture", "local", "files")
 # What the status's `state` says while a reservation is held, and after each resolution.
 STATE_SCANNING = "scanning"
 STATE_OF = {"bundle_accepted": "completed", "prebundle_report": "reported", "expired": "expired"}
@@ -272,12 +276,14 @@ class Reservation(object):
     (the accepted report's bytes)."""
 
     def __init__(self, reservation_id, targets, declared_bundle_bytes, target_scan_timeout_s,
-                 assignment_deadline_in_s, patch=None, source="fixture", platform="local", planning_kind="files",
+                 assignment_deadline_in_s, patch=None, source=None, platform=None, planning_kind=None,
                  attempts=0):
         self.reservation_id = reservation_id
         self.bundle_id = _secrets.token_hex(16)
         self.scan_event_id = _secrets.token_hex(16)
         self.execution_snapshot_sha256 = _secrets.token_hex(32)
+        # None: at the grant, the claiming worker's first capability (as a server dispatches by capability:
+        # a node whose [EDIT] CAPABILITIES differ is served work it can run), else DEFAULT_CAPABILITY
         self.source, self.platform, self.planning_kind, self.attempts = source, platform, planning_kind, attempts
         self.targets = [dict(t) for t in targets]
         self.declared_bundle_bytes = declared_bundle_bytes
@@ -314,15 +320,17 @@ class Reservation(object):
     def build(self, now):
         """The assignment (SCAN-ASSIGN-1) as of a grant at wall time now, with the patch applied."""
         deadline = now + self.assignment_deadline_in_s
+        source, platform, planning_kind = (given if given is not None else default for given, default in zip(
+            (self.source, self.platform, self.planning_kind), DEFAULT_CAPABILITY))
         reservation = {"reservation_id": self.reservation_id, "bundle_id": self.bundle_id,
-                       "scan_event_id": self.scan_event_id, "source": self.source, "platform": self.platform,
+                       "scan_event_id": self.scan_event_id, "source": source, "platform": platform,
                        "attempts": self.attempts, "remote_issued_at": instant(now),
                        "remote_expires_at": instant(deadline), "declared_bundle_bytes": self.declared_bundle_bytes}
         doc = {"reservation": reservation,
                "deadlines": {"assignment_deadline_at": instant(deadline),
                              "target_scan_timeout_seconds": self.target_scan_timeout_s},
                "execution_snapshot_sha256": self.execution_snapshot_sha256,
-               "planning_kind": self.planning_kind,
+               "planning_kind": planning_kind,
                "targets": [dict(t) for t in self.targets]}
         return deep_patch(doc, self.patch), deadline
 
@@ -503,6 +511,7 @@ class ScanServer(Fake):
         self._progress_log = []                          # (ScanCall, doc, replayed)
         self._progress_seen = set()                      # (reservation id, sequence)
         self._scripts = []
+        self._capability = DEFAULT_CAPABILITY  # the last claiming worker's first capability
         self._secret_values = secret_values or (lambda: ())
         Fake.__init__(self, LoopbackServer("scan", tls=True, seed=seed, secret_values=self._secret_values,
                                            cert_chain=cert_chain))
@@ -575,6 +584,9 @@ class ScanServer(Fake):
 
     def _grant(self, res, request_id):
         if res.doc is None:
+            for name, value in zip(("source", "platform", "planning_kind"), self._capability):
+                if getattr(res, name) is None:
+                    setattr(res, name, value)
             now = time.time()
             res.doc, res.expires_at = res.build(now)
             res.granted_at = now
@@ -778,6 +790,9 @@ class ScanServer(Fake):
             raise _Refused(400, "invalid_request", "a claim carries a request_id of 32 lowercase hex digits")
         call.problems = claim_problems(call)
         request_id = call.request_id = doc["request_id"]
+        offered = build_values(doc.get("build"), "$capabilities")
+        if offered and capabilities_ok(offered[0]):
+            self._capability = tuple(offered[0][0])  # what the next grant's assignment asks for (the first)
         res = self._by_request.get(request_id)
         if res is not None:
             call.reservation, call.replayed = res, True
@@ -983,20 +998,33 @@ def claim_problems(call):
     doc = call.doc
     if sorted(doc) != ["build", "request_id"]:
         found.append("members are not exactly build and request_id")
-    build = doc.get("build")
-    if not isinstance(build, dict) or sorted(build) != ["capabilities", "code_sha256", "node", "protocol",
-                                                        "version"]:
-        found.append("build is not exactly capabilities, code_sha256, node, protocol, version")
-    else:
-        caps = build["capabilities"]
-        if not isinstance(caps, list) or not caps or not all(
-                isinstance(c, list) and len(c) == 3 and all(isinstance(s, str) and 1 <= len(s) <= 64 for s in c)
-                for c in caps):
-            found.append("build.capabilities is not a list of [source, platform, planning_kind]")
-        if not isinstance(build["code_sha256"], str) or not _DIGEST_RE.match(build["code_sha256"]):
-            found.append("build.code_sha256 is not a digest")
-        if build["protocol"] != 2 or isinstance(build["protocol"], bool):
-            found.append("build.protocol is not 2")
+    # SCAN-CLAIM-2, D30: the build is the CLAIM_BUILD in force, its placeholders filled
+    found += _deploy.build_problems(doc.get("build"), capabilities_ok, lambda value: isinstance(value, str)
+                                    and _DIGEST_RE.match(value) is not None)
+    return found
+
+
+def capabilities_ok(value):
+    """A build's capabilities: a non-empty list of [source, platform, planning_kind], each 1..64 characters."""
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(c, list) and len(c) == 3 and all(isinstance(s, str) and 1 <= len(s) <= 64 for s in c)
+        for c in value)
+
+
+def build_values(build, placeholder):
+    """The values a claim's build carries where CLAIM_BUILD holds the placeholder (e.g. "$capabilities")."""
+    found = []
+
+    def walk(template, value):
+        if template == placeholder:
+            found.append(value)
+        elif isinstance(template, dict) and isinstance(value, dict):
+            for key in template:
+                walk(template[key], value.get(key))
+        elif isinstance(template, list) and isinstance(value, list):
+            for item, got in zip(template, value):
+                walk(item, got)
+    walk(_deploy.CLAIM_BUILD, build)
     return found
 
 
