@@ -38,7 +38,7 @@ BELOW = 2
 
 
 # Contracts whose table is still being written (issue 20); none may be missing otherwise.
-PENDING = {"crawler", "scan", "session"}
+PENDING = {"crawler", "session"}
 
 
 def _has_table(contract):
