@@ -9,17 +9,18 @@ request that depends on it, so the worker can be killed at any moment and
 restarted on the same state directory: it asks the server first, with the
 identifiers it saved, and never claims twice, uploads twice or loses a result.
 
-Run it:
+Run it (the upstream's own launch line, `--server X --token T --parallelism N`,
+in any spelling its argparse took, works too):
     python3 nodes/scan_worker.py --help
     python3 nodes/scan_worker.py --server https://scan.example --token-file ~/.truf-token
 Judge it against its contract:
     python3 -m conformance scan nodes/scan_worker.py
 
-Contract: contract/scan.md, version 1.  Each line that exists because of a
+Contract: contract/scan.md, version 2.  Each line that exists because of a
 clause carries its ID and what breaks without it (grep -n SCAN-CLAIM-3 finds
 the clause, this code and its checks):
     ARGV CONFIG TOKEN   argv and environment read once; the token off argv and environ
-    HTTP                verified TLS, whole-exchange deadlines, bounded strict answers
+    HTTP PEER           verified TLS; JSON bounded whole, uploads by progress; answers read as the upstream reads them
     CLAIM ASSIGN        the request id on disk first; 204, 200 and 201 judged; assignments checked
     STATE               private trees, atomic writes, the schema, one worker per tree
     RECONCILE           the status first; resolutions bound to what the slot holds; 404/409/410
@@ -30,7 +31,7 @@ the clause, this code and its checks):
 
 Layout (`grep -n '^# [0-9]' nodes/scan_worker.py` prints it; every node has banners 1-9):
     1 Imports                      standard library only
-    2 Configuration [EDIT]         the node's name and version in its build description
+    2 Configuration [EDIT]         the node's name and version; the deployment constants (D30)
     3 Your work [EDIT]             the scan: capabilities, rules, TargetScan
     ---- Below this line: contract machinery [KEEP] ----
     4 Limits                       every number, with its unit and its reason (4.1: the runner's)
@@ -1243,7 +1244,7 @@ def upstream_int(value, cut=False):
 
 
 def read_instant(value):
-    """Epoch seconds of an instant a server wrote, read as the upstream reads it; None otherwise.
+    """SCAN-PEER-3: epoch seconds of an instant a server wrote, read as the upstream reads it; None otherwise.
 
     D26: the upstream replaces `Z` by `+00:00`, calls datetime.fromisoformat()
     and takes an instant without an offset as UTC.  So does this, and on a
@@ -1361,7 +1362,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def upstream_spelling(argv, exact):
-    """D28: argv with every prefix of an upstream option written out, as the upstream's argparse reads it.
+    """SCAN-PEER-5, D28: argv with every prefix of an upstream option written out, as its argparse reads it.
 
     `exact` holds this parser's option strings, which are never rewritten.
     Nothing after a `--` is an option.  The token's value is untouched, so
@@ -1636,7 +1637,7 @@ def read_bounded(response, limit, budget):
 
 
 def parse_object(data):
-    """SCAN-HTTP-4: None for an empty body, a JSON object otherwise; WorkerClientError else.
+    """SCAN-HTTP-4, SCAN-PEER-1: None for an empty body, a JSON object otherwise; WorkerClientError else.
 
     D24: floats anywhere, members in any order, and members nobody here
     knows, as json.loads() takes them; refused: duplicate keys, NaN and
@@ -3930,7 +3931,7 @@ def instant_text(epoch):
 
 
 def check_assignment(assignment, capabilities):
-    """SCAN-ASSIGN-1/2: what this worker reads of an assignment; AssignmentIncompatible naming the first member that fails.
+    """SCAN-ASSIGN-1/2, SCAN-PEER-2: what the worker reads of an assignment; AssignmentIncompatible else.
 
     The upstream keeps any JSON object a 201 carries and reads the members it
     needs with .get(); its validator is not in the seed.  So this reads only
@@ -4341,7 +4342,7 @@ class Slot(RunnerControl):
             if exc.status in RECONCILED_STATUSES:
                 return self.reconcile(state, exc)
             raise
-        # SCAN-TERMINAL-1: any resolution that resolves what the slot holds ends it, `expired` too, as upstream
+        # SCAN-TERMINAL-1, SCAN-PEER-4: any resolution that binds what the slot holds ends it, `expired` too
         if not self.resolved(state, receipt):
             raise WorkerClientError("a terminal receipt that is not final")
         return WORK, None
@@ -4388,7 +4389,7 @@ class Slot(RunnerControl):
             os.close(fd)
         if receipt.get("payload_sha256") != digest:
             raise WorkerClientError("a receipt for other bytes")  # SCAN-UPLOAD-4: state and bundle kept
-        # SCAN-UPLOAD-4: any resolution that resolves what the slot holds ends it, `expired` too, as upstream
+        # SCAN-UPLOAD-4, SCAN-PEER-4: any resolution that binds what the slot holds ends it, `expired` too
         if not self.resolved(state, receipt, known_digest=digest):
             raise WorkerClientError("an upload receipt that is not final")
         return WORK, None

@@ -298,7 +298,8 @@ class SchemasTest(unittest.TestCase):
         pairs = [
             ("MAX_TARGETS", assignment["properties"]["targets"]["maxItems"]),
             ("MAX_TARGETS", DOC.schema("runner-input")["properties"]["targets"]["maxItems"]),
-            ("MAX_TARGET_BYTES", DOC.schema("assignment")["$defs"]["server_target"]["properties"]["size"]["anyOf"][0]["maximum"]),
+            ("MAX_TARGET_BYTES",
+             DOC.schema("assignment")["$defs"]["server_target"]["properties"]["size"]["anyOf"][0]["maximum"]),
             ("MAX_TARGET_BYTES", DOC.schema("runner-input")["$defs"]["target"]["properties"]["size"]["maximum"]),
             ("MAX_DIAGNOSTICS", report["properties"]["diagnostics"]["maxItems"]),
             ("MAX_DETAIL_CHARS", report["properties"]["detail"]["maxLength"]),

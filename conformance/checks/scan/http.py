@@ -48,7 +48,8 @@ BAD_BODIES = [
     ("a duplicate key", b'{"state": "scanning", "state": "resolved"}'),
     ("NaN", b'{"state": NaN}'),
     # a status a worker would act on, were it not one byte over the bound in force (D30)
-    ("over MAX_API_RESPONSE_BYTES", lambda: b'{"pad": "' + b"x" * _deploy.MAX_PENDING_BYTES + b'", "state": "scanning"}'),
+    ("over MAX_API_RESPONSE_BYTES",
+     lambda: b'{"pad": "' + b"x" * _deploy.MAX_PENDING_BYTES + b'", "state": "scanning"}'),
 ]
 
 
@@ -149,7 +150,7 @@ def _(ctx):
 
 
 @check("http.bounded", clauses=["SCAN-HTTP-4"], level="MUST",
-       title="a success body that is not a JSON object, or over MAX_API_RESPONSE_BYTES, is a protocol error; state kept",
+       title="a success body that is not a JSON object, or over its bound, is a protocol error; state kept",
        fakes="one assignment; its first status read is answered 200 with: not JSON, a JSON array, invalid UTF-8, "
              "a duplicate key, NaN, a status over MAX_API_RESPONSE_BYTES (one per run)",
        expected="the protocol line, then the same assignment goes on (the status read again) and is resolved")

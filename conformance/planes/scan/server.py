@@ -62,7 +62,8 @@ from conformance.planes.scan import deploy as _deploy
 from conformance.servers import MASK, LoopbackServer
 
 __all__ = ["ScanServer", "Reservation", "ScanCall", "Script", "error_answer", "canonical", "parse_strict",
-           "parse_document", "DIALECTS", "speak", "JsonError", "instant", "CLAIM_PATH", "ASSIGNMENTS_PATH", "VERBS", "RESOLUTIONS", "FAILURE_CODES",
+           "parse_document", "DIALECTS", "speak", "JsonError", "instant", "CLAIM_PATH", "ASSIGNMENTS_PATH", "VERBS",
+           "RESOLUTIONS", "FAILURE_CODES",
            "NO_WORK_REASONS", "TERMINAL_REPORT_MAX_BYTES", "DELETE", "KEEP"]
 
 # ---------------------------------------------------------------- the contract's numbers and words
@@ -493,7 +494,8 @@ class ScanServer(Fake):
         # (see DIALECTS), and the status of an accepted upload (200 or 201: the upstream takes both).
         unknown = sorted(set(dialect) - set(DIALECTS))
         if unknown:
-            raise ValueError("ScanServer: unknown dialect(s) %s (known: %s)" % (", ".join(unknown), ", ".join(DIALECTS)))
+            raise ValueError("ScanServer: unknown dialect(s) %s (known: %s)"
+                             % (", ".join(unknown), ", ".join(DIALECTS)))
         self.dialect = tuple(dialect)
         self.upload_status = upload_status
         # (slow bytes, bytes per second): the first slow bytes of every upload body are read at that
