@@ -111,7 +111,7 @@ class ScanPlane(object):
     ``server`` (ScanServer), ``store`` (ObjectStore: the targets), ``tripwire`` (a LoopbackServer
     every proxy variable names), ``timeline`` (both fakes' requests, and every life's marks).
     Options: ScanServer.OPTIONS (retry_after, no_work_reason, progress_stale_when_resolved,
-    first_reservation_id); proxies (True: every proxy variable names the tripwire), token (the
+    first_reservation_id, dialect, upload_status); proxies (True: every proxy variable names the tripwire), token (the
     first token; default 48 fresh characters), token_grace_s (how long a rotated-out token is
     still accepted; 0: not at all), extra_env and drop_env (every life's environment),
     untrusted (the scan server serves a certificate nobody trusts).

@@ -23,7 +23,8 @@ request id gets the same assignment again (201) while its reservation is unresol
 bytes hash to its ``X-Truf-Payload-SHA256``, ``prebundle_report`` at the first terminal report,
 or whatever a check decides (resolve, set_status). Replays of the same bytes get the same
 receipt; other bytes are refused (409 ``bundle_conflict``, ``terminal_conflict``). Every answer
-the worker reads is canonical JSON (ensure_ascii); every error is ``{"error": {"code", "message"}}``
+the worker reads is canonical JSON (ensure_ascii) unless the server's ``dialect`` rewrites it as a
+real server may write it (DIALECTS, area PEER); every error is ``{"error": {"code", "message"}}``
 and every message carries ``marker`` (SCAN-SECRET-2: no output may repeat it).
 
 Refusals, in the order they are checked: 404 ``not_found`` (no route, or a reservation this
