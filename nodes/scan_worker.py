@@ -9,17 +9,18 @@ request that depends on it, so the worker can be killed at any moment and
 restarted on the same state directory: it asks the server first, with the
 identifiers it saved, and never claims twice, uploads twice or loses a result.
 
-Run it:
+Run it (the upstream's own launch line, `--server X --token T --parallelism N`,
+in any spelling its argparse took, works too):
     python3 nodes/scan_worker.py --help
     python3 nodes/scan_worker.py --server https://scan.example --token-file ~/.truf-token
 Judge it against its contract:
     python3 -m conformance scan nodes/scan_worker.py
 
-Contract: contract/scan.md, version 1.  Each line that exists because of a
+Contract: contract/scan.md, version 2.  Each line that exists because of a
 clause carries its ID and what breaks without it (grep -n SCAN-CLAIM-3 finds
 the clause, this code and its checks):
     ARGV CONFIG TOKEN   argv and environment read once; the token off argv and environ
-    HTTP                verified TLS, whole-exchange deadlines, bounded strict answers
+    HTTP PEER           verified TLS; JSON bounded whole, uploads by progress; answers read as the upstream reads them
     CLAIM ASSIGN        the request id on disk first; 204, 200 and 201 judged; assignments checked
     STATE               private trees, atomic writes, the schema, one worker per tree
     RECONCILE           the status first; resolutions bound to what the slot holds; 404/409/410
@@ -30,7 +31,7 @@ the clause, this code and its checks):
 
 Layout (`grep -n '^# [0-9]' nodes/scan_worker.py` prints it; every node has banners 1-9):
     1 Imports                      standard library only
-    2 Configuration [EDIT]         the node's name and version in its build description
+    2 Configuration [EDIT]         the node's name and version; the deployment constants (D30)
     3 Your work [EDIT]             the scan: capabilities, rules, TargetScan
     ---- Below this line: contract machinery [KEEP] ----
     4 Limits                       every number, with its unit and its reason (4.1: the runner's)
@@ -72,6 +73,7 @@ import http.client
 import json
 import math
 import os
+import pwd
 import random
 import re
 import secrets
@@ -93,6 +95,25 @@ PROGRAM = "scan_worker.py"  # the name the usage text shows
 NODE_NAME = "scan-worker"  # SCAN-CLAIM-2: `build.node`, how the server tells workers apart
 NODE_VERSION = "1.0.0"  # SCAN-CLAIM-2: `build.version`; bump it when the scan changes
 
+# Deployment constants (D30).  The upstream imports these from its own
+# platform's modules (scan_execution, result_bundle, runtime_security), which
+# nobody outside that platform has seen: each value here is this contract's
+# guess.  A deployment whose scan server expects another value changes it here
+# and runs the harness with the same value, `--deploy NAME=VALUE`.
+#
+# SCAN-CLAIM-2: the claim's `build` document (the upstream's
+# WorkerBuildCompatibility.as_dict()).  Any JSON object; a string that is
+# exactly one of "$capabilities", "$code_sha256", "$node" or "$version", at
+# any depth, is replaced by CAPABILITIES (a list of triples), the SHA-256 of
+# this file, NODE_NAME or NODE_VERSION.
+CLAIM_BUILD = {"capabilities": "$capabilities", "code_sha256": "$code_sha256", "node": "$node", "protocol": 2,
+               "version": "$version"}
+BUNDLE_FORMAT = "scan-bundle/1"  # SCAN-BUNDLE-1: the bundle header's `format`; the server refuses any other
+MAX_BUNDLE_LINE_BYTES = 64 * 1024  # SCAN-BUNDLE-1: one bundle line, newline included, as the server reads it
+# SCAN-CLAIM-6, SCAN-STATE-5: a slot state (which holds the assignment) in canonical bytes, and so
+# also the largest answer read (D15).  CONTRACT: below 64 KiB no assignment of the harness fits.
+MAX_PENDING_BYTES = 1024 * 1024
+
 # 3 Your work [EDIT] ===========================================================
 # The scan itself: what this worker can run (its capabilities, sent with every
 # claim) and what a runner does with each target's bytes.  Replace it to scan
@@ -107,9 +128,10 @@ CAPABILITIES = (("fixture", "local", "files"),)
 # bytes.  This is the part of the node a copy replaces; TargetScan's docstring
 # says what the platform needs from whatever takes its place.
 
-# SCAN-WORK-1: a line is scanned in pieces this long, never held whole.  It is
-# MAX_BUNDLE_LINE_BYTES // 4, spelled out because section 4 comes after this one.
-SCAN_LINE_PIECE_BYTES = 65536 // 4
+# SCAN-WORK-1: a line is scanned in pieces this long, never held whole: a quarter
+# of a bundle line, so a finding's line (its redacted prefix, its target's name)
+# always fits one.
+SCAN_LINE_PIECE_BYTES = MAX_BUNDLE_LINE_BYTES // 4
 
 # SCAN-WORK-1: the four rules, applied in this order to every piece of every line.
 SCAN_RULES = (
@@ -213,9 +235,9 @@ class TargetScan(object):
 # Every number the contract fixes, with its unit and what it bounds.  A knob
 # that breaks a clause when changed says so.
 
-MAX_API_RESPONSE_BYTES = 1024 * 1024  # SCAN-HTTP-4: a success answer; D15 (the upstream's 64 MiB could not be kept)
+# SCAN-HTTP-4, D15: a success answer; what the worker keeps must fit a state, so no larger answer is read
+MAX_API_RESPONSE_BYTES = MAX_PENDING_BYTES
 MAX_ERROR_BODY_BYTES = 64 * 1024  # SCAN-HTTP-4: what is read of an error answer
-MAX_PENDING_BYTES = 1024 * 1024  # SCAN-STATE-5: a slot state or stale record, canonical
 MAX_CURSOR_BYTES = 64 * 1024  # SCAN-PROGRESS-3: the cursor file
 MIN_TOKEN_CHARS, MAX_TOKEN_CHARS = 16, 512  # SCAN-TOKEN-2: an empty or absurd token is refused, not sent
 MAX_TOKEN_FILE_BYTES = 4096  # SCAN-TOKEN-3: a token file is read whole; a larger one is not a token
@@ -230,7 +252,9 @@ MAX_DIAGNOSTICS = 8  # SCAN-TERMINAL-2: a report names at most this many failure
 MAX_DIAGNOSTIC_BODY_BYTES = 4096  # SCAN-TERMINAL-2: an error body's share of a diagnostic
 MAX_DIAGNOSTIC_SUMMARY_BYTES = 1000  # SCAN-TERMINAL-2: a diagnostic's summary, a UTF-8 prefix
 UPLOAD_CHUNK_BYTES = 1024 * 1024  # SCAN-UPLOAD-2: memory per upload, whatever the bundle's size
-MAX_BUNDLE_LINE_BYTES = 64 * 1024  # SCAN-BUNDLE-1: one bundle line, newline included
+# D27: the unit of an upload's progress: a piece not accepted within --http-timeout is a stall (at the
+# default 120 s, a link slower than about 550 bytes/s).  CONTRACT: keep it at most UPLOAD_CHUNK_BYTES.
+UPLOAD_PIECE_BYTES = 64 * 1024
 MAX_TARGETS = 64  # SCAN-ASSIGN-1: more targets make the assignment incompatible
 MAX_TARGET_BYTES = 4 * 1024 ** 3  # SCAN-ASSIGN-1: one target's pinned size
 RUNNER_MAX_ATTEMPTS = 3  # SCAN-RUNNER-7: generations per operation, then a report
@@ -268,7 +292,6 @@ SLOT_STATE_SCHEMA = 2  # SCAN-STATE-3: the upstream's version; any other is left
 STALE_RECORD_SCHEMA = 1  # SCAN-RECONCILE-9: a record of another version matches no state
 CURSOR_SCHEMA = 1  # SCAN-PROGRESS-3: a cursor of another version fails start-up
 RUNNER_FILE_SCHEMA = 1  # runner input, owner, gate and terminal
-BUNDLE_FORMAT = "scan-bundle/1"  # SCAN-BUNDLE-1: the header's format; the server refuses any other
 TOKEN_ENV = "TRUF_WORKER_TOKEN"  # SCAN-TOKEN-1: the one variable a token may come in (moved off at once)
 RUNNER_COMMAND = "_assignment_runner"  # SCAN-RUNNER-1: argv that makes this file a runner, not a worker
 
@@ -1172,12 +1195,97 @@ ERROR_CODE_RE = re.compile(r"[a-z0-9_]{1,64}")  # SCAN-HTTP-5, fullmatch
 RETAINED_RE = re.compile(r"abandoned/worker-assignment-[0-9]+-[1-9][0-9]*-[a-f0-9]{32}")
 SLOT_FILE_RE = re.compile(r"slot-(0|[1-9][0-9]*)\.json")  # SCAN-SLOT-2: leftover slots are found by name
 DECIMAL_RE = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")  # the waits' option values, fullmatch
-RETRY_AFTER_RE = re.compile(r"[0-9]{1,4}")  # SCAN-CLAIM-4: decimal digits only, fullmatch
+MAX_HEADER_INT_CHARS = 32  # D25: a header number is short; int() of a longer text is never tried (a bound)
+DIGITS_RE = re.compile(r"[0-9]{1,16}")  # D25: a whole number a generated client writes as a string
+MAX_INSTANT_CHARS = 64  # D26: an instant is a short text; a longer one is no instant (a bound)
+# D26: RFC 3339 as JSON producers write it, for the fractions and offsets fromisoformat()
+# takes only from Python 3.11 on (1 to 9 fraction digits, +HHMM, +HH)
+_RFC3339_RE = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]{1,9}))?)?"
+    r"(?:(Z)|([+-])([0-9]{2})(?::?([0-9]{2}))?)?")
 
 
 def canonical(value):
     """SCAN-HTTP-2: the canonical ASCII bytes of a JSON value (sorted keys, no spaces, \\u escapes)."""
     return canonical_bytes(value, ascii=True)
+
+
+def header_int(value):
+    """A header's whole number as the upstream's int(value) reads it (D25: "+5", " 05 "); None otherwise."""
+    if not isinstance(value, str) or len(value) > MAX_HEADER_INT_CHARS:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def upstream_int(value, cut=False):
+    """The whole number the upstream's int(x) reads from a member a server wrote; None when it reads none.
+
+    D25: a JSON integer; a float with no fraction (5.0: JSON has one number
+    type and many producers write every number as a float); with `cut`, any
+    finite float cut toward zero as int() cuts it (for a bound or a count,
+    where a smaller value is safe); a string of ASCII digits (a generated
+    client's 64-bit integers).  Never a boolean, another spelling int() takes
+    ("1_0", " 7"), a fraction in an identity, or a number beyond 2^53: each of
+    those would name something else than the server meant.
+    """
+    if is_int(value):
+        return value if abs(value) <= MAX_SAFE_INTEGER else None
+    if isinstance(value, float):
+        if not math.isfinite(value) or not (cut or value.is_integer()) or abs(value) > MAX_SAFE_INTEGER:
+            return None
+        return int(value)
+    if isinstance(value, str) and DIGITS_RE.fullmatch(value):
+        number = int(value)
+        return number if number <= MAX_SAFE_INTEGER else None
+    return None
+
+
+def read_instant(value):
+    """SCAN-PEER-3: epoch seconds of an instant a server wrote, read as the upstream reads it; None otherwise.
+
+    D26: the upstream replaces `Z` by `+00:00`, calls datetime.fromisoformat()
+    and takes an instant without an offset as UTC.  So does this, and on a
+    Python before 3.11 it also takes the RFC 3339 forms that 3.11 added
+    (fractions of any length up to 9 digits, +HHMM and +HH offsets), so the
+    worker reads the same instants on every Python it runs on.
+    """
+    if not isinstance(value, str) or not value or len(value) > MAX_INSTANT_CHARS:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        moment = _rfc3339(value)
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    try:
+        return moment.timestamp()
+    except (OverflowError, ValueError):
+        return None
+
+
+def _rfc3339(text):
+    match = _RFC3339_RE.fullmatch(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute = (int(match.group(i)) for i in range(1, 6))
+    second = int(match.group(6) or 0)
+    micro = int(((match.group(7) or "") + "000000")[:6])
+    zone = datetime.timezone.utc
+    if match.group(9):
+        offset = datetime.timedelta(hours=int(match.group(10)), minutes=int(match.group(11) or 0))
+        try:
+            zone = datetime.timezone(-offset if match.group(9) == "-" else offset)
+        except ValueError:
+            return None
+    try:
+        return datetime.datetime(year, month, day, hour, minute, second, micro, tzinfo=zone)
+    except ValueError:  # not a calendar instant
+        return None
 
 
 def is_reservation_id(value):
@@ -1193,7 +1301,12 @@ def is_digest(value):
 
 
 def error_code(value):
-    """D4: a code the worker keeps is an error code, or request_rejected."""
+    """D4: a code the worker keeps is an error code, or request_rejected.
+
+    A number is read as its digits, as the upstream's str(code) reads it.
+    """
+    if is_int(value) and value >= 0:
+        value = str(value)
     if isinstance(value, str) and ERROR_CODE_RE.fullmatch(value):
         return value
     return "request_rejected"
@@ -1220,7 +1333,13 @@ def jittered(seconds, low=0.5):
 
 Config = collections.namedtuple("Config", [
     "origin", "host", "port", "parallelism", "poll_s", "error_delay_s", "http_timeout_s", "drain_s",
-    "state_dir", "bundle_dir", "work_dir", "token_file", "node_path"])
+    "state_dir", "bundle_dir", "work_dir", "token_file", "node_path", "progress"])
+
+# SCAN-ARGV-1, D28: the upstream's own options.  Its argparse takes any unambiguous
+# prefix of them (`--serv`, `--tok=...`, `--p 4`); a host that launched the upstream
+# that way launches this worker unchanged.  This worker's own options are taken
+# only spelled out, so no prefix can mean one thing here and another upstream.
+UPSTREAM_OPTIONS = ("--server", "--token", "--parallelism", "--help")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -1240,6 +1359,39 @@ class _Parser(argparse.ArgumentParser):
         if message.startswith("the following arguments are required: "):
             raise UsageError(message)  # SCAN-ARGV-1: argparse lists option names only, no value
         raise UsageError(message.split(":")[0])
+
+
+def upstream_spelling(argv, exact):
+    """SCAN-PEER-5, D28: argv with every prefix of an upstream option written out, as its argparse reads it.
+
+    `exact` holds this parser's option strings, which are never rewritten.
+    Nothing after a `--` is an option.  The token's value is untouched, so
+    the move off argv (SCAN-TOKEN-4) finds it under the option's full name.
+    """
+    spelled = []
+    for index, item in enumerate(argv):
+        if item == "--":
+            return spelled + list(argv[index:])
+        name, sep, value = item.partition("=")
+        if item.startswith("--") and len(name) > 2 and name not in exact:
+            matches = [option for option in UPSTREAM_OPTIONS if option.startswith(name)]
+            if len(matches) == 1:
+                item = matches[0] + sep + value
+        spelled.append(item)
+    return spelled
+
+
+def _upstream_int(low, high):
+    """--parallelism as the upstream's argparse type=int reads it (D28): whatever int() takes."""
+    def parse(text):
+        try:
+            value = int(text) if len(text) <= 32 else None
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError("not a whole number from %d to %d" % (low, high))
+        return value
+    return parse
 
 
 def _whole(low, high):
@@ -1273,7 +1425,7 @@ def build_parser():
                         help="the bearer token (the upstream's option); moved off argv at once. Prefer "
                              "--token-file or %s" % TOKEN_ENV)
     parser.add_argument("--token-fd", type=_whole(0, 65535), help=argparse.SUPPRESS)  # SCAN-TOKEN-4: after the move
-    parser.add_argument("--parallelism", type=_whole(MIN_PARALLELISM, MAX_PARALLELISM), default=1,
+    parser.add_argument("--parallelism", type=_upstream_int(MIN_PARALLELISM, MAX_PARALLELISM), default=1,
                         help="slots, 1 to 128 (default 1)")
     parser.add_argument("--poll-seconds", type=_seconds("poll_seconds"), default=DEFAULT_POLL_S,
                         help="idle and awaiting-resolution poll (default 5)")
@@ -1283,19 +1435,26 @@ def build_parser():
                         help="whole-exchange deadline of a claim, status, upload or report (default 120)")
     parser.add_argument("--drain-seconds", type=_seconds("drain_seconds"), default=DEFAULT_DRAIN_S,
                         help="how long the first SIGTERM's drain may take before it becomes a stop (default 20)")
+    # D31: the upstream's command line sends no progress; this worker does, unless told not to
+    parser.add_argument("--no-progress", action="store_true",
+                        help="send no progress events and keep no event journal (for a server without the route)")
     return parser
 
 
 def parse_origin(value):
-    """SCAN-CONFIG-2: (origin, host, port) of an https origin; UsageError otherwise (D17)."""
-    text = value[:-1] if value.endswith("/") else value
-    if not text or len(text) > 2048 or any(ord(c) <= 32 or ord(c) >= 127 for c in text):
+    """SCAN-CONFIG-2: (origin, host, port) of an https origin; UsageError otherwise (D17).
+
+    As the upstream reads it: every trailing `/` dropped, and a host name
+    outside ASCII written as IDNA (what http.client sends for it).
+    """
+    text = value.rstrip("/")
+    if not text or len(text) > 2048 or any(ord(c) <= 32 or ord(c) == 127 for c in text):
         raise UsageError("--server: not an https origin")
-    parts = urllib.parse.urlsplit(text)
     try:
+        parts = urllib.parse.urlsplit(text)
         port = parts.port
     except ValueError:
-        raise UsageError("--server: the port is not a number from 1 to 65535") from None
+        raise UsageError("--server: not an https origin, or a port that is not a number from 1 to 65535") from None
     if parts.scheme != "https":
         raise UsageError("--server: the scheme must be https (plain HTTP is never spoken)")
     if (not parts.hostname or parts.username is not None or parts.password is not None or parts.query
@@ -1303,6 +1462,11 @@ def parse_origin(value):
         raise UsageError("--server: not an https origin (no user, path, query or fragment)")
     port = port or 443
     host = parts.hostname
+    if any(ord(c) >= 127 for c in host):
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise UsageError("--server: a host name that has no IDNA form") from None
     shown = "[%s]" % host if ":" in host else host
     return ("https://%s" % shown) + ("" if port == 443 else ":%d" % port), host, port
 
@@ -1316,7 +1480,13 @@ def tree_paths(environ):
                 raise UsageError("%s: not an absolute path" % variable)
             return value
         home = environ.get("HOME")
+        if home is None:  # D29: as the upstream's expanduser("~"): the user's passwd entry
+            try:
+                home = pwd.getpwuid(os.getuid()).pw_dir
+            except KeyError:
+                home = None
         if not home or not os.path.isabs(home):
+            # D29: a relative HOME would put the trees under whatever directory the worker starts in
             raise UsageError("%s is unset and HOME is not an absolute path" % variable)
         return os.path.join(home, fallback)
     state = os.path.join(base("XDG_STATE_HOME", ".local/state"), "truf", "remote-worker")
@@ -1409,10 +1579,14 @@ class TokenSource(object):
 
 
 # 7.4 The scan server's API ====================================================
-# One request per connection, bounded as a whole by a watchdog that shuts the
-# socket: a per-read timeout lets a server that drips a byte a second hold a
-# slot for ever (SCAN-HTTP-3).  An answer is judged by its Content-Length
-# before its body is read, and read into a bounded buffer (SCAN-HTTP-4).
+# One request per connection.  A JSON exchange is bounded as a whole by a
+# watchdog that shuts the socket: a per-read timeout lets a server that drips
+# a byte a second hold a slot for ever (SCAN-HTTP-3).  An upload is bounded by
+# its progress instead: a bundle of a GiB on a slow link takes as long as it
+# takes while its bytes keep moving, and ends when they stop (D27).  An answer
+# is judged by its Content-Length before its body is read, and read into a
+# bounded buffer (SCAN-HTTP-4).  Its JSON is read as the upstream's
+# json.loads() reads it, but for what D24 names.
 # No proxy is ever used: the transport block is handed none (SCAN-CONFIG-5);
 # http.client never follows a redirect, so a 3xx is an error answer
 # (SCAN-HTTP-6).
@@ -1463,16 +1637,26 @@ def read_bounded(response, limit, budget):
 
 
 def parse_object(data):
-    """SCAN-HTTP-4: None for an empty body, a strict JSON object otherwise; WorkerClientError else."""
+    """SCAN-HTTP-4, SCAN-PEER-1: None for an empty body, a JSON object otherwise; WorkerClientError else.
+
+    D24: floats anywhere, members in any order, and members nobody here
+    knows, as json.loads() takes them; refused: duplicate keys, NaN and
+    Infinity, integers beyond 2^53, nesting deeper than MAX_JSON_DEPTH, lone
+    surrogates.
+    """
     if not data:
         return None
     return strict_object(data, "an answer")
 
 
 def strict_object(data, what):
-    """A strict JSON object from `data`; WorkerClientError naming `what` (never its bytes) otherwise."""
+    """A JSON object from `data` (D24: floats allowed); WorkerClientError naming `what` (never its bytes) else.
+
+    Slot states are read the same way: they keep the assignment as the server
+    wrote it, floats included.
+    """
     try:
-        value = parse_lenient(data)
+        value = parse_lenient(data, floats=True)
     except JsonError:
         raise WorkerClientError("%s that is not strict JSON" % what) from None
     if not isinstance(value, dict):
@@ -1483,8 +1667,8 @@ def strict_object(data, what):
 def retry_after_of(headers):
     """SCAN-BACKOFF-2: whole seconds or an HTTP-date within MAX_RETRY_AFTER_S; None otherwise."""
     value = (headers.get("Retry-After") or "").strip()
-    if RETRY_AFTER_RE.fullmatch(value):
-        seconds = int(value)
+    seconds = header_int(value)  # D25: "+5" and "005" are 5, as int() reads them
+    if seconds is not None:
         return seconds if MIN_RETRY_AFTER_S <= seconds <= MAX_RETRY_AFTER_S else None
     try:
         when = email.utils.parsedate_to_datetime(value)
@@ -1507,7 +1691,7 @@ def error_from(response, budget):
         body = b""  # D7: the status decides even when the body is unreadable
     code = "request_rejected"
     try:
-        value = parse_lenient(body)
+        value = parse_lenient(body, floats=True)  # D24: an error body is JSON as json.loads reads it too
         if isinstance(value, dict) and isinstance(value.get("error"), dict):
             code = error_code(value["error"].get("code"))
     except JsonError:
@@ -1525,38 +1709,59 @@ class ScanApi(object):
         self.tokens = tokens
 
     def _exchange(self, method, path, token, budget_s, body=None, upload=None, accept=(200,), wait_callback=None):
+        """One request.  A JSON one (or a status read) has `budget_s` for all of it (SCAN-HTTP-3).
+
+        An upload (D27) has `budget_s` to connect, then `budget_s` for each
+        piece of its body (the socket's timeout: no piece accepted that long
+        is a stall), then `budget_s` for the whole answer after its last byte.
+        """
         budget = Deadline(budget_s)
         session = HttpExchange(self.origin + path, STOP, timeout_s=max(0.05, budget.remaining()),
-                               connect_deadline_s=budget.remaining(), budget=budget, ssl_context_factory=tls_context)
+                               connect_deadline_s=budget.remaining(), budget=None if upload else budget,
+                               ssl_context_factory=tls_context)
         try:
-            with Watchdog(budget, lambda: shut(session.sock)):  # SCAN-HTTP-3: the whole exchange, not each read
-                try:
-                    session.open()
-                    conn = session.conn
-                    conn.putrequest(method, path)  # adds Host and Accept-Encoding: identity (SCAN-HTTP-2)
-                    conn.putheader("Authorization", "Bearer " + token)
-                    if body is not None:
-                        conn.putheader("Content-Type", "application/json")
-                        conn.putheader("Content-Length", str(len(body)))
-                        conn.endheaders(body)
-                    elif upload is not None:
-                        upload(conn)  # SCAN-UPLOAD-1: its own headers, then the streamed body
-                    else:
-                        conn.endheaders()
-                    if wait_callback is not None:
-                        wait_callback()
-                    response = conn.getresponse()
-                    if response.status in accept and 200 <= response.status < 300:
-                        data = read_bounded(response, MAX_API_RESPONSE_BYTES, budget)
-                        headers = dict((k.title(), v) for k, v in response.getheaders())
-                        return Answer(response.status, headers, data)
-                    raise error_from(response, budget)
-                except (OSError, http.client.HTTPException, StopRequested) as exc:
-                    if STOP.should_abandon():
-                        raise Stopped() from None
-                    raise WorkerNetworkError(type(exc).__name__) from None  # SCAN-SECRET-2: no text kept
+            try:
+                if upload is None:
+                    with Watchdog(budget, lambda: shut(session.sock)):  # SCAN-HTTP-3: the whole, not each read
+                        session.open()
+                        conn = session.conn
+                        self._head(conn, method, path, token)
+                        if body is not None:
+                            conn.putheader("Content-Type", "application/json")
+                            conn.putheader("Content-Length", str(len(body)))
+                            conn.endheaders(body)
+                        else:
+                            conn.endheaders()
+                        return self._answer(conn, accept, budget, wait_callback)
+                session.open()  # D27: the connect deadline is budget_s, as for any request
+                conn = session.conn
+                self._head(conn, method, path, token)
+                upload(conn)  # SCAN-UPLOAD-1: its own headers, then the body, each piece within budget_s
+                budget = Deadline(budget_s)  # D27: the answer, whole, from the last byte on
+                with Watchdog(budget, lambda: shut(session.sock)):
+                    return self._answer(conn, accept, budget, wait_callback)
+            except (OSError, http.client.HTTPException, StopRequested) as exc:
+                if STOP.should_abandon():
+                    raise Stopped() from None
+                raise WorkerNetworkError(type(exc).__name__) from None  # SCAN-SECRET-2: no text kept
         finally:
             session.close()
+
+    @staticmethod
+    def _head(conn, method, path, token):
+        conn.putrequest(method, path)  # adds Host and Accept-Encoding: identity (SCAN-HTTP-2)
+        conn.putheader("Authorization", "Bearer " + token)
+
+    @staticmethod
+    def _answer(conn, accept, budget, wait_callback):
+        if wait_callback is not None:
+            wait_callback()
+        response = conn.getresponse()
+        if response.status in accept and 200 <= response.status < 300:
+            data = read_bounded(response, MAX_API_RESPONSE_BYTES, budget)
+            headers = dict((k.title(), v) for k, v in response.getheaders())
+            return Answer(response.status, headers, data)
+        raise error_from(response, budget)
 
     def call(self, method, path, budget_s=None, body=None, upload=None, accept=(200,), wait_callback=None):
         """One request; after a 401, one immediate retry when the token file holds a new token (SCAN-TOKEN-7)."""
@@ -1611,7 +1816,11 @@ class ScanApi(object):
                 left -= len(chunk)
                 if left == 0 and hasher.hexdigest() != digest:
                     raise StorageFailure()  # D14: the last chunk is never sent under the wrong digest
-                conn.send(chunk)
+                view = memoryview(chunk)
+                for start in range(0, len(view), UPLOAD_PIECE_BYTES):
+                    # D27: each piece must leave within the socket's timeout (--http-timeout): a stalled
+                    # upload ends, one that keeps moving never does, however long the whole takes
+                    conn.send(view[start:start + UPLOAD_PIECE_BYTES])
         answer = self.call("PUT", (ASSIGNMENT_PATH % reservation_id) + "/bundle", upload=send, accept=(200, 201),
                            wait_callback=on_sent)
         value = parse_object(answer.body)
@@ -1808,11 +2017,15 @@ def runner_problem(runner, slot_id, reservation_id):
 
 
 def reservation_of(assignment):
-    """(reservation_id, bundle_id, scan_event_id) of an assignment; WorkerClientError when unusable (D5)."""
+    """(reservation_id, bundle_id, scan_event_id) of an assignment; WorkerClientError when unusable (D5).
+
+    The reservation id as the upstream's int() reads it (D25: 12, 12.0 and
+    "12" are one reservation; 12.5 is none).
+    """
     reservation = assignment.get("reservation") if isinstance(assignment, dict) else None
     if not isinstance(reservation, dict):
         raise WorkerClientError("an assignment without a reservation")
-    rid, bundle_id, event_id = (reservation.get("reservation_id"), reservation.get("bundle_id"),
+    rid, bundle_id, event_id = (upstream_int(reservation.get("reservation_id")), reservation.get("bundle_id"),
                                 reservation.get("scan_event_id"))
     if not (is_reservation_id(rid) and is_long_id(bundle_id) and is_long_id(event_id)):
         raise WorkerClientError("an assignment without a usable reservation identity")
@@ -1984,14 +2197,15 @@ class Diagnostic(object):
 
     def __init__(self, slot, phase, code, category, exc=None, http_error=None, exit_code=None, timed_out=None):
         assignment = slot.assignment or {}
-        reservation = assignment.get("reservation") or {}
+        try:
+            rid, _bundle_id, event_id = reservation_of(assignment)
+        except WorkerClientError:
+            rid, event_id = None, None
         self.fields = {
             "schema": 1, "occurrence_id": secrets.token_hex(16), "slot_id": slot.slot_id,
-            "reservation_id": reservation.get("reservation_id"), "scan_event_id": reservation.get("scan_event_id"),
+            "reservation_id": rid, "scan_event_id": event_id,
             "source": source_of(assignment) or "unknown", "phase": phase, "code": code, "category": category,
-            "retryable": False, "attempt": max(1, reservation.get("attempts") or 0) if is_int(
-                reservation.get("attempts")) else 1,
-            "occurred_at": utc_now_text(),
+            "retryable": False, "attempt": attempt_of(assignment), "occurred_at": utc_now_text(),
         }
         kind = "EXCEPTION"
         if exit_code is not None or timed_out is not None:
@@ -2080,6 +2294,13 @@ def fitted_report(failure, diagnostics):
     if best is None:
         raise WorkerClientError("a terminal report that cannot fit")
     return best
+
+
+def attempt_of(assignment):
+    """The upstream's max(1, int(reservation.attempts or 1)), for events and diagnostics (D25); 1 when unreadable."""
+    reservation = assignment.get("reservation") if isinstance(assignment, dict) else None
+    attempts = upstream_int(reservation.get("attempts"), cut=True) if isinstance(reservation, dict) else None
+    return max(1, attempts) if attempts is not None else 1
 
 
 def source_of(assignment):
@@ -3194,12 +3415,29 @@ class Journal(object):
             return self.cursor >= self.next_sequence - 1
 
 
+class NoJournal(object):
+    """D31: with --no-progress, no journal and no cursor: events are dropped, nothing is delivered."""
+
+    def __init__(self):
+        self.changed = threading.Event()
+
+    def open(self):
+        pass
+
+    def emit(self, event):
+        pass
+
+    def caught_up(self):
+        return True
+
+
 def ack_problem(ack, reservation_id, sequence):
     """SCAN-PROGRESS-2: what a 200 must say for the event to count as delivered."""
     if not isinstance(ack, dict) or any(key not in ack for key in ACK_KEYS):
         return True
-    return not (ack["accepted"] is True and ack["reservation_id"] == reservation_id and is_int(ack["sequence"])
-                and ack["sequence"] == sequence and isinstance(ack["received_at"], str)
+    # D25: the numbers as the upstream's int() reads them (12.0, "12"); other members ignored
+    return not (ack["accepted"] is True and upstream_int(ack["reservation_id"]) == reservation_id
+                and upstream_int(ack["sequence"]) == sequence and isinstance(ack["received_at"], str)
                 and isinstance(ack["replayed"], bool))
 
 
@@ -3301,8 +3539,9 @@ def validate_bundle_file(path, assignment, slot_id, header=None):
     that name the reservation (a bundle found again after its runner record
     was cleared).
     """
+    plan = check_assignment(assignment, CAPABILITIES)
     try:
-        meta = validate_bundle(path, header, assignment["reservation"]["declared_bundle_bytes"])
+        meta = validate_bundle(path, header, plan["declared_bundle_bytes"])
     except (BundleInvalid, OSError):
         raise RunnerProtocolError(detail="a bundle that does not validate") from None
     found = meta["header"]
@@ -3313,7 +3552,7 @@ def validate_bundle_file(path, assignment, slot_id, header=None):
         raise RunnerProtocolError(detail="a bundle for another reservation")
     if found.get("status") == "completed":
         done = [(e.get("target"), e.get("bytes"), e.get("sha256")) for e in meta["target_done"]]
-        pins = [(t["name"], t["size"], t["sha256"]) for t in assignment["targets"]]
+        pins = [(t["name"], t["size"], t["sha256"]) for t in plan["targets"]]
         if done != pins:
             # SCAN-BUNDLE-3: a completed bundle names every target, pins and all
             raise RunnerProtocolError(detail="a completed bundle that does not account for every target")
@@ -3327,11 +3566,12 @@ class RunnerControl(object):
     def new_generation(self, state, operation, attempt, window=None, timeout_phase=None):
         """SCAN-STATE-4: the record (status created) and input.json are on disk before the spawn."""
         assignment = state["assignment"]
-        rid, bundle_id, event_id = reservation_of(assignment)
+        plan = check_assignment(assignment, CAPABILITIES)  # the worker's own spelling of what it reads (D25)
+        rid, bundle_id, event_id = plan["reservation_id"], plan["bundle_id"], plan["scan_event_id"]
         now = time.time()
-        deadline = assignment_deadline(assignment)
+        deadline = plan["assignment_deadline"]
         if window is None:  # SCAN-RUNNER-4: fixed when the first generation starts, kept by every retry
-            scan_deadline = min(now + assignment["deadlines"]["target_scan_timeout_seconds"], deadline)
+            scan_deadline = min(now + plan["target_scan_timeout_s"], deadline)
             if scan_deadline <= now:
                 raise RunnerProtocolError(detail="the scan deadline is already over")
             window = (now, scan_deadline)
@@ -3349,8 +3589,8 @@ class RunnerControl(object):
             "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "operation": operation,
             "timeout_phase": timeout_phase, "attempt": attempt, "scan_started_at": instant_text(window[0]),
             "scan_deadline_at": instant_text(window[1]), "watchdog_deadline_at": instant_text(watchdog),
-            "declared_bundle_bytes": assignment["reservation"]["declared_bundle_bytes"],
-            "targets": assignment["targets"],
+            "declared_bundle_bytes": plan["declared_bundle_bytes"],
+            "targets": plan["targets"],  # exactly the four members each: nothing unknown reaches the runner
         }
         _root, input_sha256 = create_runner_root(self.worker.config.work_dir, root_name, runner_input)
         record = {
@@ -3690,73 +3930,63 @@ def instant_text(epoch):
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
 
 
-def assignment_deadline(assignment):
-    """SCAN-RUNNER-4: `deadlines.assignment_deadline_at` as epoch seconds (checked by check_assignment)."""
-    return parse_instant(assignment["deadlines"]["assignment_deadline_at"])
-
-
 def check_assignment(assignment, capabilities):
-    """SCAN-ASSIGN-1/2: raise AssignmentIncompatible naming the first member that fails."""
+    """SCAN-ASSIGN-1/2, SCAN-PEER-2: what the worker reads of an assignment; AssignmentIncompatible else.
+
+    The upstream keeps any JSON object a 201 carries and reads the members it
+    needs with .get(); its validator is not in the seed.  So this reads only
+    what the scan needs, in the order of SCAN-ASSIGN-1, ignores every other
+    member at every level (a later server release adds them), and takes the
+    number and instant forms the upstream takes (D25, D26).  What it returns
+    is the worker's own spelling: whole numbers, epoch seconds, targets of
+    exactly four members.
+    """
     def need(ok, member):
         if not ok:
             raise AssignmentIncompatible(member)
 
-    def instant(holder, key, optional=False):
-        if optional and key not in holder:
-            return
-        need(isinstance(holder.get(key), str) and parse_instant(holder[key]) is not None, key)
-
-    top = {"reservation", "deadlines", "execution_snapshot_sha256", "planning_kind", "targets"}
-    need(isinstance(assignment, dict) and top <= set(assignment)
-         and not set(assignment) - top - {"source", "platform", "scan_deadline_at", "assignment_deadline_at"},
-         "assignment")
-    reservation = assignment["reservation"]
-    keys = {"reservation_id", "bundle_id", "scan_event_id", "source", "platform", "attempts", "remote_issued_at",
-            "remote_expires_at", "declared_bundle_bytes"}
-    need(isinstance(reservation, dict) and keys <= set(reservation)
-         and not set(reservation) - keys - {"issued_at", "scan_deadline_at"}, "reservation")
-    need(is_reservation_id(reservation["reservation_id"]), "reservation.reservation_id")
-    need(is_long_id(reservation["bundle_id"]), "reservation.bundle_id")
-    need(is_long_id(reservation["scan_event_id"]), "reservation.scan_event_id")
-    need(short_text(reservation["source"]), "reservation.source")
-    need(short_text(reservation["platform"]), "reservation.platform")
-    need(is_int(reservation["attempts"]) and reservation["attempts"] >= 0, "reservation.attempts")
-    for key in ("remote_issued_at", "remote_expires_at"):
-        instant(reservation, key)
-    need(is_int(reservation["declared_bundle_bytes"]) and 1 <= reservation["declared_bundle_bytes"] <= MAX_SAFE_INTEGER,
-         "reservation.declared_bundle_bytes")
-    for key in ("issued_at", "scan_deadline_at"):
-        instant(reservation, key, optional=True)
-    deadlines = assignment["deadlines"]
-    need(isinstance(deadlines, dict) and {"assignment_deadline_at", "target_scan_timeout_seconds"} <= set(deadlines)
-         and not set(deadlines) - {"assignment_deadline_at", "target_scan_timeout_seconds", "scan_deadline_at"},
-         "deadlines")
-    instant(deadlines, "assignment_deadline_at")
-    timeout = deadlines["target_scan_timeout_seconds"]
-    need(is_int(timeout) and 1 <= timeout <= 86400, "deadlines.target_scan_timeout_seconds")
-    instant(deadlines, "scan_deadline_at", optional=True)
-    need(is_digest(assignment["execution_snapshot_sha256"]), "execution_snapshot_sha256")
-    need(short_text(assignment["planning_kind"]), "planning_kind")
-    targets = assignment["targets"]
-    need(isinstance(targets, list) and 1 <= len(targets) <= MAX_TARGETS, "targets")
-    names = set()
+    need(isinstance(assignment, dict), "assignment")
+    reservation = assignment.get("reservation")
+    need(isinstance(reservation, dict), "reservation")
+    rid = upstream_int(reservation.get("reservation_id"))
+    need(rid is not None and is_reservation_id(rid), "reservation.reservation_id")
+    need(is_long_id(reservation.get("bundle_id")), "reservation.bundle_id")
+    need(is_long_id(reservation.get("scan_event_id")), "reservation.scan_event_id")
+    # the capability's source and platform: the reservation's, else the upstream's top-level copies
+    source = reservation.get("source", assignment.get("source"))
+    need(short_text(source), "reservation.source")
+    platform = reservation.get("platform", assignment.get("platform"))
+    need(short_text(platform), "reservation.platform")
+    declared = upstream_int(reservation.get("declared_bundle_bytes"), cut=True)
+    need(declared is not None and 1 <= declared <= MAX_SAFE_INTEGER, "reservation.declared_bundle_bytes")
+    deadlines = assignment.get("deadlines")
+    need(isinstance(deadlines, dict), "deadlines")
+    # the upstream's deadline: deadlines.assignment_deadline_at, else reservation.remote_expires_at
+    deadline = read_instant(deadlines.get("assignment_deadline_at") or reservation.get("remote_expires_at"))
+    need(deadline is not None, "deadlines.assignment_deadline_at")
+    timeout = upstream_int(deadlines.get("target_scan_timeout_seconds"), cut=True)
+    need(timeout is not None and 1 <= timeout <= MAX_SAFE_INTEGER, "deadlines.target_scan_timeout_seconds")
+    need(is_digest(assignment.get("execution_snapshot_sha256")), "execution_snapshot_sha256")
+    need(short_text(assignment.get("planning_kind")), "planning_kind")
+    targets = assignment.get("targets")
+    need(isinstance(targets, list) and 1 <= len(targets) <= MAX_TARGETS
+         and all(isinstance(target, dict) for target in targets), "targets")
+    pins, names = [], set()
     for target in targets:
-        need(isinstance(target, dict) and set(target) == {"name", "size", "sha256", "url"}, "targets")
-        name = target["name"]
+        name = target.get("name")
+        # D33: the name goes into every finding and target_done line, and must tell the targets apart
         need(isinstance(name, str) and TARGET_NAME_RE.fullmatch(name) is not None and name not in names,
              "targets.name")
         names.add(name)
-        need(is_int(target["size"]) and 0 <= target["size"] <= MAX_TARGET_BYTES, "targets.size")
-        need(is_digest(target["sha256"]), "targets.sha256")
-        need(presigned_url_ok(target["url"]), "targets.url")
-    for key in ("source", "platform"):
-        need(key not in assignment or short_text(assignment[key]), key)
-    for key in ("scan_deadline_at", "assignment_deadline_at"):
-        instant(assignment, key, optional=True)
-    triple = [reservation["source"], reservation["platform"], assignment["planning_kind"]]
-    need(triple in [list(c) for c in capabilities], "capability")
-
-
+        size = upstream_int(target.get("size"))  # D25: a pin: 10.0 is 10 bytes, 10.5 is no size
+        need(size is not None and 0 <= size <= MAX_TARGET_BYTES, "targets.size")
+        need(is_digest(target.get("sha256")), "targets.sha256")
+        need(presigned_url_ok(target.get("url")), "targets.url")
+        pins.append({"name": name, "size": size, "sha256": target["sha256"], "url": target["url"]})
+    need([source, platform, assignment["planning_kind"]] in [list(c) for c in capabilities], "capability")
+    return {"reservation_id": rid, "bundle_id": reservation["bundle_id"], "scan_event_id": reservation["scan_event_id"],
+            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "declared_bundle_bytes": declared,
+            "assignment_deadline": deadline, "target_scan_timeout_s": timeout, "targets": pins}
 
 
 def presigned_url_ok(url):
@@ -3863,17 +4093,16 @@ class Slot(RunnerControl):
         deadlines = assignment.get("deadlines") if isinstance(assignment.get("deadlines"), dict) else {}
 
         def instant_or_none(holder, key):
-            value = holder.get(key)
-            return value if isinstance(value, str) and parse_instant(value) is not None else None
+            moment = read_instant(holder.get(key))  # D26: written back in the worker's own form
+            return instant_text(moment) if moment is not None else None
 
-        rid = reservation.get("reservation_id")
-        attempts = reservation.get("attempts")
-        progress = {"attempt": max(1, attempts) if is_int(attempts) else 1}
+        rid = upstream_int(reservation.get("reservation_id"))
+        progress = {"attempt": attempt_of(assignment)}
         progress.update(extras)
         now = utc_now_text()
         self.worker.journal.emit({
             "slot_id": self.slot_id, "phase": phase,
-            "reservation_id": rid if is_reservation_id(rid) else None,
+            "reservation_id": rid if rid is not None and is_reservation_id(rid) else None,
             "source": source_of(assignment) if assignment else None,
             "scan_deadline_at": instant_or_none(deadlines, "scan_deadline_at") or instant_or_none(
                 reservation, "scan_deadline_at"),
@@ -3927,13 +4156,13 @@ class Slot(RunnerControl):
         """SCAN-CLAIM-2..6: the claim with the persisted id, and what each answer means."""
         answer = self.api.claim(state["request_id"], self.worker.build)  # SCAN-CLAIM-3: the same id until answered
         if answer.status == 204:
-            value = (answer.headers.get("Retry-After") or "").strip()
+            retry_after = header_int(answer.headers.get("Retry-After"))
             reason = answer.headers.get("X-Truf-No-Work-Reason")
-            if not RETRY_AFTER_RE.fullmatch(value) or not MIN_RETRY_AFTER_S <= int(value) <= MAX_RETRY_AFTER_S:
-                raise WorkerClientError("a no-work answer without a usable Retry-After")  # SCAN-CLAIM-4
+            # SCAN-CLAIM-4, D25: whole seconds as the upstream's int() reads them ("+5", " 05"); no HTTP-date
+            if retry_after is None or not MIN_RETRY_AFTER_S <= retry_after <= MAX_RETRY_AFTER_S:
+                raise WorkerClientError("a no-work answer without a usable Retry-After")
             if reason is not None and reason.strip() not in NO_WORK_REASONS:
                 raise WorkerClientError("a no-work answer with an unknown reason")
-            retry_after = int(value)
             self.files.delete()  # SCAN-CLAIM-4: the next claim takes a fresh id
             extras = {"retry_after_seconds": retry_after,
                       "next_claim_at": instant_text(time.time() + retry_after)}
@@ -3948,7 +4177,7 @@ class Slot(RunnerControl):
                 raise WorkerClientError("a claim resolution of another shape")  # SCAN-CLAIM-5: state kept
             self.files.delete()
             say("worker slot %d: reservation %d resolved (%s)" % (
-                self.slot_id, resolution["reservation_id"], resolution["resolution"]))
+                self.slot_id, upstream_int(resolution["reservation_id"]), resolution["resolution"]))
             self.emit("idle", reason="claim_reconciled")
             return WORK, None
         assignment = body.get("assignment") if body else None
@@ -3982,11 +4211,11 @@ class Slot(RunnerControl):
         if phase == "awaiting_resolution":
             return IDLE, None  # SCAN-RECONCILE-8: only status reads until the server decides
         if phase == "assigned":
-            expires = parse_instant(status.get("expires_at")) if isinstance(status.get("expires_at"), str) else None
+            # SCAN-ASSIGN-3: the status's deadline, else the reservation's (D26: as fromisoformat reads them)
+            expires = read_instant(status.get("expires_at"))
             if expires is None:
-                reservation = assignment.get("reservation") or {}
-                expires = parse_instant(reservation.get("remote_expires_at")) if isinstance(
-                    reservation.get("remote_expires_at"), str) else None
+                reservation = assignment.get("reservation") if isinstance(assignment.get("reservation"), dict) else {}
+                expires = read_instant(reservation.get("remote_expires_at"))
             if expires is not None and expires <= time.time():
                 if self.said_past_deadline != rid:  # SCAN-ASSIGN-3: one line, then quiet polling
                     self.said_past_deadline = rid
@@ -4008,11 +4237,11 @@ class Slot(RunnerControl):
     # -- resolutions -------------------------------------------------------------
     def resolved(self, state, status, known_digest=None):
         """SCAN-RECONCILE-2..5: True (and cleaned up) when `status` resolves what the slot holds."""
-        if not isinstance(status, dict) or status.get("resolution") in (None, ""):
-            return False
+        if not isinstance(status, dict) or not status.get("resolution"):
+            return False  # as the upstream: a resolution that is empty, null, false or 0 is none yet
         rid, bundle_id, event_id = reservation_of(state["assignment"])
         resolution = status["resolution"]
-        if (status.get("reservation_id") != rid or not is_reservation_id(status.get("reservation_id"))
+        if (upstream_int(status.get("reservation_id")) != rid  # D25: 12.0 and "12" name reservation 12
                 or status.get("bundle_id") != bundle_id or status.get("scan_event_id") != event_id
                 or resolution not in RESOLUTIONS or not is_digest(status.get("receipt_id"))):
             raise WorkerClientError("a resolution for something this slot does not hold")  # SCAN-RECONCILE-2
@@ -4113,7 +4342,8 @@ class Slot(RunnerControl):
             if exc.status in RECONCILED_STATUSES:
                 return self.reconcile(state, exc)
             raise
-        if receipt.get("resolution") != "prebundle_report" or not self.resolved(state, receipt):
+        # SCAN-TERMINAL-1, SCAN-PEER-4: any resolution that binds what the slot holds ends it, `expired` too
+        if not self.resolved(state, receipt):
             raise WorkerClientError("a terminal receipt that is not final")
         return WORK, None
 
@@ -4159,7 +4389,8 @@ class Slot(RunnerControl):
             os.close(fd)
         if receipt.get("payload_sha256") != digest:
             raise WorkerClientError("a receipt for other bytes")  # SCAN-UPLOAD-4: state and bundle kept
-        if receipt.get("resolution") != "bundle_accepted" or not self.resolved(state, receipt, known_digest=digest):
+        # SCAN-UPLOAD-4, SCAN-PEER-4: any resolution that binds what the slot holds ends it, `expired` too
+        if not self.resolved(state, receipt, known_digest=digest):
             raise WorkerClientError("an upload receipt that is not final")
         return WORK, None
 
@@ -4177,8 +4408,9 @@ def hash_fd(fd):
 
 
 def claim_resolution_ok(value):
-    """SCAN-CLAIM-5: a 200's resolution object."""
-    return (isinstance(value, dict) and is_reservation_id(value.get("reservation_id"))
+    """SCAN-CLAIM-5: a 200's resolution object (other members ignored; D25: the id as int() reads it)."""
+    rid = upstream_int(value.get("reservation_id")) if isinstance(value, dict) else None
+    return (isinstance(value, dict) and rid is not None and is_reservation_id(rid)
             and value.get("resolution") in RESOLUTIONS and is_digest(value.get("receipt_id"))
             and is_long_id(value.get("bundle_id")) and is_long_id(value.get("scan_event_id")))
 
@@ -4191,11 +4423,27 @@ class LockHeld(Exception):
     """SCAN-STATE-8: another worker holds this state tree."""
 
 
+def build_document(template, code_sha256):
+    """SCAN-CLAIM-2: the claim's build, CLAIM_BUILD with each placeholder string replaced (D30)."""
+    values = {"$capabilities": [list(c) for c in CAPABILITIES], "$code_sha256": code_sha256, "$node": NODE_NAME,
+              "$version": NODE_VERSION}
+
+    def fill(node):
+        if isinstance(node, str) and node in values:
+            return json.loads(json.dumps(values[node]))  # a copy: the build is sent, never shared
+        if isinstance(node, dict):
+            return dict((key, fill(item)) for key, item in node.items())
+        if isinstance(node, (list, tuple)):
+            return [fill(item) for item in node]
+        return node
+    return fill(template)
+
+
 class Worker(object):
     def __init__(self, config, tokens):
         self.config = config
         self.api = ScanApi(config, tokens)
-        self.journal = Journal(config.state_dir)
+        self.journal = Journal(config.state_dir) if config.progress else NoJournal()  # D31
         self.outbox = Outbox(self.journal, self.api)
         self.outbox_thread = None
         self.slots = []
@@ -4215,14 +4463,15 @@ class Worker(object):
         remove_partials(config.state_dir)  # SCAN-STATE-2: an interrupted write's temporary file
         with open(config.node_path, "rb") as handle:
             code_sha256 = sha256_hex(handle.read())
-        self.build = {"capabilities": [list(c) for c in CAPABILITIES], "code_sha256": code_sha256,
-                      "node": NODE_NAME, "protocol": 2, "version": NODE_VERSION}  # SCAN-CLAIM-2
+        self.build = build_document(CLAIM_BUILD, code_sha256)  # SCAN-CLAIM-2
         self.journal.open()
         ids = sorted(set(range(config.parallelism)) | set(slot_ids))
         self.slots = [Slot(self, slot_id, slot_id < config.parallelism) for slot_id in ids]
         sweep_work(config, self.slots)
-        self.outbox_thread = threading.Thread(target=self.outbox.run, name="worker-progress-outbox", daemon=True)
-        self.outbox_thread.start()
+        if config.progress:  # D31: no outbox thread without progress
+            self.outbox_thread = threading.Thread(target=self.outbox.run, name="worker-progress-outbox",
+                                                  daemon=True)
+            self.outbox_thread.start()
         for slot in self.slots:
             slot.thread = threading.Thread(target=slot.run, name="worker-slot-%d" % slot.slot_id, daemon=True)
         say("worker: started with %d slots" % len(self.slots))  # SCAN-SLOT-3: before the first request
@@ -4262,6 +4511,8 @@ class Worker(object):
         """SCAN-STOP-2: every slot retired; flush progress for at most PROGRESS_FINAL_DRAIN_S; exit 0."""
         flush = Deadline(PROGRESS_FINAL_DRAIN_S)
         PROCESS.stopping.set()  # the outbox thread leaves; the flush below is the only sender
+        if self.outbox_thread is None:
+            return EXIT_OK  # D31: --no-progress: nothing to flush
         self.journal.changed.set()
         self.outbox_thread.join(min(PROGRESS_REQUEST_TIMEOUT_S + 0.5, flush.remaining()))
         if not self.outbox_thread.is_alive():
@@ -4580,7 +4831,9 @@ def token_from_fd(fd):
 
 def configure(argv):
     """SCAN-CONFIG-1: (Config, TokenSource) from argv and the environment; UsageError otherwise."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = upstream_spelling(argv, parser._option_string_actions)  # D28: `--tok` is `--token`, as upstream
+    args = parser.parse_args(argv)
     sources = [args.token_file is not None, TOKEN_ENV in os.environ, args.token is not None]
     if args.token_fd is not None:
         token, token_file = token_from_fd(args.token_fd), None
@@ -4603,7 +4856,7 @@ def configure(argv):
     config = Config(origin=origin, host=host, port=port, parallelism=args.parallelism, poll_s=args.poll_seconds,
                     error_delay_s=args.error_delay_seconds, http_timeout_s=args.http_timeout,
                     drain_s=args.drain_seconds, state_dir=state_dir, bundle_dir=bundle_dir, work_dir=work_dir,
-                    token_file=token_file, node_path=os.path.abspath(__file__))
+                    token_file=token_file, node_path=os.path.abspath(__file__), progress=not args.no_progress)
     return config, TokenSource(token, token_file)
 
 

@@ -41,6 +41,21 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 NOT_EXPRESSIBLE = "Not expressible here:"
 KIB, MIB = 1024, 1024 * 1024
 
+# The documents the scan server writes: read as the upstream reads them (D24 to D26), so their
+# examples may hold floats, digit strings and members nobody defined.
+SERVER_DOCUMENTS = frozenset(["assignment", "status", "claim-resolution", "progress-ack", "error"])
+AUDIT_SECTION = "## Where we differ from the upstream"
+SEED_FILE = "002_5f99670d9b86cab6.txt"
+# The seeds sit beside the checkout (../shared/seeds), or beside a worktree's parent.
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SEED_PATH = next((path for path in (os.path.join(_REPO, os.pardir, "shared", "seeds", SEED_FILE),
+                                    os.path.join(_REPO, os.pardir, os.pardir, "shared", "seeds", SEED_FILE))
+                  if os.path.exists(path)), os.path.join(_REPO, os.pardir, "shared", "seeds", SEED_FILE))
+SEED_REF = re.compile(r"seed 002:([0-9]+)|(?<=, )002:([0-9]+)")
+# The safety reasons a stricter-than-the-upstream row may give (ARCHITECTURE.md, "Accept what the upstream accepts").
+SAFETY_REASONS = ("a secret could leak", "a path could escape", "a bound", "a digest", "a binding", "a fence")
+NODE_PATH = os.path.join(os.path.dirname(DOC.path), os.pardir, "nodes", "scan_worker.py")
+
 # conformance.schema resolves $ref only within one file, so a composite schema carries
 # copies: (schema, its $defs entry) -> the standalone schema it must equal.
 COPIES = {
@@ -283,7 +298,9 @@ class SchemasTest(unittest.TestCase):
         pairs = [
             ("MAX_TARGETS", assignment["properties"]["targets"]["maxItems"]),
             ("MAX_TARGETS", DOC.schema("runner-input")["properties"]["targets"]["maxItems"]),
-            ("MAX_TARGET_BYTES", DOC.schema("assignment")["$defs"]["target"]["properties"]["size"]["maximum"]),
+            ("MAX_TARGET_BYTES",
+             DOC.schema("assignment")["$defs"]["server_target"]["properties"]["size"]["anyOf"][0]["maximum"]),
+            ("MAX_TARGET_BYTES", DOC.schema("runner-input")["$defs"]["target"]["properties"]["size"]["maximum"]),
             ("MAX_DIAGNOSTICS", report["properties"]["diagnostics"]["maxItems"]),
             ("MAX_DETAIL_CHARS", report["properties"]["detail"]["maxLength"]),
             ("MAX_DIAGNOSTIC_SUMMARY_BYTES", diagnostic["properties"]["summary"]["maxLength"]),
@@ -350,6 +367,88 @@ class SchemasTest(unittest.TestCase):
         self.assertEqual(statuses, {name: value for name, value in limits.items() if name.startswith("EXIT_")})
 
 
+class AuditTest(unittest.TestCase):
+    """The section "Where we differ from the upstream": its tables, its seed lines, its Decisions."""
+
+    def rows(self):
+        rows = [row for row in table_rows(DOC.section(AUDIT_SECTION)) if row[0] != "document: member or aspect"]
+        self.assertGreater(len(rows), 40)
+        return rows
+
+    def test_it_comes_just_before_the_decisions(self):
+        headings = [line for line in DOC.lines() if line.startswith("## ")]
+        self.assertEqual(headings[headings.index(AUDIT_SECTION) + 1], "## Decisions")
+        self.assertIn(SEED_FILE, DOC.section(AUDIT_SECTION))
+
+    def test_every_stricter_row_names_its_reason_and_decision(self):
+        decisions = DOC.decisions(DECISION_HEADING)
+        for row in self.rows():
+            with self.subTest(row=row[0]):
+                self.assertEqual(len(row), 4, "four columns")
+                last = row[3]
+                if last == "-" or last.startswith("- ("):
+                    continue
+                self.assertTrue(any(reason in last for reason in SAFETY_REASONS),
+                                "a stricter row names a safety reason: %r" % last)
+                named = re.findall(r"\bD([0-9]+)\b", last)
+                self.assertTrue(named, "a stricter row names its Decision: %r" % last)
+                for number in named:
+                    self.assertIn("D" + number, decisions)
+
+    def test_the_stricter_decisions_say_why(self):
+        decisions = DOC.decisions(DECISION_HEADING)
+        for row in self.rows():
+            if row[3] == "-" or row[3].startswith("- ("):
+                continue
+            for number in re.findall(r"\bD([0-9]+)\b", row[3]):
+                text = " ".join(decisions["D" + number].split())  # phrases cross line breaks
+                with self.subTest(decision="D" + number):
+                    self.assertIn("stricter than the upstream", text.lower())
+                    self.assertTrue(any(reason in text for reason in SAFETY_REASONS),
+                                    "D%s records a stricter point without a safety reason" % number)
+
+    @unittest.skipUnless(os.path.exists(SEED_PATH), "the seeds are not beside this checkout")
+    def test_every_seed_line_exists(self):
+        with open(SEED_PATH, encoding="utf-8") as handle:
+            count = len(handle.read().splitlines())
+        text = " ".join(read(DOC.path).split())
+        found = [int(first or more) for first, more in SEED_REF.findall(text)]
+        self.assertGreater(len(found), 40)
+        for number in sorted(set(found)):
+            with self.subTest(line=number):
+                self.assertTrue(1 <= number <= count)
+
+    def test_every_defined_here_names_what_it_stands_in_for(self):
+        text = read(DOC.path)
+        for paragraph in re.split(r"\n\s*\n", text):
+            if "**Defined here**" not in paragraph or paragraph.startswith("- A paragraph marked"):
+                continue
+            with self.subTest(paragraph=paragraph[:80]):
+                self.assertIn("the upstream", paragraph.replace("The upstream", "the upstream"))
+
+    def test_the_deployment_constants_are_the_nodes(self):
+        # D30's table against section 2 of the reference node, by name and value.
+        import ast
+        with open(NODE_PATH, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        values = {}
+        for statement in tree.body:
+            if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
+                try:  # a literal, or arithmetic of literals (64 * 1024)
+                    values[statement.targets[0].id] = eval(compile(ast.Expression(statement.value), NODE_PATH, "eval"),
+                                                           {"__builtins__": {}})
+                except Exception:
+                    values[statement.targets[0].id] = None
+        text = "\n".join(line.strip() for line in DOC.decisions(DECISION_HEADING)["D30"].splitlines())
+        rows = table_rows(text)[1:]
+        self.assertEqual(len(rows), 4)
+        for name, _module, value in rows:
+            name, value = name.strip("`"), value.strip("`")
+            with self.subTest(constant=name):
+                self.assertIn(name, values)
+                self.assertEqual(json.loads(value) if value[:1] in "{0123456789" else value, values[name])
+
+
 class ExamplesTest(unittest.TestCase):
 
     def test_valid_examples_validate_and_invalid_ones_fail_once(self):
@@ -375,12 +474,24 @@ class ExamplesTest(unittest.TestCase):
                 self.assertGreaterEqual(seen[(name, "invalid")], 1)
 
     def test_examples_hold_json_the_worker_can_parse(self):
+        names = _schema_names()
         for kind in ("valid", "invalid"):
             for example in DOC.examples(kind):
                 with self.subTest(example=kind + "/" + example):
                     value = DOC.example(kind, example)
                     self.assertIsInstance(value, dict)
-                    self.assertFalse(_floats(value), "strict JSON has no fractions")
+                    if _schema_of(example, names) not in SERVER_DOCUMENTS:
+                        self.assertFalse(_floats(value), "the worker's own documents hold no fractions")
+
+    def test_the_server_documents_show_the_upstreams_variety(self):
+        # SCAN-PEER-1, -2: each document the server writes has a valid example with a float or a
+        # member nobody defined (D24, D25).
+        names = _schema_names()
+        for schema in sorted(SERVER_DOCUMENTS):
+            with self.subTest(schema=schema):
+                varied = [e for e in DOC.examples("valid") if _schema_of(e, names) == schema
+                          and _floats(DOC.example("valid", e))]
+                self.assertTrue(varied, "no valid %s example shows a float" % schema)
 
     def test_the_bundle_examples_are_one_real_bundle(self):
         header, trailer = _valid("bundle-header-completed"), _valid("bundle-trailer-end")

@@ -37,23 +37,10 @@ BELOW = 2
 '''
 
 
-# Contracts whose table is still being written (issue 20); none may be missing otherwise.
-PENDING = {"scan"}
-
-
-def _has_table(contract):
-    try:
-        knobs.table(contract)
-    except ImportError:
-        return False
-    return True
-
-
 def _contracts():
-    """Every reference node's contract with a table (only CONFORMANCE_CONTRACT's, when make test CONTRACT=X set it)."""
+    """Every contract with a reference node (only CONFORMANCE_CONTRACT's, when make test CONTRACT=X set it)."""
     only = os.environ.get("CONFORMANCE_CONTRACT")
-    return [name for name in checks.contracts() if checks.reference_node(name) and _has_table(name)
-            and only in (None, "", name)]
+    return [name for name in checks.contracts() if checks.reference_node(name) and only in (None, "", name)]
 
 
 def _node_text(contract):
@@ -85,8 +72,6 @@ class TableTest(unittest.TestCase):
     """Each reference node's table lists every [EDIT] constant, each with a value of its own."""
 
     def test_every_reference_node_has_a_table(self):
-        missing = [name for name in checks.contracts() if checks.reference_node(name) and not _has_table(name)]
-        self.assertLessEqual(set(missing), PENDING)
         for contract in _contracts():
             with self.subTest(contract=contract):
                 found, _ = knobs.table(contract)

@@ -22,7 +22,10 @@ USAGE_ERRORS = [
     ("no --server", lambda p: p.argv()[2:], ["--server"]),
     ("--server without a value", lambda p: p.argv()[2:] + ["--server"], ["--server"]),
     ("a --parallelism that does not parse", lambda p: p.argv(parallelism=CANARY), ["--parallelism"]),
-    ("an abbreviated option", lambda p: ["--serv", p.server.origin] + p.argv()[2:], ["--serv"]),
+    # D28: the upstream's own options may be abbreviated as its argparse allows (area PEER); this
+    # worker's own options may not
+    ("an abbreviation of an option the upstream does not have", lambda p: p.argv(extra=["--poll", "1"]),
+     ["--poll"]),
 ]
 
 # SCAN-ARGV-3: parallelism values outside 1..128, or not a decimal integer.
@@ -33,7 +36,7 @@ MAX_PARALLELISM = 128
 @check("argv.usage", clauses=["SCAN-ARGV-1", "SCAN-ARGV-2", "SCAN-CONFIG-1"], level="MUST",
        title="a command line the worker does not answer exits 64 with one line naming the option, and does nothing",
        fakes="a healthy plane; the worker is started with an unknown option (its value a canary), without --server, "
-             "with --server and no value, a --parallelism that does not parse, an abbreviated option",
+             "with --server and no value, a --parallelism that does not parse, an abbreviation of --poll-seconds",
        expected="exit 64; one stderr line naming the option and not the canary; nothing on stdout; no connection "
                 "to any fake; nothing under XDG_STATE_HOME or XDG_DATA_HOME")
 def _(ctx):

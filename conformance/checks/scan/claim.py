@@ -15,6 +15,8 @@ from conformance.checks import check
 from conformance.checks.scan._common import (CLOCK_EPSILON_S, PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, calls,
                                              describe_run, each_variant, faults, runner_roots, wait_between)
 from conformance.planes.scan import DELETE
+from conformance.planes.scan import deploy as _deploy
+from conformance.planes.scan.server import build_values
 
 
 @check("claim.persisted-first", clauses=["SCAN-CLAIM-1", "SCAN-CLAIM-3", "SCAN-STATE-4"], level="MUST",
@@ -64,10 +66,10 @@ QUICK_ERROR_DELAY_S = 0.1
 LONG_WAIT_S = 3.0
 # The 200 variants: a resolution whose fields are each broken in one way (SCAN-CLAIM-5).
 HEX = "0123456789abcdef"
-# SCAN-CLAIM-6: an assignment whose canonical state exceeds MAX_PENDING_BYTES (1 MiB) while its
-# answer stays under MAX_API_RESPONSE_BYTES: each "é" is 2 bytes of UTF-8 in the answer and the 6
-# bytes of "\\u00e9" in the state (canonical JSON is ASCII).
-WIDE_CHARS = 400000
+# SCAN-CLAIM-6: an assignment whose canonical state exceeds MAX_PENDING_BYTES while its answer stays
+# under MAX_API_RESPONSE_BYTES (the same bound): each "é" is 2 bytes of UTF-8 in the answer and the 6
+# bytes of "\\u00e9" in the state (canonical JSON is ASCII); this share of the bound in "é" does both.
+WIDE_SHARE = 0.38
 
 
 def _claim_id(call):
@@ -98,8 +100,9 @@ def _expect_same_id_retried(ctx, plane, claims, what):
 @check("claim.request", clauses=["SCAN-CLAIM-2"], level="MUST",
        title="the claim is a POST of exactly {build, request_id}, build describing this node's bytes",
        fakes="an empty queue: the claim is answered 204",
-       expected="POST /api/v1/worker/claim, canonical JSON with exactly the JSON headers; build is exactly "
-                "capabilities, code_sha256, node, protocol 2, version; code_sha256 is the SHA-256 of the node file")
+       expected="POST /api/v1/worker/claim, canonical JSON with exactly the JSON headers; build is the CLAIM_BUILD in "
+                "force (by default exactly capabilities, code_sha256, node, protocol 2, version); code_sha256 is the "
+                "SHA-256 of the node file")
 def _(ctx):
     # Arrange
     plane = ctx.plane()
@@ -116,15 +119,16 @@ def _(ctx):
                actual=lambda: "%s %s: %s (body %r)" % (claim.method, claim.path, "; ".join(claim.problems),
                                                        claim.body[:300]),
                diagnosis="the claim body is exactly {build, request_id}, canonical, with the JSON headers only")
-    build = (claim.doc or {}).get("build") or {}
-    ctx.expect(node_sha256 is None or build.get("code_sha256") == node_sha256,
-               expected="build.code_sha256 = %s, the digest of the node file as it runs" % node_sha256,
-               actual="build.code_sha256 = %r" % build.get("code_sha256"),
+    build = (claim.doc or {}).get("build")
+    digests = build_values(build, "$code_sha256")  # D30: where the CLAIM_BUILD in force puts it
+    ctx.expect(node_sha256 is None or digests == [node_sha256],
+               expected="the build's code_sha256 = %s, the digest of the node file as it runs" % node_sha256,
+               actual="it is %r" % (digests,),
                diagnosis="the server tells builds apart by the digest of the node's bytes")
-    texts = [build.get("node"), build.get("version")]
+    texts = build_values(build, "$node") + build_values(build, "$version")
     ctx.expect(all(isinstance(t, str) and t for t in texts),
-               expected="build.node and build.version are names (non-empty strings)",
-               actual="node %r, version %r" % tuple(texts),
+               expected="the build's node and version are names (non-empty strings)",
+               actual="%r" % (texts,),
                diagnosis="N and V name the node (SCAN-CLAIM-2)")
 
 
@@ -270,15 +274,16 @@ def _assignment_variants(doc):
                 new["reservation"][key] = value
         return {"assignment": new}
     too_big = json.loads(json.dumps(doc))
-    too_big["note"] = "\u00e9" * WIDE_CHARS
+    too_big["note"] = "\u00e9" * int(_deploy.MAX_PENDING_BYTES * WIDE_SHARE)  # the bound in force (D30)
     return [
         ("no assignment member", {"ok": True}),
         ("assignment []", {"assignment": []}),
         ("reservation_id 0", reservation(reservation_id=0)),
-        ("reservation_id as text", reservation(reservation_id=str(doc["reservation"]["reservation_id"]))),
+        ("reservation_id with a fraction", reservation(reservation_id=doc["reservation"]["reservation_id"] + 0.5)),
+        ("reservation_id true", reservation(reservation_id=True)),
         ("no bundle_id", reservation(bundle_id=DELETE)),
         ("scan_event_id of 31 hex digits", reservation(scan_event_id="c" * 31)),
-        ("a canonical state over 1 MiB", json.dumps({"assignment": too_big}, ensure_ascii=False,
+        ("a canonical state over MAX_PENDING_BYTES", json.dumps({"assignment": too_big}, ensure_ascii=False,
                                                     sort_keys=True, separators=(",", ":")).encode("utf-8")),
     ]
 
@@ -286,7 +291,7 @@ def _assignment_variants(doc):
 @check("claim.assignment-checked", clauses=["SCAN-CLAIM-6", "SCAN-STATE-4"], level="MUST",
        title="a 201 is kept only with a usable reservation identity and a state that fits; then the status read",
        fakes="the first claim answered 201 with a good assignment, the worker SIGKILLed at its status read; then "
-             "on fresh planes a 201 that is one of: no assignment, [], reservation_id 0 or text, no bundle_id, a "
+             "on fresh planes a 201 that is one of: no assignment, [], reservation_id 0, with a fraction or true, no bundle_id, a "
              "31-hex scan_event_id, an assignment whose state would exceed 1 MiB",
        expected="good: slot-0.json is {schema 2, assigned, the assignment as served, runner null, retained_work []} "
                 "when the status read arrives; each bad one: the next claim with the same id, slot-0.json claiming, "

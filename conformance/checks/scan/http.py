@@ -8,12 +8,14 @@ not carry the token to another origin, and the worker must be able to give up on
 answers one byte at a time or without end, instead of holding a slot (or its memory) for ever.
 """
 
+import json
 import signal
 
 from conformance import faults
 from conformance.checks import check
-from conformance.checks.scan._common import (SCHEDULE_SLACK_S, describe_run, each_variant,
+from conformance.checks.scan._common import (PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run, each_variant,
                                              live_stdout)
+from conformance.planes.scan import deploy as _deploy
 from conformance.servers import LoopbackServer, Reply
 
 NETWORK_LINE = "worker slot 0: worker network operation failed"
@@ -29,9 +31,8 @@ HTTP_TIMEOUT_S = 1
 DRIBBLE_CHUNK_BYTES, DRIBBLE_INTERVAL_S = 1, 0.2
 # The check's error delay: the step's retry comes at most this long after the abandonment.
 ERROR_DELAY_S = 0.5
-# SCAN-HTTP-4: MAX_API_RESPONSE_BYTES, and an endless body's size (what a worker that reads it
-# whole would hold) against the peak memory a bounded reader stays far below.
-MAX_API_RESPONSE_BYTES = 1048576
+# SCAN-HTTP-4: an endless body's size (what a worker that reads it whole would hold) against the
+# peak memory a bounded reader stays far below. MAX_API_RESPONSE_BYTES is MAX_PENDING_BYTES (D30).
 ENDLESS_BYTES = 256 * 1048576
 PEAK_RSS_BOUND_BYTES = 96 * 1048576
 # SCAN-RECONCILE-6 via SCAN-HTTP-5: the error delay of the 404 check, long enough that a status read
@@ -46,7 +47,9 @@ BAD_BODIES = [
     ("invalid UTF-8", b'{"state": "scanning\xff\xfe"}'),
     ("a duplicate key", b'{"state": "scanning", "state": "resolved"}'),
     ("NaN", b'{"state": NaN}'),
-    ("over 1 MiB", b'{"pad": "' + b"x" * MAX_API_RESPONSE_BYTES + b'"}'),
+    # a status a worker would act on, were it not one byte over the bound in force (D30)
+    ("over MAX_API_RESPONSE_BYTES",
+     lambda: b'{"pad": "' + b"x" * _deploy.MAX_PENDING_BYTES + b'", "state": "scanning"}'),
 ]
 
 
@@ -147,16 +150,16 @@ def _(ctx):
 
 
 @check("http.bounded", clauses=["SCAN-HTTP-4"], level="MUST",
-       title="a success body that is not a strict JSON object, or over 1 MiB, is a protocol error; state kept",
+       title="a success body that is not a JSON object, or over its bound, is a protocol error; state kept",
        fakes="one assignment; its first status read is answered 200 with: not JSON, a JSON array, invalid UTF-8, "
-             "a duplicate key, NaN, 1 MiB and more (one per run)",
+             "a duplicate key, NaN, a status over MAX_API_RESPONSE_BYTES (one per run)",
        expected="the protocol line, then the same assignment goes on (the status read again) and is resolved")
 def _(ctx):
     def act(label, body):
         # Arrange
         plane = ctx.plane()
         res = plane.add_assignment()
-        plane.server.script("status", 200, body, nth=1)
+        plane.server.script("status", 200, body() if callable(body) else body, nth=1)
         # Act
         life = plane.start()
         plane.wait_resolved(res)
@@ -268,3 +271,94 @@ def _(ctx):
     ctx.expect(not missing,
                expected="the error lines %s" % wanted, actual="stdout %r" % lines[:6],
                diagnosis="a 3xx is an error answer like any other")
+
+
+# SCAN-HTTP-3 for uploads (D27): a bundle big enough that the kernel's socket buffers cannot take it
+# whole, so the worker is still sending while the server reads; the server reads its first
+# PACED_BYTES at PACE_BYTES_PER_S (a slow link: the upload takes longer than --http-timeout as a
+# whole) and the rest at once; or it stops reading after STALL_AFTER_BYTES.
+UPLOAD_HTTP_TIMEOUT_S = 2
+MOVING_BUNDLE_BYTES = 24 * 1048576
+PACED_BYTES = 5 * 1048576
+PACE_BYTES_PER_S = 1048576
+STALL_AFTER_BYTES = 1048576
+# How long the paced upload may take on a loaded machine: the pace, then hashing and sending the rest.
+MOVING_UPLOAD_TIMEOUT_S = PACED_BYTES / PACE_BYTES_PER_S + 4 * PHASE_TIMEOUT_S
+
+
+def _big_ready_bundle(plane, size):
+    """A reservation whose ready bundle (adopted, its first PUT lost with a SIGKILL) is replaced by a
+    valid one of about `size` bytes; returns (reservation, its state's bundle record)."""
+    from conformance.checks.scan import upload as _upload
+    res = plane.add_assignment(declared_bundle_bytes=2 * size)
+    _life, state = _upload.ready_then_crash(plane, res)
+    if state is None or state.get("phase") != "bundle_ready":
+        plane.ctx.fail(expected="slot 0 in bundle_ready at the first PUT", actual="slot 0: %r" % (state,))
+    with open(_upload.ready_file(plane, res), "rb") as handle:
+        generation = json.loads(handle.readline().decode("ascii"))["generation"]
+    return res, _upload.plant_bundle(plane, state, _upload.big_bundle_writer(res, generation, size))
+
+
+@check("http.upload-moving", clauses=["SCAN-HTTP-3", "SCAN-UPLOAD-1"], level="MUST",
+       title="an upload that takes longer than --http-timeout as a whole, but keeps moving, is not cut",
+       fakes="a ready bundle of %d MiB (its first PUT lost with a SIGKILL); --http-timeout %d; the server reads the "
+             "first %d MiB of the restart's PUT at %d MiB/s, the rest at once"
+             % (MOVING_BUNDLE_BYTES >> 20, UPLOAD_HTTP_TIMEOUT_S, PACED_BYTES >> 20, PACE_BYTES_PER_S >> 20),
+       expected="the first PUT after the restart lasts longer than --http-timeout and is accepted whole; no other "
+                "PUT in that life")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane()
+    res, record = _big_ready_bundle(plane, MOVING_BUNDLE_BYTES)
+    plane.server.bundle_pace = (PACED_BYTES, PACE_BYTES_PER_S)
+    # Act
+    second = plane.restart(http_timeout_s=UPLOAD_HTTP_TIMEOUT_S)
+    plane.wait_for(lambda: res.resolution is not None or len(plane.server.calls("bundle", res, second.t_start)) > 1,
+                   "the paced upload's end", timeout=MOVING_UPLOAD_TIMEOUT_S)
+    plane.stop()
+    # Assert
+    puts = plane.server.calls("bundle", res, second.t_start)
+    took = (puts[0].exchange.t_end or puts[0].t) - puts[0].t if puts else 0.0
+    ctx.expect(len(puts) == 1 and puts[0].accepted and res.payload_sha256 == record["payload_sha256"],
+               expected="one PUT after the restart, accepted whole (the planted bundle)",
+               actual=lambda: "%d PUT(s), first accepted %s, %.1f s; %s" % (
+                   len(puts), puts[0].accepted if puts else None, took, describe_run(plane)),
+               diagnosis="bound an upload by its progress: --http-timeout for each piece sent, never for the "
+                         "whole body (D27)")
+    ctx.expect(took > UPLOAD_HTTP_TIMEOUT_S,
+               expected="the PUT took longer than --http-timeout (%d s), or this check proves nothing"
+                        % UPLOAD_HTTP_TIMEOUT_S,
+               actual="%.2f s" % took)
+
+
+@check("http.upload-stalled", clauses=["SCAN-HTTP-3", "SCAN-UPLOAD-5"], level="MUST",
+       title="an upload whose bytes stop moving ends at --http-timeout and is retried",
+       fakes="a ready bundle of %d MiB (its first PUT lost with a SIGKILL); --http-timeout %d; the server stops "
+             "reading the restart's first PUT after %d MiB and never answers it"
+             % (MOVING_BUNDLE_BYTES >> 20, UPLOAD_HTTP_TIMEOUT_S, STALL_AFTER_BYTES >> 20),
+       expected="the next PUT arrives within --http-timeout, the error delay and the machine's slack of the "
+                "first one's last byte received; it is accepted")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane()
+    res, record = _big_ready_bundle(plane, MOVING_BUNDLE_BYTES)
+    plane.server.add_fault(faults.stall(after_bytes=STALL_AFTER_BYTES), plane.server.bundle_match(res, first=1))
+    # Act
+    second = plane.restart(http_timeout_s=UPLOAD_HTTP_TIMEOUT_S, error_delay_s=ERROR_DELAY_S)
+    puts = plane.wait_calls("bundle", 2, reservation=res, since=second.t_start, answered=False,
+                            timeout=UPLOAD_HTTP_TIMEOUT_S + 3 * PHASE_TIMEOUT_S)
+    plane.wait_resolved(res, timeout=3 * PHASE_TIMEOUT_S)
+    plane.stop()
+    # Assert
+    first = puts[0].exchange
+    last_byte = first.t_end if first.t_end is not None else puts[1].t
+    gap = puts[1].t - first.t_start
+    bound = UPLOAD_HTTP_TIMEOUT_S + ERROR_DELAY_S + 3 * SCHEDULE_SLACK_S
+    ctx.note("stalled PUT began %.2f s before the next; its exchange ended %.2f s after it began"
+             % (gap, last_byte - first.t_start))
+    ctx.expect(gap <= bound,
+               expected="the stalled PUT abandoned and the next one sent within %.1f s of its start" % bound,
+               actual="%.2f s" % gap,
+               diagnosis="a piece of the body not accepted within --http-timeout ends the upload (D27)")
+    ctx.expect(res.resolution == "bundle_accepted" and res.payload_sha256 == record["payload_sha256"],
+               expected="the retried PUT accepted", actual=lambda: describe_run(plane))

@@ -317,3 +317,28 @@ def _(ctx):
                and cursor["schema"] == CURSOR_SCHEMA and max(sent) <= cursor["sequence"] <= numbers[-1],
                expected="the cursor {schema: 1, sequence: N}, N between the last event delivered (%d) and the last "
                         "journalled (%d)" % (max(sent), numbers[-1]), actual="%r" % (cursor,))
+
+
+@check("progress.optional", clauses=["SCAN-PROGRESS-6", "SCAN-ARGV-1"], level="MUST",
+       title="with --no-progress no progress is sent and no journal or cursor is kept (D31)",
+       fakes="one assignment; the worker started with --no-progress; then a drain",
+       expected="the assignment resolved; no progress request; no events.jsonl and no progress-cursor.json in the "
+                "state tree; exit 0")
+def _(ctx):
+    # Arrange
+    plane = ctx.plane()
+    res = plane.add_assignment()
+    # Act
+    plane.start(extra=["--no-progress"])
+    plane.wait_resolved(res)
+    result = plane.stop()
+    # Assert
+    kept = [name for name in ("events.jsonl", "progress-cursor.json") if name in plane.listing("state")]
+    ctx.expect(res.resolution == "bundle_accepted" and result.exit_code == 0,
+               expected="the assignment accepted and a drain ending with exit 0",
+               actual=lambda: "exit %s; %s" % (result.exit_code, describe_run(plane)))
+    ctx.expect(not plane.server.calls("progress") and not kept,
+               expected="no progress request and no journal or cursor",
+               actual="%d progress request(s); state tree holds %s" % (len(plane.server.calls("progress")), kept),
+               diagnosis="--no-progress turns the outbox and its journal off, as the upstream's command line has "
+                         "none (D31)")

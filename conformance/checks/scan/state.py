@@ -21,13 +21,12 @@ from conformance.checks import check
 from conformance.checks.scan._common import (PHASE_TIMEOUT_S, RUN_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run,
                                              each_variant, faults, held_state, lines_of, read_bytes)
 from conformance.planes.scan import canonical, parse_strict, slot_file_problems
+from conformance.planes.scan import deploy as _deploy
 
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "..", "contract", "schemas", "scan",
                            "slot-state.schema.json")
 # SCAN-STATE-5: the line a slot prints after each failed step on a state it cannot read.
 VALIDATION_LINE = "worker slot %d: worker protocol or state validation failed"
-# SCAN-STATE-5: a slot state is at most this many bytes (MAX_PENDING_BYTES).
-MAX_PENDING_BYTES = 1048576
 # How many times the validation line must repeat to show that the slot keeps trying.
 REPEATS = 2
 # state.unreadable-kept: one slot per kind of unreadable state; the last (a file of another
@@ -235,19 +234,19 @@ def canonical_doc(raw):
 def _unreadable_variants(doc):
     """(label, bytes, mode) of slot files the worker must keep and not act on (SCAN-STATE-5)."""
     good = canonical(doc)
-    spaced = good + b" " * (MAX_PENDING_BYTES + 1 - len(good))  # strict JSON, but over the bound
+    spaced = good + b" " * (_deploy.MAX_PENDING_BYTES + 1 - len(good))  # strict JSON, but over the bound (D30)
     return [("truncated JSON", good[:len(good) // 2], 0o600),
             ("schema 3", canonical(dict(doc, schema=3)), 0o600),
             ("an unknown member", canonical(dict(doc, claimed_by="someone")), 0o600),
             ("mode 0644", good, 0o644),
-            ("larger than 1 MiB", spaced, 0o600),
+            ("larger than MAX_PENDING_BYTES", spaced, 0o600),
             ("owned by another user", good, 0o600)]
 
 
 @check("state.unreadable-kept", clauses=["SCAN-STATE-5"], level="MUST",
        title="a slot file the worker cannot read is kept byte for byte, its slot makes no request, others work",
        fakes="slots 0 to 5 each hold an unreadable state of a reservation granted to it (truncated JSON, schema "
-             "3, an unknown member, mode 0644, over 1 MiB, owned by another user: root only); the next slot is "
+             "3, an unknown member, mode 0644, over MAX_PENDING_BYTES, owned by another user: root only); the next slot is "
              "free and one assignment is queued",
        expected="no request names the planted reservations, each planted file keeps its bytes and mode, each "
                 "planted slot prints the validation line again and again, and the free slot completes the "

@@ -14,6 +14,7 @@ import re
 
 from conformance.checks import check
 from conformance.checks.scan._common import describe_run
+from conformance.planes.scan import deploy as _deploy
 from conformance.planes.scan.bundles import read_bundle
 
 # SCAN-WORK-1: the four rules, in the contract's order (the check's own copy of the example's
@@ -26,7 +27,6 @@ RULES = (
      re.compile(r"(?i)(api[_-]?key|secret|token|passwd|password)\s*[:=]\s*['\"]?[A-Za-z0-9/+_\-]{16,}")),
 )
 # SCAN-WORK-1: a line is scanned in pieces of MAX_BUNDLE_LINE_BYTES / 4 bytes.
-PIECE_BYTES = 65536 // 4
 # SCAN-WORK-2: a finding shows this many characters of its match, then an ellipsis.
 PREFIX_CHARS = 4
 ELLIPSIS = "\u2026"
@@ -47,8 +47,14 @@ SECRET_LINES = [
 ]
 
 
+def piece_bytes():
+    """A scan piece: a quarter of the MAX_BUNDLE_LINE_BYTES in force (D30)."""
+    return _deploy.MAX_BUNDLE_LINE_BYTES // 4
+
+
 def expected_findings(target_name, data):
     """The findings SCAN-WORK-1..3 ask for: by line, then piece, then rule, then position."""
+    PIECE_BYTES = piece_bytes()
     found = []
     for number, line in enumerate(data.split(b"\n"), 1):
         for start in range(0, max(len(line), 1), PIECE_BYTES):
@@ -119,12 +125,13 @@ def _(ctx):
 
 @check("work.long-line", clauses=["SCAN-WORK-1"], level="MUST",
        title="a line longer than a piece is scanned in pieces of MAX_BUNDLE_LINE_BYTES / 4",
-       fakes="a target whose second line is 40,000 bytes: a secret inside its second piece, one straddling "
+       fakes="a target whose second line is two pieces and 7,000 bytes long: a secret inside its second piece, one straddling "
              "the first cut, then a third line with a secret",
        expected="the secret inside the second piece is found on line 2; the straddling one is not (no line is "
                 "held whole); the third line's secret is found on line 3")
 def _(ctx):
     # Arrange
+    PIECE_BYTES = piece_bytes()
     plane = ctx.plane()
     straddle_at = PIECE_BYTES - 8  # the cut falls inside this secret
     inside_at = PIECE_BYTES + 1000  # wholly inside the second piece

@@ -2,8 +2,8 @@
 NODE = "nodes/scan_worker.py"
 REPLACE = [(
     '            if expires is None:\n'
-    '                reservation = assignment.get("reservation") or {}',
+    '                reservation = assignment.get("reservation") if',
     '            if expires is None and False:\n'
-    '                reservation = assignment.get("reservation") or {}',
+    '                reservation = assignment.get("reservation") if',
 )]
 KILLS = ["assign.past-deadline"]

@@ -1,10 +1,11 @@
-"""Reads the trees' location before the command line (fail fast on a misdeployed host), so --help needs HOME or the XDG variables."""
+"""Checks the environment before the command line (fail fast on a host that gives the worker no credentials), so --help needs TRUF_WORKER_TOKEN."""
 NODE = "nodes/scan_worker.py"
 REPLACE = [(
     '    try:\n'
     '        config, tokens = configure(argv)\n',
     '    try:\n'
-    '        tree_paths(os.environ)  # fail fast when the host gives the worker nowhere to keep its state\n'
+    '        if TOKEN_ENV not in os.environ:  # fail fast when the host gave the worker no credentials\n'
+    '            raise UsageError("%s is not set" % TOKEN_ENV)\n'
     '        config, tokens = configure(argv)\n',
 )]
 KILLS = ["node.help"]

@@ -2,9 +2,8 @@
 NODE = "nodes/scan_worker.py"
 REPLACE = [(
     '        if receipt.get("payload_sha256") != digest:\n'
-    '            raise WorkerClientError("a receipt for other bytes")  # SCAN-UPLOAD-4: state and bundle kept\n'
-    '        if receipt.get("resolution") != "bundle_accepted" or not self.resolved(state, receipt, known_digest=digest):\n'
-    '            raise WorkerClientError("an upload receipt that is not final")\n',
-    '        self.cleanup(state, "resolved (bundle_accepted)", "terminal_reconciled")\n',
+    '            raise WorkerClientError("a receipt for other bytes")  # SCAN-UPLOAD-4: state and bundle kept\n',
+    '        self.cleanup(state, "resolved (bundle_accepted)", "terminal_reconciled")\n'
+    '        return WORK, None\n',
 )]
 KILLS = ["upload.receipt"]

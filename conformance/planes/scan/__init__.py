@@ -40,8 +40,15 @@ Faults enter one way, ``add_fault(fault, match)`` with a route helper:
     plane.store.add_fault(faults.reset(after_bytes=10), plane.target_match(target))
 
 Options (``ctx.plane(**options)``): ScanServer.OPTIONS (retry_after, no_work_reason,
-progress_stale_when_resolved, first_reservation_id) and the plane's own: proxies, token,
-token_grace_s, extra_env, drop_env, untrusted.
+progress_stale_when_resolved, first_reservation_id, dialect, upload_status) and the plane's own:
+proxies, token, token_grace_s, extra_env, drop_env, untrusted.
+
+Peer variety (area PEER): ``dialect=("members", "floats", ...)`` rewrites every JSON answer as a
+real server may write it (server.DIALECTS: members nobody defined, floats, numbers as text,
+instants in other zones or none, indented JSON); ``upload_status=201`` accepts uploads with 201;
+``plane.server.bundle_pace = (slow_bytes, bytes_per_s)`` reads uploads as a slow link would.
+An assignment names the claiming worker's first capability unless a check gives one, and the
+deployment constants in force (--deploy, D30) are read from ``deploy`` at call time.
 """
 
 from conformance.planes.scan.bundles import (BundleReport, build_bundle, bundle_problems, expectation,

@@ -20,13 +20,15 @@ import hashlib
 import io
 import re
 
+from conformance.planes.scan import deploy as _deploy
 from conformance.planes.scan.server import JsonError, canonical, parse_strict
 
 __all__ = ["bundle_problems", "read_bundle", "build_bundle", "BundleReport", "expectation", "HEADER_KEYS",
            "TRAILER_KEYS", "TARGET_DONE_KEYS", "FORMAT", "MAX_BUNDLE_LINE_BYTES", "SCAN_STAGE_PHASES"]
 
-FORMAT = "scan-bundle/1"
-MAX_BUNDLE_LINE_BYTES = 65536          # one line, its newline included (SCAN-BUNDLE-1)
+# The contract's values; the checks read the ones in force (--deploy, D30) from deploy at call time.
+FORMAT = _deploy.DEFAULTS["BUNDLE_FORMAT"]
+MAX_BUNDLE_LINE_BYTES = _deploy.DEFAULTS["MAX_BUNDLE_LINE_BYTES"]   # one line, its newline included (SCAN-BUNDLE-1)
 HEADER_KEYS = ("bundle_id", "execution_snapshot_sha256", "format", "generation", "reservation_id", "scan_event_id",
                "slot_id", "status", "timeout_phase")
 TRAILER_KEYS = ("event_count", "events_sha256", "type")
@@ -88,17 +90,17 @@ def read_bundle(source, expect):
 
     with _open(source) as handle:
         while True:
-            line = handle.readline(MAX_BUNDLE_LINE_BYTES + 1)
+            line = handle.readline(_deploy.MAX_BUNDLE_LINE_BYTES + 1)
             if not line:
                 break
             number += 1
             size += len(line)
             digest.update(line)
-            if len(line) > MAX_BUNDLE_LINE_BYTES:
-                problem("line %d is longer than %d bytes" % (number, MAX_BUNDLE_LINE_BYTES))
+            if len(line) > _deploy.MAX_BUNDLE_LINE_BYTES:
+                problem("line %d is longer than %d bytes" % (number, _deploy.MAX_BUNDLE_LINE_BYTES))
                 rest = line
                 while rest and not rest.endswith(b"\n"):  # skip the rest of the long line
-                    rest = handle.readline(MAX_BUNDLE_LINE_BYTES + 1)
+                    rest = handle.readline(_deploy.MAX_BUNDLE_LINE_BYTES + 1)
                     size += len(rest)
                     digest.update(rest)
                 if number > 1:
@@ -166,8 +168,8 @@ def _judge_header(header, expect, problem):
         return
     if sorted(header) != list(HEADER_KEYS):
         problem("the header's members are %s, not exactly %s" % (", ".join(sorted(header)), ", ".join(HEADER_KEYS)))
-    if header.get("format") != FORMAT:
-        problem("the header's format is %r, not %r" % (header.get("format"), FORMAT))
+    if header.get("format") != _deploy.BUNDLE_FORMAT:
+        problem("the header's format is %r, not %r" % (header.get("format"), _deploy.BUNDLE_FORMAT))
     for key in ("reservation_id", "bundle_id", "scan_event_id", "execution_snapshot_sha256"):
         if key in expect and header.get(key) != expect[key]:
             problem("the header's %s is %r, not the reservation's %r (SCAN-BUNDLE-2)"
@@ -240,7 +242,8 @@ def build_bundle(expect, slot_id=0, generation="0" * 32, status="completed", tim
     of `done` (default: every target when completed, none when timed_out), the trailer. For tests
     and for checks that hand-make a bundle."""
     expect = expectation(expect)
-    header = {"format": FORMAT, "reservation_id": expect["reservation_id"], "bundle_id": expect["bundle_id"],
+    header = {"format": _deploy.BUNDLE_FORMAT, "reservation_id": expect["reservation_id"],
+              "bundle_id": expect["bundle_id"],
               "scan_event_id": expect["scan_event_id"],
               "execution_snapshot_sha256": expect["execution_snapshot_sha256"], "slot_id": slot_id,
               "generation": generation, "status": status,

@@ -22,8 +22,8 @@ from conformance.invariants import Violation, read_for_scan
 from conformance.lifecycle import Lifecycle
 from conformance.planes.scan import bundles as _bundles
 from conformance.planes.scan import verdict
-from conformance.planes.scan.server import (DELETE, KEEP, ScanServer, canonical, error_answer, parse_strict,
-                                            token_pieces)
+from conformance.planes.scan.server import (DELETE, KEEP, ScanServer, canonical, error_answer, parse_document,
+                                            parse_strict, token_pieces)
 from conformance.planes.session.watch import Watch
 from conformance.runner import HarnessError
 from conformance.servers import CA_FILE, UNTRUSTED_CERT_CHAIN, LoopbackServer, Reply
@@ -111,7 +111,7 @@ class ScanPlane(object):
     ``server`` (ScanServer), ``store`` (ObjectStore: the targets), ``tripwire`` (a LoopbackServer
     every proxy variable names), ``timeline`` (both fakes' requests, and every life's marks).
     Options: ScanServer.OPTIONS (retry_after, no_work_reason, progress_stale_when_resolved,
-    first_reservation_id); proxies (True: every proxy variable names the tripwire), token (the
+    first_reservation_id, dialect, upload_status); proxies (True: every proxy variable names the tripwire), token (the
     first token; default 48 fresh characters), token_grace_s (how long a rotated-out token is
     still accepted; 0: not at all), extra_env and drop_env (every life's environment),
     untrusted (the scan server serves a certificate nobody trusts).
@@ -434,12 +434,12 @@ class ScanPlane(object):
             return None
 
     def slot_state(self, slot, stale=False):
-        """The slot file parsed strictly, or None (absent, or not strict JSON)."""
+        """The slot file parsed strictly (floats allowed: D24), or None (absent, or not strict JSON)."""
         raw = self.slot_raw(slot, stale)
         if raw is None:
             return None
         try:
-            return parse_strict(raw)
+            return parse_document(raw)
         except ValueError:
             return None
 

@@ -23,7 +23,8 @@ request id gets the same assignment again (201) while its reservation is unresol
 bytes hash to its ``X-Truf-Payload-SHA256``, ``prebundle_report`` at the first terminal report,
 or whatever a check decides (resolve, set_status). Replays of the same bytes get the same
 receipt; other bytes are refused (409 ``bundle_conflict``, ``terminal_conflict``). Every answer
-the worker reads is canonical JSON (ensure_ascii); every error is ``{"error": {"code", "message"}}``
+the worker reads is canonical JSON (ensure_ascii) unless the server's ``dialect`` rewrites it as a
+real server may write it (DIALECTS, area PEER); every error is ``{"error": {"code", "message"}}``
 and every message carries ``marker`` (SCAN-SECRET-2: no output may repeat it).
 
 Refusals, in the order they are checked: 404 ``not_found`` (no route, or a reservation this
@@ -53,14 +54,17 @@ import secrets as _secrets
 import threading
 import time
 
+from conformance import dialect as _dialect
 from conformance import faults
 from conformance.fake import Fake, read_body
 from conformance.faults import Match
 from conformance.planes import crawler_docs as _docs
+from conformance.planes.scan import deploy as _deploy
 from conformance.servers import MASK, LoopbackServer
 
 __all__ = ["ScanServer", "Reservation", "ScanCall", "Script", "error_answer", "canonical", "parse_strict",
-           "JsonError", "instant", "CLAIM_PATH", "ASSIGNMENTS_PATH", "VERBS", "RESOLUTIONS", "FAILURE_CODES",
+           "parse_document", "DIALECTS", "speak", "JsonError", "instant", "CLAIM_PATH", "ASSIGNMENTS_PATH", "VERBS",
+           "RESOLUTIONS", "FAILURE_CODES",
            "NO_WORK_REASONS", "TERMINAL_REPORT_MAX_BYTES", "DELETE", "KEEP"]
 
 # ---------------------------------------------------------------- the contract's numbers and words
@@ -80,6 +84,9 @@ FAILURE_CODES = ("client_process_failed", "client_storage_failed")
 NO_WORK_REASONS = ("empty_queue", "assignment_cap", "dispatch_paused", "capacity", "compatibility")
 TERMINAL_REPORT_MAX_BYTES = 16384          # SCAN-TERMINAL-3
 MAX_JSON_INTEGER = 9007199254740991
+# The (source, platform, planning_kind) of an assignment granted before any claim named a capability:
+# the reference node's.
+DEFAULT_CAPABILITY = ("fixture", "local", "files")
 # What the status's `state` says while a reservation is held, and after each resolution.
 STATE_SCANNING = "scanning"
 STATE_OF = {"bundle_accepted": "completed", "prebundle_report": "reported", "expired": "expired"}
@@ -88,6 +95,8 @@ STATE_OF = {"bundle_accepted": "completed", "prebundle_report": "reported", "exp
 MAX_RECORDED_BODY_BYTES = 64 * 1024
 # Bundle bodies are streamed to disk in blocks of this size and hashed on the way.
 BUNDLE_BLOCK_BYTES = 1 << 20
+# A paced upload (bundle_pace) is read in blocks of this size, each when the pace allows it.
+PACE_BLOCK_BYTES = 16 * 1024
 # A token shorter than this is not looked for (it would match by accident).
 MIN_SECRET_CHARS = 16
 # SCAN-SECRET-1: any piece of the token this long counts as the token.
@@ -114,6 +123,92 @@ def canonical(value):
 def parse_strict(data):
     """The contract's strict parser (section *Documents*): raises JsonError and nothing else."""
     return _docs.parse_lenient(data)
+
+
+def parse_document(data):
+    """The strict parser with floats allowed: a slot state keeps the assignment as the server wrote
+    it, and a server may write any number as a float (D24)."""
+    return _docs.parse_lenient(data, floats=True)
+
+
+# ---------------------------------------------------------------- peer variety (area PEER)
+
+# Each dialect rewrites every JSON answer the way a real server, whose code nobody here has seen,
+# may write it; the upstream reads them all alike (json.loads, .get(), int(), fromisoformat):
+#   members         a member nobody defined, in every object at every level (a later release)
+#   floats          every whole number written as a float (5 -> 5.0)
+#   texts           the whole numbers the upstream reads with int() written as decimal strings
+#                   (a generated client's 64-bit integers)
+#   instant-offset  every instant in another zone, with microseconds (2026-12-04T15:15:00.250000-05:00)
+#   instant-naive   every instant without a zone, in UTC (Python's isoformat() of a naive datetime)
+#   instant-space   every instant with a space for its T (str() of an aware datetime)
+#   pretty          indented, keys unsorted, non-ASCII characters unescaped
+DIALECTS = ("members", "floats", "texts", "instant-offset", "instant-naive", "instant-space", "pretty")
+# The members the upstream reads with int() (D25): "texts" writes these as strings.
+INT_MEMBERS = frozenset(["reservation_id", "attempts", "declared_bundle_bytes", "target_scan_timeout_seconds",
+                         "sequence"])
+_SERVED_INSTANT_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z")
+
+
+def _every_key(doc):
+    keys = set()
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            keys.add(key)
+            keys |= _every_key(value)
+    elif isinstance(doc, list):
+        for item in doc:
+            keys |= _every_key(item)
+    return keys
+
+
+def _rewrite_instants(doc, form):
+    def visit(node):
+        if isinstance(node, dict):
+            return dict((key, visit(value)) for key, value in node.items())
+        if isinstance(node, list):
+            return [visit(item) for item in node]
+        if isinstance(node, str) and _SERVED_INSTANT_RE.match(node):
+            moment = datetime.datetime.strptime(node, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+            if form == "naive":
+                return moment.replace(tzinfo=None).isoformat()
+            if form == "space":
+                return moment.isoformat(sep=" ")
+            return _dialect.instant(moment, "offset-fraction")
+        return node
+    return visit(doc)
+
+
+def _as_texts(doc):
+    def visit(node):
+        if isinstance(node, dict):
+            return dict((key, str(value) if key in INT_MEMBERS and isinstance(value, int)
+                         and not isinstance(value, bool) else visit(value)) for key, value in node.items())
+        if isinstance(node, list):
+            return [visit(item) for item in node]
+        return node
+    return visit(doc)
+
+
+def speak(doc, dialects):
+    """doc (a JSON answer) rewritten in each of dialects, in DIALECTS' order."""
+    if "members" in dialects:
+        doc = _dialect.unknown_members(doc)
+    if "texts" in dialects:
+        doc = _as_texts(doc)
+    if "floats" in dialects:
+        doc = _dialect.floats(doc, _every_key(doc))
+    for form in ("offset", "naive", "space"):
+        if "instant-" + form in dialects:
+            doc = _rewrite_instants(doc, form)
+    return doc
+
+
+def dialect_bytes(doc, dialects):
+    """The bytes of an answer: canonical, or (pretty) indented with keys unsorted and UTF-8 unescaped."""
+    if "pretty" in dialects:
+        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return canonical(doc)
 
 
 def instant(epoch_s):
@@ -183,12 +278,14 @@ class Reservation(object):
     (the accepted report's bytes)."""
 
     def __init__(self, reservation_id, targets, declared_bundle_bytes, target_scan_timeout_s,
-                 assignment_deadline_in_s, patch=None, source="fixture", platform="local", planning_kind="files",
+                 assignment_deadline_in_s, patch=None, source=None, platform=None, planning_kind=None,
                  attempts=0):
         self.reservation_id = reservation_id
         self.bundle_id = _secrets.token_hex(16)
         self.scan_event_id = _secrets.token_hex(16)
         self.execution_snapshot_sha256 = _secrets.token_hex(32)
+        # None: at the grant, the claiming worker's first capability (as a server dispatches by capability:
+        # a node whose [EDIT] CAPABILITIES differ is served work it can run), else DEFAULT_CAPABILITY
         self.source, self.platform, self.planning_kind, self.attempts = source, platform, planning_kind, attempts
         self.targets = [dict(t) for t in targets]
         self.declared_bundle_bytes = declared_bundle_bytes
@@ -225,15 +322,17 @@ class Reservation(object):
     def build(self, now):
         """The assignment (SCAN-ASSIGN-1) as of a grant at wall time now, with the patch applied."""
         deadline = now + self.assignment_deadline_in_s
+        source, platform, planning_kind = (given if given is not None else default for given, default in zip(
+            (self.source, self.platform, self.planning_kind), DEFAULT_CAPABILITY))
         reservation = {"reservation_id": self.reservation_id, "bundle_id": self.bundle_id,
-                       "scan_event_id": self.scan_event_id, "source": self.source, "platform": self.platform,
+                       "scan_event_id": self.scan_event_id, "source": source, "platform": platform,
                        "attempts": self.attempts, "remote_issued_at": instant(now),
                        "remote_expires_at": instant(deadline), "declared_bundle_bytes": self.declared_bundle_bytes}
         doc = {"reservation": reservation,
                "deadlines": {"assignment_deadline_at": instant(deadline),
                              "target_scan_timeout_seconds": self.target_scan_timeout_s},
                "execution_snapshot_sha256": self.execution_snapshot_sha256,
-               "planning_kind": self.planning_kind,
+               "planning_kind": planning_kind,
                "targets": [dict(t) for t in self.targets]}
         return deep_patch(doc, self.patch), deadline
 
@@ -381,15 +480,28 @@ class ScanServer(Fake):
     first_reservation_id (1).
     """
 
-    OPTIONS = ("retry_after", "no_work_reason", "progress_stale_when_resolved", "first_reservation_id")
+    OPTIONS = ("retry_after", "no_work_reason", "progress_stale_when_resolved", "first_reservation_id", "dialect",
+               "upload_status")
 
     def __init__(self, token_check, received_dir, seed=0, secret_values=None, cert_chain=None, retry_after=1,
-                 no_work_reason=None, progress_stale_when_resolved=True, first_reservation_id=1):
+                 no_work_reason=None, progress_stale_when_resolved=True, first_reservation_id=1, dialect=(),
+                 upload_status=200):
         self.token_check = token_check
         self.received_dir = received_dir
         os.makedirs(received_dir, exist_ok=True)
         self.retry_after, self.no_work_reason = retry_after, no_work_reason
         self.progress_stale_when_resolved = progress_stale_when_resolved
+        # Peer variety (area PEER): rewrites of every JSON answer the upstream reads leniently
+        # (see DIALECTS), and the status of an accepted upload (200 or 201: the upstream takes both).
+        unknown = sorted(set(dialect) - set(DIALECTS))
+        if unknown:
+            raise ValueError("ScanServer: unknown dialect(s) %s (known: %s)"
+                             % (", ".join(unknown), ", ".join(DIALECTS)))
+        self.dialect = tuple(dialect)
+        self.upload_status = upload_status
+        # (slow bytes, bytes per second): the first slow bytes of every upload body are read at that
+        # pace (a slow link), the rest at once; None: every body is read as fast as it comes.
+        self.bundle_pace = None
         # SCAN-SECRET-2: every error message carries it; no output of the worker may.
         self.marker = "MARKER" + _secrets.token_hex(8)
         self._lock = threading.RLock()
@@ -402,6 +514,7 @@ class ScanServer(Fake):
         self._progress_log = []                          # (ScanCall, doc, replayed)
         self._progress_seen = set()                      # (reservation id, sequence)
         self._scripts = []
+        self._capability = DEFAULT_CAPABILITY  # the last claiming worker's first capability
         self._secret_values = secret_values or (lambda: ())
         Fake.__init__(self, LoopbackServer("scan", tls=True, seed=seed, secret_values=self._secret_values,
                                            cert_chain=cert_chain))
@@ -474,6 +587,9 @@ class ScanServer(Fake):
 
     def _grant(self, res, request_id):
         if res.doc is None:
+            for name, value in zip(("source", "platform", "planning_kind"), self._capability):
+                if getattr(res, name) is None:
+                    setattr(res, name, value)
             now = time.time()
             res.doc, res.expires_at = res.build(now)
             res.granted_at = now
@@ -630,8 +746,10 @@ class ScanServer(Fake):
         if isinstance(doc, (bytes, bytearray)):
             body = bytes(doc)
         else:
+            if doc is not None and self.dialect:
+                doc = speak(doc, self.dialect)
             call.answer = doc
-            body = canonical(doc) if doc is not None else b""
+            body = dialect_bytes(doc, self.dialect) if doc is not None else b""
         names = set(k.lower() for k, _v in headers)
         head = list(headers)
         if body and "content-type" not in names:
@@ -675,6 +793,9 @@ class ScanServer(Fake):
             raise _Refused(400, "invalid_request", "a claim carries a request_id of 32 lowercase hex digits")
         call.problems = claim_problems(call)
         request_id = call.request_id = doc["request_id"]
+        offered = build_values(doc.get("build"), "$capabilities")
+        if offered and capabilities_ok(offered[0]):
+            self._capability = tuple(offered[0][0])  # what the next grant's assignment asks for (the first)
         res = self._by_request.get(request_id)
         if res is not None:
             call.reservation, call.replayed = res, True
@@ -759,11 +880,20 @@ class ScanServer(Fake):
         digest = hashlib.sha256()
         buf = bytearray(BUNDLE_BLOCK_BYTES)
         view = memoryview(buf)
+        pace, started, got = self.bundle_pace, time.monotonic(), 0
         with open(part, "wb") as out:
             while True:
-                n = ctx.body.readinto(view)
+                if pace is not None and got < pace[0]:
+                    # a slow link: never ahead of pace[1] bytes per second over the first pace[0] bytes
+                    ahead = started + got / float(pace[1]) - time.monotonic()
+                    if ahead > 0:
+                        time.sleep(ahead)
+                    n = ctx.body.readinto(view[:min(PACE_BLOCK_BYTES, pace[0] - got)])
+                else:
+                    n = ctx.body.readinto(view)
                 if not n:
                     break
+                got += n
                 digest.update(view[:n])
                 out.write(view[:n])
         ctx.body_finished()
@@ -818,7 +948,7 @@ class ScanServer(Fake):
             raise _Refused(409, "already_resolved", "the reservation is resolved")
         res.settle("bundle_accepted", "bundle", call.body_sha256)
         res.bundle_path, call.accepted = res.bundle_files.get(call.body_sha256), True
-        return 200, res.status_doc(), []
+        return self.upload_status, res.status_doc(), []
 
     # ---------------------------------------------------------------- observe (safe while the node runs)
     def calls(self, verb=None, reservation=None, since=None):
@@ -871,20 +1001,33 @@ def claim_problems(call):
     doc = call.doc
     if sorted(doc) != ["build", "request_id"]:
         found.append("members are not exactly build and request_id")
-    build = doc.get("build")
-    if not isinstance(build, dict) or sorted(build) != ["capabilities", "code_sha256", "node", "protocol",
-                                                        "version"]:
-        found.append("build is not exactly capabilities, code_sha256, node, protocol, version")
-    else:
-        caps = build["capabilities"]
-        if not isinstance(caps, list) or not caps or not all(
-                isinstance(c, list) and len(c) == 3 and all(isinstance(s, str) and 1 <= len(s) <= 64 for s in c)
-                for c in caps):
-            found.append("build.capabilities is not a list of [source, platform, planning_kind]")
-        if not isinstance(build["code_sha256"], str) or not _DIGEST_RE.match(build["code_sha256"]):
-            found.append("build.code_sha256 is not a digest")
-        if build["protocol"] != 2 or isinstance(build["protocol"], bool):
-            found.append("build.protocol is not 2")
+    # SCAN-CLAIM-2, D30: the build is the CLAIM_BUILD in force, its placeholders filled
+    found += _deploy.build_problems(doc.get("build"), capabilities_ok, lambda value: isinstance(value, str)
+                                    and _DIGEST_RE.match(value) is not None)
+    return found
+
+
+def capabilities_ok(value):
+    """A build's capabilities: a non-empty list of [source, platform, planning_kind], each 1..64 characters."""
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(c, list) and len(c) == 3 and all(isinstance(s, str) and 1 <= len(s) <= 64 for s in c)
+        for c in value)
+
+
+def build_values(build, placeholder):
+    """The values a claim's build carries where CLAIM_BUILD holds the placeholder (e.g. "$capabilities")."""
+    found = []
+
+    def walk(template, value):
+        if template == placeholder:
+            found.append(value)
+        elif isinstance(template, dict) and isinstance(value, dict):
+            for key in template:
+                walk(template[key], value.get(key))
+        elif isinstance(template, list) and isinstance(value, list):
+            for item, got in zip(template, value):
+                walk(item, got)
+    walk(_deploy.CLAIM_BUILD, build)
     return found
 
 
