@@ -494,3 +494,14 @@ class LifeTest(PlaneTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NewTokenTest(unittest.TestCase):
+    def test_a_generated_token_never_reads_as_an_option(self):
+        # One token_urlsafe token in 64 begins with "-": after `--token` as its own word argparse
+        # takes it for an option, and a check that passes it so failed one run in a hundred.
+        from conformance.planes.scan import ScanPlane
+        tokens = [ScanPlane.new_token() for _ in range(3000)]
+        self.assertFalse([t for t in tokens if t.startswith("-")])
+        self.assertEqual(set(len(t) for t in tokens), {48})
+        self.assertEqual(len(ScanPlane.new_token(16)), 16)

@@ -10,11 +10,11 @@ the worker out either, and a 401 must not become a hot loop.
 """
 
 import os
-import secrets
 
 from conformance.checks import check
 from conformance.checks.scan._common import (PHASE_TIMEOUT_S, argv_without_token_file, describe_run, each_variant,
                                              expect_usage, live_stdout, run_to_exit)
+from conformance.planes.scan import ScanPlane
 from conformance.runner import read_cmdline, read_environ
 
 TOKEN_ENV = "TRUF_WORKER_TOKEN"
@@ -42,7 +42,7 @@ def _request_id(call):
 
 
 def _fresh(n=48):
-    return secrets.token_urlsafe(n)[:n]
+    return ScanPlane.new_token(n)
 
 
 @check("token.one-source", clauses=["SCAN-TOKEN-1"], level="MUST",

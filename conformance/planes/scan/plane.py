@@ -174,11 +174,24 @@ class ScanPlane(object):
         with self._lock:
             return self.tokens[self._current]
 
+    @staticmethod
+    def new_token(chars=48):
+        """A fresh token of `chars` URL-safe characters that never begins with "-".
+
+        One that did would be read as an option when it follows `--token` as its own word,
+        by the upstream's argparse as by ours (one token in 64 of token_urlsafe's): such a token
+        is given as `--token=T`, and the checks that pass `--token T` would fail now and then.
+        """
+        while True:
+            token = _secrets.token_urlsafe(chars)[:chars]
+            if not token.startswith("-"):
+                return token
+
     def rotate_token(self, new=None, grace_s=None):
         """Replace the token file atomically (a new inode, mode 0600) with new (default 48 fresh
         characters); the server accepts it at once and the previous one for grace_s more seconds
         (default the plane's token_grace_s). Returns the new token."""
-        new = new or _secrets.token_urlsafe(36)
+        new = new or self.new_token()
         grace = self.token_grace_s if grace_s is None else grace_s
         with self._lock:
             self.tokens.append(new)
