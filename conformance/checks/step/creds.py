@@ -190,8 +190,9 @@ def _expires_variant(label, value, title):
         expect_exit(ctx, plane, 0, "the rotation is picked up")
         ctx.expect(not _refusals(plane), expected="no ExpiredToken refusal",
                    actual="%d refusal(s)" % len(_refusals(plane)),
-                   diagnosis="treat an expires_at that is missing or cannot be parsed as already expired: re-open the "
-                             "credentials path before every request")
+                   diagnosis="read an expires_at ending in Z as UTC (fromisoformat refuses Z before Python 3.11)"
+                   if label == "zulu" else "treat an expires_at that is missing or cannot be parsed as already "
+                                           "expired: re-open the credentials path before every request")
 
 
 _expires_variant("garbage", "next tuesday", "an unparseable expires_at means re-read on every access")
