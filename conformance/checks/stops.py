@@ -55,8 +55,15 @@ def unnoticed(result, noticed, trace="", signum=None):
     if noticed:
         return None
     seen = " (%s)" % trace if trace else ""
-    if signum == signal.SIGINT and "KeyboardInterrupt" in (getattr(result, "stderr", "") or ""):
-        return "no handler ran%s: SIGINT raised KeyboardInterrupt; %s" % (seen, install)
+    if signum == signal.SIGINT:
+        # Python's own SIGINT handler raises KeyboardInterrupt wherever the code is: a node
+        # that installed none ends as a failure (or a traceback); one that ignores it runs on.
+        if "KeyboardInterrupt" in (getattr(result, "stderr", "") or ""):
+            return "no handler ran%s: SIGINT raised KeyboardInterrupt; %s" % (seen, install)
+        if not (getattr(result, "timed_out", False) or getattr(result, "killed", False)):
+            return ("no handler ran%s: Python's default SIGINT handler raised KeyboardInterrupt and the node ended "
+                    "the run as a failure; %s" % (seen, install))
+        return "no handler ran%s: SIGINT is ignored; %s" % (seen, install)
     if getattr(result, "is_pid1", False):
         return "no handler ran%s: %s (as PID 1 the kernel drops the signal otherwise)" % (seen, install)
     return ("no handler ran%s: %s is ignored or its handler does nothing; %s, one that starts the stop"
