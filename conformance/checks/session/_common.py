@@ -19,7 +19,7 @@ from conformance.runner import proc_alive, proc_field  # noqa: F401 (re-exported
 __all__ = ["faults", "refusal", "each_variant", "retire_plane", "PHASE_TIMEOUT_S", "SESSION_RUN_TIMEOUT_S",
            "STOP_BUDGET_S", "DRAIN_BUDGET_S", "SCHEDULE_SLACK_S", "describe_run", "expect_summary",
            "expect_no_request", "capability_calls", "expect_report", "run_to_exit", "stop_unnoticed",
-           "summary_diagnosis", "NEW_WORK", "STOPPING"]
+           "summary_diagnosis", "NEW_WORK", "STOPPING", "stop_unnoticed_so_far"]
 
 # The verbs that start new work (SESSION-STOP-2): none may start after a stop.
 NEW_WORK = ("claim", "acquire", "read")
@@ -71,6 +71,25 @@ def stop_unnoticed(plane, since=None):
         call.verb in NEW_WORK and call.t > t_signal + SCHEDULE_SLACK_S for call in plane.control.calls())
     return stops.unnoticed(result, trace or not went_on,
                            "no service_stopped summary or event, no %s report, and the run went on" % STOPPING)
+
+
+def stop_unnoticed_so_far(plane):
+    """While the node still runs: "no handler ran" when it was sent a stop and has
+    started new work since (a claim, an acquisition or a read after the signal and
+    the machine's slack, SESSION-STOP-2) with no trace of the stop; None otherwise."""
+    proc = plane.proc
+    if proc is None or not proc.signals:
+        return None
+    t_signal, signum = proc.signals[0]
+    if any((call.doc or {}).get("failure_code") == STOPPING for call in plane.control.reports()):
+        return None
+    went_on = any(call.verb in NEW_WORK and call.t > t_signal + SCHEDULE_SLACK_S for call in plane.control.calls())
+    if not went_on:
+        return None
+    return ("no handler ran (the node started new claims, acquisitions or reads after the %s, and no %s report): "
+            "install a %s handler at the start of main()%s" % (
+                stops.signal_name(signum), STOPPING, stops.signal_name(signum),
+                " (as PID 1 the kernel drops the signal otherwise)" if proc.is_pid1 else ""))
 
 
 def summary_diagnosis(plane, terminal_state, failure_code, wanted_exit):

@@ -15,7 +15,8 @@ import time
 
 from conformance.checks import check
 from conformance.checks.session._common import (DRAIN_BUDGET_S, NEW_WORK, SCHEDULE_SLACK_S, STOP_BUDGET_S,
-                                                describe_run, each_variant, expect_summary, faults, stop_unnoticed)
+                                                describe_run, each_variant, expect_summary, faults, stop_unnoticed,
+                                                stop_unnoticed_so_far)
 from conformance.planes.session import control as control_module
 
 # SESSION-STOP-2: a request that starts this long after the signal started after it (the
@@ -201,7 +202,8 @@ def _(ctx):
     plane.control.add_fault(faults.hang(), plane.control.report_match())
     _start(ctx, plane)
     plane.stop_when(plane.control.started("read", 1), what="the first acquisition read")
-    t_second = plane.stop_when(plane.control.started("report", 1), what="the drain's report")
+    t_second = plane.stop_when(plane.control.started("report", 1), what="the drain's report",
+                               diagnosis=lambda: stop_unnoticed_so_far(plane))
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     _expect_exit_within(ctx, plane, STOP_BUDGET_S + SCHEDULE_SLACK_S, t_second, "the second stop")
     summary = expect_summary(ctx, plane, terminal_state="service_stopped")
