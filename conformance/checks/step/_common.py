@@ -220,8 +220,8 @@ def exit_diagnosis(plane, codes, why):
     if code not in EXIT_STATUS:
         return ("exit %s is none of the contract's codes (0, 1, 10, 20): an unhandled exception or an argument "
                 "parser ended the run; catch it and exit %s (%s)" % (code, wanted, why))
-    return ("the node exited %d, %s, where the contract's failure map gives %s (%s): classify this case as "
-            "the map does" % (code, EXIT_MEANING[code], wanted, why))
+    return ("%s: the contract's failure map gives exit %s here, but the node exited %d (%s); classify this case "
+            "as the map does" % (why, wanted, code, EXIT_MEANING[code]))
 
 
 def expect_exit(ctx, plane, codes, why, diagnosis=None):
