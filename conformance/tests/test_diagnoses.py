@@ -19,12 +19,19 @@ applied and read the diagnosis the report would show.
 import ast
 import os
 import shutil
+import signal
 import tempfile
+import types
 import unittest
 
 from conformance import checks, mutants, runner
-from conformance.checks import FAIL, NodeSpec, run_check
+from conformance.checks import FAIL, NodeSpec, run_check, stops
+from conformance.checks.crawler import _common as crawler_common
+from conformance.checks.scan import _common as scan_common
+from conformance.checks.session import _common as session_common
+from conformance.checks.step import _common as step_common
 from conformance.clauses import REPO_ROOT
+from conformance.runner import RunResult
 
 # The trees whose calls fail checks.
 SCANNED = [os.path.join("conformance", "checks"), os.path.join("conformance", "planes")]
@@ -123,6 +130,93 @@ class DiagnosesTest(unittest.TestCase):
             "    unittest_case.fail('not a check context')\n")
         self.assertEqual([line for line, _call in missing_diagnoses(source)], [2, 3, 4, 5, 6])
 
+
+
+def _stopped(exit_code, signum=signal.SIGTERM, pid1=True, timed_out=False, stderr=(), stdout=()):
+    """A RunResult stopped by signum at t=10 s: stderr and stdout lines (t, text) as given."""
+    return RunResult(exit_code=exit_code, signals=[(10.0, signum)], t_signal=10.0, is_pid1=pid1,
+                     timed_out=timed_out, killed=timed_out, stderr_lines=list(stderr), stdout_lines=list(stdout),
+                     stderr="".join(text + "\n" for _t, text in stderr),
+                     stdout="".join(text + "\n" for _t, text in stdout))
+
+
+class EvidenceTest(unittest.TestCase):
+    """Which sentence each diagnosis read off a run picks, on made-up runs (no node started)."""
+
+    def test_a_signal_nobody_handled(self):
+        self.assertIn("default action", stops.unnoticed(_stopped(-15, pid1=False), noticed=False))
+        self.assertIn("as PID 1 the kernel drops",
+                      stops.unnoticed(_stopped(-9, timed_out=True), noticed=False, trace="no line"))
+        self.assertIsNone(stops.unnoticed(_stopped(20), noticed=True))
+        self.assertIsNone(stops.unnoticed(RunResult(exit_code=0), noticed=False))  # no signal sent
+
+    def test_sigint_without_a_handler(self):
+        ended = _stopped(1, signum=signal.SIGINT)
+        self.assertIn("raised KeyboardInterrupt and the node ended the run", stops.unnoticed(ended, noticed=False))
+        ignored = _stopped(-9, signum=signal.SIGINT, timed_out=True)
+        self.assertIn("SIGINT is ignored", stops.unnoticed(ignored, noticed=False))
+        traced = _stopped(1, signum=signal.SIGINT, stderr=[(10.1, "KeyboardInterrupt")])
+        self.assertIn("SIGINT raised KeyboardInterrupt", stops.unnoticed(traced, noticed=False))
+
+    def test_step_reads_the_acknowledgement(self):
+        def plane(result, marker=None):
+            return types.SimpleNamespace(result=result, marker=marker)
+        silent = plane(_stopped(-9, timed_out=True, stderr=[(1.0, "node: execution 41, attempt 2")]))
+        self.assertIn("no handler ran", step_common.stop_unnoticed(silent))
+        acknowledged = plane(_stopped(-9, timed_out=True,
+                                      stderr=[(10.1, "node: stop requested (signal 15); finishing up")]))
+        self.assertIsNone(step_common.stop_unnoticed(acknowledged))
+        self.assertIsNone(step_common.stop_unnoticed(plane(_stopped(20))))  # a silent handler that exits 20
+        # An acknowledgement printed before the signal proves nothing.
+        early = plane(_stopped(-9, timed_out=True, stderr=[(9.0, "node: signal 15 is a stop")]))
+        self.assertIn("no handler ran", step_common.stop_unnoticed(early))
+
+    def test_step_exit_codes(self):
+        def plane(code, **fields):
+            return types.SimpleNamespace(result=RunResult(exit_code=code, **fields), marker=None)
+        self.assertIn("gives exit 1 (a transient failure) here, but the node exited 10",
+                      step_common.exit_diagnosis(plane(10), (1,), "a 503 refusal is transient"))
+        self.assertIn("none of the contract's codes", step_common.exit_diagnosis(plane(2), (0,), "a healthy run"))
+        self.assertIn("died of signal 11", step_common.exit_diagnosis(plane(-11), (0,), "a healthy run"))
+        self.assertIn("still running", step_common.exit_diagnosis(plane(-9, timed_out=True), (1,), "x"))
+
+    def test_step_marker_and_session_summary(self):
+        plane = types.SimpleNamespace(result=RunResult(exit_code=1), marker=None)
+        self.assertIn("the marker says exit_code 10 but the process exited 1",
+                      step_common._marker_diagnosis(plane, {"status": "failed", "exit_code": 10}, "failed", 1))
+        plane = types.SimpleNamespace(result=RunResult(exit_code=10), marker=None)
+        self.assertIn("recorded a permanent failure where the contract's failure map gives a transient failure",
+                      step_common._marker_diagnosis(plane, {"status": "failed", "exit_code": 10}, "failed", 1))
+        summary = {"terminal_state": None, "failure_code": "SESSION_WORKER_FAILED"}
+        session = types.SimpleNamespace(result=RunResult(exit_code=1), summary=lambda: summary)
+        self.assertIn("failure_code SESSION_WORKER_FAILED where the contract gives terminal_state closed",
+                      session_common.summary_diagnosis(session, "closed", None, 0))
+
+    def test_crawler_outcome(self):
+        def plane(result, line, problem=None):
+            return types.SimpleNamespace(result=result, status_line=lambda: line, status_problem=lambda: problem)
+        silent = plane(_stopped(-9, timed_out=True), None)
+        self.assertIn("no handler ran", crawler_common.outcome_diagnosis(silent, "CRAWLER_CANCELLED", "failed", 143))
+        wrong_code = plane(RunResult(exit_code=0), ("CRAWLER_SOURCE_TIMEOUT", "reported"))
+        self.assertIn("reported CRAWLER_SOURCE_TIMEOUT where the contract gives CRAWLER_SOURCE_UNAVAILABLE",
+                      crawler_common.outcome_diagnosis(wrong_code, "CRAWLER_SOURCE_UNAVAILABLE", "reported", 0))
+        two_lines = plane(RunResult(exit_code=0), None, "stderr is not exactly one line ending in a newline")
+        self.assertIn("here stderr is not exactly one line",
+                      crawler_common.outcome_diagnosis(two_lines, "CRAWLER_CHILD_FAILED", "reported", 0))
+
+    def test_session_and_scan_stops(self):
+        control = types.SimpleNamespace(progress_events=lambda: [], reports=lambda probe_id=None: [],
+                                        calls=lambda verb=None: [types.SimpleNamespace(verb="claim", t=12.0)])
+        went_on = types.SimpleNamespace(result=_stopped(-9, timed_out=True), control=control, summary=lambda: None)
+        self.assertIn("no handler ran", session_common.stop_unnoticed(went_on))
+        quiet = types.SimpleNamespace(result=_stopped(-9, timed_out=True), summary=lambda: None,
+                                      control=types.SimpleNamespace(progress_events=lambda: [],
+                                                                    reports=lambda probe_id=None: [],
+                                                                    calls=lambda verb=None: []))
+        self.assertIsNone(session_common.stop_unnoticed(quiet))  # went quiet: it may have seen the stop and hung
+        self.assertIn("no handler ran", scan_common.stop_unnoticed(_stopped(-9, timed_out=True)))
+        drained = _stopped(-9, timed_out=True, stdout=[(10.2, scan_common.DRAINING_LINE)])
+        self.assertIsNone(scan_common.stop_unnoticed(drained))
 
 
 def _mutated_node(contract, name, directory):
