@@ -201,7 +201,8 @@ def _(ctx):
             bodies = [call.body for call in plane.broker.fails()]
             ctx.expect(bodies == [want], expected="one :fail with the body exactly %s" % want.decode(),
                        actual="bodies %r" % [body[:200] for body in bodies],
-                       diagnosis="send :fail with the body exactly {\"failure_code\":\"<code>\"} in canonical JSON, once")
+                       diagnosis="send :fail with the body exactly {\"failure_code\":\"<code>\"} in canonical JSON, "
+                                 "once")
         _expect_marker_absent(ctx, plane, marker, label)
     each_variant(ctx, [("child stderr", "CHILD"), ("metadata 500 body", "METADATA"),
                        (":redeem 500 body", "REDEEM")], act)

@@ -470,7 +470,8 @@ def _judge(ctx, plane, reservations, label, sampler, finished, result, memo, par
     ctx.expect(result is not None and result.exit_code == 0,
                expected=cell + "the final life drains on SIGTERM and exits 0",
                actual=lambda: "exit %s" % (result.exit_code if result is not None else "none"),
-               diagnosis=stop_unnoticed(result) or "the first SIGTERM drains: finish what the slots hold and exit 0 (EXIT_OK)")
+               diagnosis=stop_unnoticed(result) or "the first SIGTERM drains: finish what the slots hold and exit 0 "
+                                                   "(EXIT_OK)")
     # SCAN-RUNNER-9, SCAN-STOP-4: no runner of any life outlives the final one.
     alive = []
     for life in lives:

@@ -352,8 +352,8 @@ def _(ctx):
     ctx.expect(res.resolution == "bundle_accepted" and result.exit_code == 0,
                expected="the assignment accepted and a drain ending with exit 0",
                actual=lambda: "exit %s; %s" % (result.exit_code, describe_run(plane)),
-               diagnosis=drain_diagnosis(result) if res.resolution == "bundle_accepted" else "with --no-progress, claim, scan and "
-               "upload as usual: only progress is left out")
+               diagnosis=drain_diagnosis(result) if res.resolution == "bundle_accepted"
+               else "with --no-progress, claim, scan and upload as usual: only progress is left out")
     ctx.expect(not plane.server.calls("progress") and not kept,
                expected="no progress request and no journal or cursor",
                actual="%d progress request(s); state tree holds %s" % (len(plane.server.calls("progress")), kept),

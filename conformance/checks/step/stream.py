@@ -82,7 +82,8 @@ def _scratch_check(label, title, arrange, code):
                    actual="left: %s" % [os.path.relpath(p, plane.scratch) for p in left][:5],
                    diagnosis="remove scratch files on every path, this one (a %s) included: delete each as soon "
                              "as it is used up and the rest in a finally" % (
-                                 "stop" if plane.result.signals else "failure" if plane.result.exit_code else "success"))
+                                 "stop" if plane.result.signals else
+                                 "failure" if plane.result.exit_code else "success"))
 
 
 def _success(ctx):
