@@ -315,12 +315,14 @@ class Context:
 
     # ---- assertions and notes -------------------------------------------
     def expect(self, cond, expected, actual, diagnosis=None):
-        """Raise CheckFailed unless cond. `actual` may be a callable (evaluated only on failure)."""
+        """Raise CheckFailed unless cond. `actual` and `diagnosis` may be callables
+        (evaluated only on failure: a diagnosis read off the run's evidence costs nothing on a pass)."""
         if not cond:
-            raise CheckFailed(expected, actual() if callable(actual) else actual, diagnosis)
+            raise CheckFailed(expected, actual() if callable(actual) else actual,
+                              diagnosis() if callable(diagnosis) else diagnosis)
 
     def fail(self, expected, actual, diagnosis=None):
-        raise CheckFailed(expected, actual, diagnosis)
+        raise CheckFailed(expected, actual, diagnosis() if callable(diagnosis) else diagnosis)
 
     def skip(self, reason):
         raise Skip(reason)

@@ -13,7 +13,8 @@ def _(ctx):
     lines = [line for _t, line in result.stdout_lines]
     ctx.expect("hello, world" in lines, expected="a stdout line 'hello, world'",
                actual="stdout lines %r" % lines[-5:], diagnosis="the greeting is missing or wrong")
-    ctx.expect(result.exit_code == 0, expected="exit 0", actual="exit %s" % result.exit_code)
+    ctx.expect(result.exit_code == 0, expected="exit 0", actual="exit %s" % result.exit_code,
+               diagnosis="a greeting run ends with exit 0")
 
 
 @check("greet.progress", clauses=["SELFTEST-GREET-2"], level="SHOULD",

@@ -10,4 +10,5 @@ from conformance.checks._selftest.plane import ToyPlane
 def _(ctx):
     plane = ctx.use(ToyPlane(ctx))
     result = plane.run(TOY_SCRATCH="1")
-    ctx.expect(result.exit_code == 0, expected="exit 0", actual="exit %s" % result.exit_code)
+    ctx.expect(result.exit_code == 0, expected="exit 0", actual="exit %s" % result.exit_code,
+               diagnosis="a run that uses scratch ends with exit 0")

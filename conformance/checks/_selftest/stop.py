@@ -17,7 +17,8 @@ def _(ctx):
     plane = ctx.use(ToyPlane(ctx))
     proc = plane.start(pid1="require", TOY_WAIT="1")
     ctx.expect(proc.wait_for_line("stdout", lambda line: line == "waiting", SHORT_TIMEOUT_S),
-               expected="a stdout line 'waiting'", actual=lambda: "stdout %r" % proc.stdout_text()[-200:])
+               expected="a stdout line 'waiting'", actual=lambda: "stdout %r" % proc.stdout_text()[-200:],
+               diagnosis="with TOY_WAIT set, print 'waiting' on stdout (flushed) before waiting for the signal")
     proc.signal(signal.SIGTERM)
     result = proc.wait(2 * STOP_LIMIT_S)  # past the limit the run is killed: the check fails anyway
     ctx.note("after SIGTERM: " + result.describe())
@@ -26,4 +27,5 @@ def _(ctx):
                diagnosis="as PID 1 a signal without a handler is ignored: install a SIGTERM handler")
     ctx.expect(result.exit_code == 20 and result.stop_latency_s <= STOP_LIMIT_S,
                expected="exit 20 within %.1f s" % STOP_LIMIT_S,
-               actual="exit %s after %.3f s" % (result.exit_code, result.stop_latency_s))
+               actual="exit %s after %.3f s" % (result.exit_code, result.stop_latency_s),
+               diagnosis="a SIGTERM ends the run with exit 20 within 1 s")

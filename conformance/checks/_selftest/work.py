@@ -11,4 +11,5 @@ def _(ctx):
     plane = ctx.use(ToyPlane(ctx))
     result = plane.run()
     lines = [line for _t, line in result.stdout_lines]
-    ctx.expect(lines[-1:] == ["bye"], expected="a last stdout line 'bye'", actual="stdout lines %r" % lines[-5:])
+    ctx.expect(lines[-1:] == ["bye"], expected="a last stdout line 'bye'", actual="stdout lines %r" % lines[-5:],
+               diagnosis="say 'bye' on stdout as the last line, after the greeting")

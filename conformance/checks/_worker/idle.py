@@ -22,16 +22,19 @@ def _(ctx):
     timeline = plane.timeline
     life = plane.lifecycle().start()
     ctx.expect(timeline.wait_for(1, SHORT_TIMEOUT_S, path="/poll"),  # start-up (imports, the claim) is over
-               expected="a first poll within %.0f s" % SHORT_TIMEOUT_S, actual="none")
+               expected="a first poll within %.0f s" % SHORT_TIMEOUT_S, actual="none",
+               diagnosis="claim, then poll: the worker never polled after its start")
     t0 = timeline.last(path="/poll").t_start
     use = measure_cpu(life.proc, IDLE_WINDOW_S)
     ctx.expect(use is not None, expected="the worker keeps running while it waits",
-               actual=lambda: "it exited: %s" % life.wait(SHORT_TIMEOUT_S).describe())
+               actual=lambda: "it exited: %s" % life.wait(SHORT_TIMEOUT_S).describe(),
+               diagnosis="the worker exited while it should wait between polls: with no work it keeps polling")
     ctx.note("idle: %.3f CPU-s over %.2f s = %.2f %% of a core (%d processes)"
              % (use.cpu_s, use.wall_s, 100 * use.share, use.processes))
     polls = timeline.count(path="/poll", since=t0 + 1e-9)
     ctx.expect(polls >= 2, expected="the worker polls while it waits (at least 2 polls in the window)",
-               actual="%d polls" % polls)
+               actual="%d polls" % polls,
+               diagnosis="poll at the interval the plane hands out while waiting")
     ctx.expect(use.share <= IDLE_SHARE_MAX,
                expected="at most %.0f %% of one core while waiting" % (100 * IDLE_SHARE_MAX),
                actual="%.1f %% (%.3f CPU-s over %.2f s)" % (100 * use.share, use.cpu_s, use.wall_s),

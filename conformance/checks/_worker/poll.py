@@ -21,7 +21,9 @@ def _(ctx):
     life = plane.lifecycle().start()
     ctx.expect(timeline.wait_for(POLLS_OBSERVED, SHORT_TIMEOUT_S, path="/poll"),
                expected="%d polls within %.0f s" % (POLLS_OBSERVED, SHORT_TIMEOUT_S),
-               actual=lambda: "%d polls" % timeline.count(path="/poll"))
+               actual=lambda: "%d polls" % timeline.count(path="/poll"),
+               diagnosis="claim, then poll at the interval the plane hands out: fewer polls came than that schedule "
+                         "gives")
     result = life.stop(signal.SIGTERM, SHORT_TIMEOUT_S)
     expect_interval(ctx, timeline.intervals(method="GET", path="/poll", until=result.t_signal), plane.poll_s,
                     what="GET /poll", diagnosis="the worker does not wait the interval the plane handed out")

@@ -20,7 +20,8 @@ def _(ctx):
     first = lives.start(kill_at=held(plane.server, "POST", "/claim", processed=True))
     first.wait(SHORT_TIMEOUT_S)
     ctx.expect(first.fired, expected="life 1 sends a claim (SIGKILLed while the plane holds it)",
-               actual=lambda: "no claim: %s" % first.result.describe())
+               actual=lambda: "no claim: %s" % first.result.describe(),
+               diagnosis="send the claim after its request id is on disk: life 1 never claimed")
     # Life 2: same state directory; killed once the claim is on disk.
     second = lives.restart(kill_at=when(lambda: bool((plane.state_on_disk() or {}).get("claim_id")),
                                         "the state file holds the granted claim"))
@@ -30,7 +31,8 @@ def _(ctx):
                actual=lambda: "%d claims granted, request ids %s" % (len(granted), ", ".join(granted)),
                diagnosis="the request id must be on disk before the claim is sent, and a restart must reuse it")
     ctx.expect(second.fired, expected="life 2 writes the granted claim to its state file",
-               actual=lambda: "state file %r; %s" % (plane.state_on_disk(), second.result.describe()))
+               actual=lambda: "state file %r; %s" % (plane.state_on_disk(), second.result.describe()),
+               diagnosis="write the granted claim to the state file once the claim is answered")
     # Life 3: the claim is on disk; it must be resumed, not made again.
     third = lives.restart(kill_at=answered(plane.server, "GET", "/poll"))
     third.wait(SHORT_TIMEOUT_S)
@@ -41,4 +43,5 @@ def _(ctx):
     polled = [claim_id for t, claim_id in plane.polls if t >= third.t_start]
     ctx.expect(third.fired and polled and set(polled) == set(granted.values()),
                expected="life 3 polls with the granted claim %s" % ", ".join(granted.values()),
-               actual=lambda: "life 3 polled with %r; %s" % (polled, third.result.describe()))
+               actual=lambda: "life 3 polled with %r; %s" % (polled, third.result.describe()),
+               diagnosis="after a restart, resume the claim in the state file and poll with it")

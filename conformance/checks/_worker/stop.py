@@ -23,7 +23,8 @@ def _(ctx):
                and timeline.wait_for(1, SHORT_TIMEOUT_S, path="/heartbeat"))
     ctx.expect(working, expected="two polls and a heartbeat within %.0f s of the start" % SHORT_TIMEOUT_S,
                actual=lambda: "%d polls, %d heartbeats" % (timeline.count(path="/poll"),
-                                                           timeline.count(path="/heartbeat")))
+                                                           timeline.count(path="/heartbeat")),
+               diagnosis="claim, then poll and heartbeat: the worker was not working before the signal")
     result = life.stop(signal.SIGTERM, 2 * STOP_LIMIT_S)                        # Act
     later = timeline.requests(since=result.t_signal)                            # Assert: during the stop
     per_path = collections.Counter("%s %s" % (entry.method, entry.path) for entry in later)
@@ -37,7 +38,8 @@ def _(ctx):
                diagnosis="as PID 1 a signal without a handler is ignored: install a SIGTERM handler")
     ctx.expect(result.exit_code == 0 and result.stop_latency_s <= STOP_LIMIT_S,
                expected="exit 0 within %.1f s" % STOP_LIMIT_S,
-               actual="exit %s after %.3f s" % (result.exit_code, result.stop_latency_s))
+               actual="exit %s after %.3f s" % (result.exit_code, result.stop_latency_s),
+               diagnosis="a SIGTERM is a clean exit: exit 0 within 1 s")
     after_exit = timeline.requests(since=result.t_exit)                        # after the exit
     ctx.expect(not after_exit, expected="no request after the node exited",
                actual=lambda: "%d requests, the first %s %s" % (len(after_exit), after_exit[0].method,

@@ -11,6 +11,7 @@ import time
 import urllib.parse
 
 from conformance import faults
+from conformance.checks import stops
 from conformance.childmode import run_node_mode
 from conformance.checks.variants import each_variant, retire_plane
 from conformance.faults import Match
@@ -25,7 +26,11 @@ __all__ = ["faults", "Match", "docs", "BUCKET", "SESSION_ID", "STOP_BUDGET_S", "
            "expect_reported", "expect_success", "each_variant", "run_variants", "retire_plane", "describe_run",
            "FORBIDDEN_PUT_HEADERS", "PutRecorder", "wait_for", "bulky_csv", "bulky_limits", "expected_target",
            "describe_target_difference", "expected_put_headers", "expect_put_wire", "puts_summary",
-           "expect_put_count", "CHILD_ARGS", "DEFAULT_SOURCE", "child_mode_input", "run_child_mode"]
+           "expect_put_count", "CHILD_ARGS", "DEFAULT_SOURCE", "child_mode_input", "run_child_mode", "stop_unnoticed",
+           "outcome_diagnosis", "CANCELLED"]
+
+# The code of a run ended by a stop (CRAWLER-STOP-2, -3).
+CANCELLED = "CRAWLER_CANCELLED"
 
 # A stop must end the run this fast in conformance (CRAWLER-STOP-2..5).
 STOP_BUDGET_S = 1.0
@@ -58,6 +63,43 @@ def describe_run(plane):
         plane.describe_exchanges())
 
 
+def stop_unnoticed(plane):
+    """The diagnosis "no handler ran", when the run shows no sign of the stop the
+    harness sent (no CRAWLER_CANCELLED status line, no exit 143); None when it
+    shows one, or no signal was sent."""
+    result = plane.result
+    if result is None or not result.signals:
+        return None
+    line = plane.status_line()
+    noticed = (line is not None and line[0] == CANCELLED) or result.exit_code == 143
+    return stops.unnoticed(result, noticed, "no CRAWLER_CANCELLED status line and no exit 143")
+
+
+def outcome_diagnosis(plane, code, status, exit_code):
+    """What the node most likely does wrong when its status line or exit status
+    is not (code, status, exit_code): read off what it printed and did."""
+    unnoticed = stop_unnoticed(plane)
+    if unnoticed:
+        return unnoticed
+    result = plane.result
+    if result.timed_out:
+        return "the node was still running when the harness killed it: some wait has no deadline; bound it"
+    got, problem = plane.status_line(), plane.status_problem()
+    if got is None:
+        if problem:
+            return ("end the run with exactly one stderr line, the canonical JSON {\"code\":...,\"status\":...} "
+                    "and a newline: here %s" % problem)
+        return ("the node printed no status line: every run but a success ends with one stderr line, "
+                "{\"code\":\"%s\",\"status\":\"%s\"} here" % (code, status))
+    if got[0] != code:
+        return "the node reported %s where the contract gives %s in this situation" % (got[0], code)
+    if got[1] != status:
+        return ("\"reported\" means the failure bundle was stored, \"failed\" that it was not (or that no bundle is "
+                "owed in this phase): this run should say %s" % status)
+    return ("the exit status follows the outcome: 0 for a stored result or bundle, 143 for CRAWLER_CANCELLED, 1 for "
+            "any other failure; this run should exit %d" % exit_code)
+
+
 def expect_outcome(ctx, plane, code, status, exit_code, variant=None):
     """The run ended with exactly this status line and exit status."""
     where = " (variant %s)" % variant if variant else ""
@@ -65,7 +107,7 @@ def expect_outcome(ctx, plane, code, status, exit_code, variant=None):
     got = plane.status_line()
     ctx.expect(got == (code, status) and plane.result.exit_code == exit_code, expected=expected,
                actual=lambda: describe_run(plane),
-               diagnosis="the node ended this run with another code, status or exit status than the contract gives")
+               diagnosis=lambda: outcome_diagnosis(plane, code, status, exit_code))
 
 
 def expect_success(ctx, plane):
@@ -76,10 +118,12 @@ def expect_success(ctx, plane):
     result = plane.result
     ctx.expect(result.exit_code == 0 and not result.stderr and not result.stdout,
                expected="exit 0 with empty stdout and stderr", actual=lambda: describe_run(plane),
-               diagnosis="a run the contract expects to succeed did not")
+               diagnosis=lambda: _success_diagnosis(plane))
     stored = plane.stored_result()
     ctx.expect(stored is not None, expected="the result stored under the capability's object name",
-               actual="nothing stored (%s)" % plane.describe_exchanges())
+               actual="nothing stored (%s)" % plane.describe_exchanges(),
+               diagnosis="PUT the result through the capability's URL, byte for byte, with its headers: the "
+                         "store keeps it only under the capability's object name")
     problems = plane.verify_result(stored.raw)
     ctx.expect(not problems, expected="a stored result that restates what was fetched and whose summary "
                                       "matches its content",
@@ -88,13 +132,29 @@ def expect_success(ctx, plane):
                          "row_digest and parsed_schema_digest must be read off the content (CRAWLER-RESULT-*)")
 
 
+def _success_diagnosis(plane):
+    """Why a run the contract expects to succeed did not, from what it printed."""
+    result = plane.result
+    line = plane.status_line()
+    if line is not None:
+        return ("the node failed with %s where this run should succeed: find what raises that code here (the "
+                "Actual ends with the last requests the fakes saw)" % line[0])
+    if result.stdout:
+        return "print nothing on stdout, in any run: the platform reads only the status line on stderr"
+    if result.stderr:
+        return "a successful run prints nothing on stderr (no log line, no warning): stderr is the status line's"
+    return "a run the contract expects to succeed did not (exit %s)" % result.exit_code
+
+
 def expect_reported(ctx, plane, code, variant=None, exit_code=0):
     """A failure bundle with this code was stored and the status line says so."""
     expect_outcome(ctx, plane, code, "reported", exit_code, variant)
     bundle = plane.stored_bundle()
     ctx.expect(bundle is not None and bundle.doc.get("failure_code") == code,
                expected="a stored failure bundle with failure_code %s" % code,
-               actual=lambda: "stored: %s" % (bundle.doc if bundle else None))
+               actual=lambda: "stored: %s" % (bundle.doc if bundle else None),
+               diagnosis="after the capability validated, report a failure by PUTting the canonical failure bundle "
+                         "through the capability, its failure_code the code on the status line")
 
 
 def expect_untouched(ctx, plane, what, variant=None):
@@ -249,7 +309,11 @@ def puts_summary(plane):
 def expect_put_count(ctx, plane, count, why):
     puts = plane.puts()
     ctx.expect(len(puts) == count, expected="exactly %d PUT%s (%s)" % (count, "" if count == 1 else "s", why),
-               actual="%d: %s" % (len(puts), puts_summary(plane)))
+               actual="%d: %s" % (len(puts), puts_summary(plane)),
+               diagnosis=lambda: stop_unnoticed(plane) or (
+                   "the node sent more PUTs than this run calls for (%s): the capability is create-only, so a PUT is "
+                   "never repeated" % why if len(puts) > count else
+                   "the node sent fewer PUTs than this run calls for (%s)" % why))
 
 
 # ---------------------------------------------------------------- the node file's own child mode (child, norm)

@@ -135,18 +135,22 @@ def _(ctx):
     # Assert
     expect_success(ctx, plane)
     redeems = plane.broker.redeems()
-    ctx.expect(len(redeems) == 1, expected="one :redeem", actual="%d" % len(redeems))
+    ctx.expect(len(redeems) == 1, expected="one :redeem", actual="%d" % len(redeems),
+               diagnosis="the redemption is single-use: send :redeem exactly once per run")
     call = redeems[0]
     want_path = "%s/%s:redeem" % (BROKER_PATH, plane.session_id)
     ctx.expect(call.exchange.method == "POST" and call.raw_path == want_path and not call.has_query,
                expected="POST %s (no query)" % want_path,
-               actual="%s %s%s" % (call.exchange.method, call.raw_path, " with a query" if call.has_query else ""))
+               actual="%s %s%s" % (call.exchange.method, call.raw_path, " with a query" if call.has_query else ""),
+               diagnosis="POST to the url base's path plus /<session id>:redeem, exactly, with no query")
     ctx.expect(call.content_length == 0 and not call.chunked and call.body == b"",
                expected="Content-Length: 0 and no body",
                actual="Content-Length %r, chunked %s, %d body bytes" % (call.content_length, call.chunked,
-                                                                       len(call.body)))
+                                                                       len(call.body)),
+               diagnosis="send :redeem with Content-Length: 0 and no body (not chunked)")
     ctx.expect(call.header_all("accept") == ["application/json"], expected="Accept: application/json",
-               actual="Accept %s" % call.header_all("accept"))
+               actual="Accept %s" % call.header_all("accept"),
+               diagnosis="send exactly one Accept: application/json header on :redeem")
     tokens = plane.metadata.tokens()
     authorization = call.header_all("authorization")
     ctx.expect(tokens and authorization == ["Bearer " + tokens[0].token] and call.token_seq == 1,
@@ -155,7 +159,8 @@ def _(ctx):
                diagnosis="the token minted for the :redeem audience goes, whole, in one Authorization header")
     ctx.expect(call.header_all("x-mostlyright-cloud-run-execution") == [EXECUTION],
                expected="X-Mostlyright-Cloud-Run-Execution: %s" % EXECUTION,
-               actual="%s" % call.header_all("x-mostlyright-cloud-run-execution"))
+               actual="%s" % call.header_all("x-mostlyright-cloud-run-execution"),
+               diagnosis="send X-Mostlyright-Cloud-Run-Execution with the value of CLOUD_RUN_EXECUTION, once")
 
 
 @check("boot.single-attempt", clauses=["CRAWLER-BOOT-2"], level="MUST",

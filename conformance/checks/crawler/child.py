@@ -299,7 +299,8 @@ def _(ctx):
                expected="the child leads its session and process group (sid == pgid == pid)",
                actual="pid %s, pgid %s, sid %s" % (pid, record.get("pgid"), record.get("sid")),
                diagnosis="without its own group the node cannot kill the child's whole tree with killpg")
-    ctx.expect(record.get("cwd") == "/", expected="working directory \"/\"", actual="cwd %r" % record.get("cwd"))
+    ctx.expect(record.get("cwd") == "/", expected="working directory \"/\"", actual="cwd %r" % record.get("cwd"),
+               diagnosis="start the child with cwd \"/\" (its working directory is never the node's)")
 
 
 @check("child.pdeathsig", clauses=["CRAWLER-CHILD-3"], level="MUST",
@@ -469,7 +470,9 @@ def _(ctx):
     # Assert
     expect_success(ctx, plane)
     ctx.expect(os.path.exists(record), expected="the probe child ran and recorded its answers",
-               actual="no record; %s" % _describe(plane))
+               actual="no record; %s" % _describe(plane),
+               diagnosis="run the normaliser named by MOSTLYRIGHT_CRAWLER_CHILD, as [<path>, --input-fd, 0, "
+                         "--result-fd, 1], once the fetch is done")
     with open(record) as handle:
         sandboxed = json.load(handle)
     ctx.note("sandboxed: %s" % json.dumps(sandboxed, sort_keys=True))
@@ -522,7 +525,9 @@ def _(ctx):
                                                          for k in differing[:4])),
                diagnosis="the child must be told exactly what was fetched, and nothing else")
     ctx.expect(record.get("header_canonical") is True, expected="the header line in canonical JSON",
-               actual="not canonical (or not parsed: %s)" % record.get("header_error"))
+               actual="not canonical (or not parsed: %s)" % record.get("header_error"),
+               diagnosis="write the header line as canonical JSON (sorted keys, no spaces, the contract's escaping), "
+                         "then a newline, then the source")
     wire = docs.canonical(want) + b"\n" + source
     ctx.expect(record.get("stdin_sha256") == hashlib.sha256(wire).hexdigest() and record.get("stdin_size") == len(wire),
                expected="stdin exactly the %d bytes canonical(header) + \\n + the source" % len(wire),
@@ -627,7 +632,9 @@ def _(ctx):
     # Assert
     _expect_bundle_only(ctx, plane, "CRAWLER_CHILD_TIMEOUT")
     ctx.expect(pid is not None and t_put is not None, expected="the child seen running, then a PUT",
-               actual="child pid %s, PUT seen: %s" % (pid, t_put is not None))
+               actual="child pid %s, PUT seen: %s" % (pid, t_put is not None),
+               diagnosis="start the normaliser child once the fetch is done" if pid is None else
+               "when the child's deadline passes, kill it and report CRAWLER_CHILD_TIMEOUT with a bundle PUT")
     ctx.expect(state_at_put == "gone", expected="the child killed and reaped before the bundle PUT",
                actual="the child was %s when the PUT started" % state_at_put,
                diagnosis="on the deadline, kill the child's process group and wait for it before reporting")
@@ -687,7 +694,9 @@ def _(ctx):
         _expect_bundle_only(ctx, plane, "CRAWLER_UPLOAD_WINDOW_INSUFFICIENT", label)
         expect_untouched(ctx, plane, ("source",), label)
         ctx.expect(plane.child.record() is None, expected="no child started (variant %s)" % label,
-                   actual="the child ran")
+                   actual="the child ran",
+                   diagnosis="check the upload window before the fetch: when it is shorter than UPLOAD_RESERVE_S, "
+                             "report CRAWLER_UPLOAD_WINDOW_INSUFFICIENT without starting the child")
 
     each_variant(ctx, variants, act)
 

@@ -327,11 +327,15 @@ def _(ctx):
                          "and say once that it is a development setting (CRAWLER-CONFIG-4, D19)")
     stored = plane.stored_result()
     ctx.expect(stored is not None, expected="the result stored through the plain-HTTP store",
-               actual=lambda: "nothing stored (%s)" % plane.describe_exchanges())
+               actual=lambda: "nothing stored (%s)" % plane.describe_exchanges(),
+               diagnosis="with STORAGE_EMULATOR_HOST set, PUT the result to that plain-HTTP origin through the "
+                         "capability's path and query")
     if stored is not None:
         problems = plane.verify_result(stored.raw)
         ctx.expect(not problems, expected="a stored result that restates what was fetched",
-                   actual=lambda: "; ".join(problems[:4]))
+                   actual=lambda: "; ".join(problems[:4]),
+                   diagnosis="a result stored through the emulator must still restate the fetch and be read off the "
+                             "content, as over TLS")
 
 
 @check("config.policy", clauses=["CRAWLER-CONFIG-5"], level="MUST",

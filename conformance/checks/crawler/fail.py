@@ -75,7 +75,8 @@ def _(ctx):
         want_path = "%s/%s:fail" % (BROKER_PATH, plane.session_id)
         ctx.expect(call.exchange.method == "POST" and call.raw_path == want_path and not call.has_query,
                    expected="POST %s (no query)" % want_path,
-                   actual="%s %s%s" % (call.exchange.method, call.raw_path, " with a query" if call.has_query else ""))
+                   actual="%s %s%s" % (call.exchange.method, call.raw_path, " with a query" if call.has_query else ""),
+                   diagnosis="POST :fail to the url base's path plus /<session id>:fail, exactly, with no query")
         tokens = plane.metadata.tokens()
         ctx.expect(len(tokens) == 2 and tokens[1].audience == plane.broker.audience("fail") and call.token_seq == 2
                    and call.header_all("authorization") == ["Bearer " + tokens[1].token],
@@ -87,7 +88,8 @@ def _(ctx):
         ctx.expect(call.header_all("accept") == ["application/json"]
                    and call.header_all("content-type") == ["application/json"],
                    expected="Accept: application/json and Content-Type: application/json",
-                   actual="Accept %s, Content-Type %s" % (call.header_all("accept"), call.header_all("content-type")))
+                   actual="Accept %s, Content-Type %s" % (call.header_all("accept"), call.header_all("content-type")),
+                   diagnosis="send :fail with Accept: application/json and Content-Type: application/json, once each")
         ctx.expect(not call.header_all(EXECUTION_HEADER), expected="no X-Mostlyright-Cloud-Run-Execution header",
                    actual="X-Mostlyright-Cloud-Run-Execution %s" % call.header_all(EXECUTION_HEADER),
                    diagnosis="the execution header belongs to :redeem only")

@@ -227,7 +227,9 @@ def _(ctx):
     hops = plane.site.requests()
     ctx.expect([hop.target for hop in hops] == ["/plain/start", "/data.csv"],
                expected="two source requests, /plain/start then /data.csv",
-               actual="targets %s" % [hop.target for hop in hops])
+               actual="targets %s" % [hop.target for hop in hops],
+               diagnosis="follow the source's redirect by hand, one GET per hop, to the Location it names and nothing "
+                         "more")
     want = sorted([("host", "localhost:%d" % plane.site.port)] + PLAIN_HEADERS)
     for hop in hops:
         got = sorted((name.lower(), value) for name, value in hop.exchange.headers)
@@ -482,7 +484,9 @@ def _(ctx):
     record = plane.child.record() or {}
     got = (record.get("header") or {}).get("retrieval")
     ctx.expect(isinstance(got, dict), expected="the child was given a header with a retrieval object",
-               actual="child record: %s" % (sorted(record) if record else "none"))
+               actual="child record: %s" % (sorted(record) if record else "none"),
+               diagnosis="give the child the normalisation input header, its retrieval object built from what the node "
+                         "fetched")
     wrong = ["%s: expected %r, got %r" % (key, want[key], got.get(key))
              for key in sorted(want) if got.get(key) != want[key]]
     extra = sorted(set(got) - set(want))
@@ -495,7 +499,8 @@ def _(ctx):
                                                                       want["raw_size_bytes"]),
                expected="the child received the %d bytes the site served" % want["raw_size_bytes"],
                actual="the child received %s bytes with SHA-256 %s" % (record.get("raw_size"),
-                                                                        record.get("raw_sha256")))
+                                                                        record.get("raw_sha256")),
+               diagnosis="feed the child the spooled source exactly as served: every byte, none added, none decoded")
 
 
 @check("fetch.tls-verified", clauses=["CRAWLER-FETCH-3"], level="MUST",

@@ -100,7 +100,8 @@ def _(ctx):
     exchanges = _identity_exchanges(plane)
     requests = plane.metadata.requests()
     ctx.expect(exchanges and requests, expected="a request to the metadata server",
-               actual=plane.describe_exchanges())
+               actual=plane.describe_exchanges(),
+               diagnosis="ask the metadata server for an identity token before :redeem")
     first_ex, first = exchanges[0], requests[0]
     ctx.expect(first_ex.method == "GET" and first_ex.path.split("?", 1)[0] == IDENTITY_PATH,
                expected="GET %s" % IDENTITY_PATH, actual="%s %s" % (first_ex.method, first_ex.path.split("?", 1)[0]),
@@ -111,19 +112,23 @@ def _(ctx):
                diagnosis="audience first, then format=full, the audience encoded as urlencode() does "
                          "(':' and '/' percent-encoded)")
     ctx.expect(first.flavor == "Google", expected="Metadata-Flavor: Google",
-               actual="Metadata-Flavor: %r" % first.flavor)
+               actual="Metadata-Flavor: %r" % first.flavor,
+               diagnosis="send Metadata-Flavor: Google on the identity request: the metadata server refuses a request "
+                         "without it")
     ctx.expect(not first.authorization, expected="no Authorization header", actual="an Authorization header",
                diagnosis="the metadata request carries no credential (CRAWLER-IDENTITY-1)")
     framing = [name for name in first.header_names if name.lower() == "transfer-encoding"]
     ctx.expect(first.body_bytes == 0 and not framing, expected="no body",
-               actual="%d body bytes; headers %s" % (first.body_bytes, framing))
+               actual="%d body bytes; headers %s" % (first.body_bytes, framing),
+               diagnosis="send the identity request as a GET with no body and no Transfer-Encoding")
     redeems = plane.broker.redeems()
     broker_first = min([ex.t_start for ex in plane.broker.transcript] or [float("inf")])
     ctx.expect(redeems and first_ex.t_start < broker_first and first.minted is not None
                and redeems[0].token_seq == first.minted.seq,
                expected="the identity request before :redeem, whose token :redeem presents",
                actual=lambda: "identity at %.3f, first broker request at %.3f; :redeem presented token #%s" % (
-                   first_ex.t_start, broker_first, redeems[0].token_seq if redeems else None))
+                   first_ex.t_start, broker_first, redeems[0].token_seq if redeems else None),
+               diagnosis="before :redeem, mint its token at the metadata server and present that very token on :redeem")
 
 
 @check("identity.fresh-per-call", clauses=["CRAWLER-IDENTITY-2"], level="MUST",
@@ -146,10 +151,12 @@ def _(ctx):
                diagnosis="each broker call mints its own token for exactly its route's audience; none is reused")
     redeems, fails = plane.broker.redeems(), plane.broker.fails()
     ctx.expect(len(redeems) == 1 and len(fails) == 1, expected="one :redeem and one :fail",
-               actual="%d :redeem, %d :fail" % (len(redeems), len(fails)))
+               actual="%d :redeem, %d :fail" % (len(redeems), len(fails)),
+               diagnosis=":redeem is sent once and, when it fails, :fail once: neither is retried nor skipped")
     ctx.expect(redeems[0].token_seq == requests[0].token_seq == 1,
                expected=":redeem presents token #1 (minted for :redeem)",
-               actual=":redeem presented token #%s" % redeems[0].token_seq)
+               actual=":redeem presented token #%s" % redeems[0].token_seq,
+               diagnosis="present on :redeem the token just minted for the :redeem audience")
     ctx.expect(fails[0].token_seq == requests[1].token_seq == 2,
                expected=":fail presents token #2 (minted for :fail)",
                actual=":fail presented token #%s" % fails[0].token_seq,

@@ -35,7 +35,9 @@ def _expect_code(ctx, plane, code, variant):
     expect_reported(ctx, plane, code, variant)
     ctx.expect(len(plane.puts()) == 1 and plane.stored_result() is None,
                expected="exactly one PUT, the bundle, and no result stored (variant %s)" % variant,
-               actual=lambda: "%d PUT(s); result stored: %s" % (len(plane.puts()), plane.stored_result() is not None))
+               actual=lambda: "%d PUT(s); result stored: %s" % (len(plane.puts()), plane.stored_result() is not None),
+               diagnosis="a normalisation failure ends the run with its bundle alone: no result PUT once the child's "
+                         "answer is refused")
 
 
 def _expect_normalised(ctx, plane, variant):
@@ -246,7 +248,9 @@ def _(ctx):
     want = docs.canonical(docs.build_result(header, docs.normalize_bytes(good, "csv", request["query"]["limits"])))
     # Assert
     ctx.expect(run.returncode == 0 and run.stderr == b"", expected="exit 0 and nothing on stderr",
-               actual="exit %d, stderr %r" % (run.returncode, run.stderr[:200]))
+               actual="exit %d, stderr %r" % (run.returncode, run.stderr[:200]),
+               diagnosis="as the normaliser, exit 0 with nothing on stderr when the input is good: warnings and logs "
+                         "go nowhere")
     ctx.expect(run.stdout == want, expected="stdout exactly the canonical result (%d bytes)" % len(want),
                actual=lambda: "%d bytes: %s" % (len(run.stdout), _first_difference(want, run.stdout)),
                diagnosis="the reference child writes the result of CRAWLER-NORM-1 and -2, canonical, nothing "

@@ -206,7 +206,9 @@ def _(ctx):
         # Assert
         expect_reported(ctx, plane, code, label)
         ctx.expect(plane.stored_result() is None, expected="no result stored (variant %s)" % label,
-                   actual="a result was stored")
+                   actual="a result was stored",
+                   diagnosis="a child that failed leaves no result: report its code with a bundle, never store what it "
+                             "printed")
 
     each_variant(ctx, [("%s, %s" % (name, codes[i % len(codes)]),
                         (codes[i % len(codes)], form % _child_line(codes[i % len(codes)])))
@@ -234,7 +236,9 @@ def _(ctx):
         # Assert
         ctx.expect([ex.status for ex in plane.puts()] == [status],
                    expected="the store answered the PUT %d (variant %s)" % (status, label),
-                   actual="; ".join(str(ex.status) for ex in plane.puts()) or "no PUT")
+                   actual="; ".join(str(ex.status) for ex in plane.puts()) or "no PUT",
+                   diagnosis="the node sent no PUT or sent it again: PUT the result once and take any 2xx answer, "
+                             "whatever its body, as stored")
         expect_success(ctx, plane)
 
     each_variant(ctx, [("201 with a body", 201), ("200 with a body", 200)], act)
@@ -279,7 +283,9 @@ def _(ctx):
         paths = [call.raw_path for call in plane.broker.redeems()]
         ctx.expect(len(paths) == 1 and SESSION_ID in paths[0],
                    expected="one :redeem, for the last value (variant %s)" % label,
-                   actual="%d :redeem(s)%s" % (len(paths), "" if len(paths) != 1 else " for another session"))
+                   actual="%d :redeem(s)%s" % (len(paths), "" if len(paths) != 1 else " for another session"),
+                   diagnosis="when the session option is given more than once, the last value wins: redeem that "
+                             "session only, once")
 
     each_variant(ctx, [
         ("another session, then <sid>", [OPTION, OTHER_SESSION_ID, OPTION, SESSION_ID]),

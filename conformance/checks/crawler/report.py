@@ -68,7 +68,8 @@ def _(ctx):
     plane.run()
     expect_success(ctx, plane)
     expect_put_count(ctx, plane, 1, "the result")
-    ctx.expect(not plane.broker.fails(), expected="no :fail", actual="%d :fail POST(s)" % len(plane.broker.fails()))
+    ctx.expect(not plane.broker.fails(), expected="no :fail", actual="%d :fail POST(s)" % len(plane.broker.fails()),
+               diagnosis="a successful run reports nothing on :fail: :fail is for the bootstrap's own failures")
 
 
 @check("report.bundle", clauses=["CRAWLER-REPORT-2", "CRAWLER-REPORT-6", "CRAWLER-REPORT-1"], level="MUST",
@@ -102,9 +103,12 @@ def _(ctx):
     plane.store.add_fault(faults.status(503, "ServiceUnavailable"), Match(method="PUT"))
     plane.site.serve(SOURCE_PATH, b"not found\n", content_type="text/plain", status=404)
     plane.run()
-    ctx.expect(len(plane.puts()) >= 1, expected="a bundle PUT", actual="no PUT (%s)" % describe_run(plane))
+    ctx.expect(len(plane.puts()) >= 1, expected="a bundle PUT", actual="no PUT (%s)" % describe_run(plane),
+               diagnosis="after the capability validated, report a failure with a bundle PUT, even when the store then "
+                         "refuses it")
     expect_outcome(ctx, plane, SOURCE_HTTP_STATUS, "failed", 1)
-    ctx.expect(not plane.stored(), expected="nothing stored", actual="%d object(s)" % len(plane.stored()))
+    ctx.expect(not plane.stored(), expected="nothing stored", actual="%d object(s)" % len(plane.stored()),
+               diagnosis="a refused PUT stores nothing: never retry it elsewhere or under another name")
 
 
 def _patch_limits_list(request):
@@ -180,7 +184,9 @@ def _(ctx):
             _expect_exact_stderr(ctx, plane, CHILD_FAILED, "reported", label)
             want = docs.canonical(docs.failure_bundle(plane.broker.request, CHILD_FAILED))
             ctx.expect(plane.stored_bundle().raw == want, expected="the bundle exactly %s" % want.decode(),
-                       actual="stored %r" % plane.stored_bundle().raw[:400])
+                       actual="stored %r" % plane.stored_bundle().raw[:400],
+                       diagnosis="PUT the canonical failure bundle exactly: the failure vocabulary's code and the "
+                                 "request's fields, canonical JSON, nothing from the child")
         elif kind == "METADATA":
             plane = ctx.plane(identity_status=500, identity_body=("%s: backend error\n" % marker).encode())
             plane.run()
@@ -194,7 +200,9 @@ def _(ctx):
             want = docs.canonical({"failure_code": REDEMPTION_FAILED})
             bodies = [call.body for call in plane.broker.fails()]
             ctx.expect(bodies == [want], expected="one :fail with the body exactly %s" % want.decode(),
-                       actual="bodies %r" % [body[:200] for body in bodies])
+                       actual="bodies %r" % [body[:200] for body in bodies],
+                       diagnosis="send :fail with the body exactly {\"failure_code\":\"<code>\"} in canonical JSON, "
+                                 "once")
         _expect_marker_absent(ctx, plane, marker, label)
     each_variant(ctx, [("child stderr", "CHILD"), ("metadata 500 body", "METADATA"),
                        (":redeem 500 body", "REDEEM")], act)

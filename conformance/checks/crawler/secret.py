@@ -95,7 +95,8 @@ def _expect_tokens_in_place(ctx, plane, routes, run):
     tokens = plane.metadata.tokens()
     ctx.expect([t.audience for t in tokens] == [plane.broker.audience(r) for r in routes],
                expected="%s: tokens minted for %s, in that order" % (run, ", ".join(routes)),
-               actual="audiences %s" % [t.audience for t in tokens])
+               actual="audiences %s" % [t.audience for t in tokens],
+               diagnosis="mint one token per broker call, for that call's own audience, just before it")
     for token, route in zip(tokens, routes):
         ctx.expect([kind for kind, _seq in token.presented] == [route],
                    expected="%s: token #%d presented once, on :%s" % (run, token.seq, route),
@@ -108,27 +109,35 @@ def _expect_tokens_in_place(ctx, plane, routes, run):
                    expected="%s: exactly one Authorization on :%s, 'Bearer ' and a token minted here" % (
                        run, call.kind),
                    actual="%d Authorization header(s), token %s" % (len(call.header_all("authorization")),
-                                                                   call.token_seq))
+                                                                   call.token_seq),
+                   diagnosis="put the token in exactly one Authorization header, 'Bearer ' and the token minted for "
+                             "this call")
         for name in call.header_names:
             if name.lower() == "authorization":
                 continue
             for value in call.header_all(name):
                 leak = _secret_in(plane, value)
                 ctx.expect(leak is None, expected="%s: no secret in :%s's %s header" % (run, call.kind, name),
-                           actual="%s there" % leak)
+                           actual="%s there" % leak,
+                           diagnosis="a secret goes in the Authorization header only: never in another header of a "
+                                     "broker call")
         leak = _secret_in(plane, call.raw_path)
         ctx.expect(leak is None, expected="%s: no secret in :%s's path" % (run, call.kind),
-                   actual="%s there" % leak)
+                   actual="%s there" % leak,
+                   diagnosis="never put a secret in a broker call's path")
     for index, request in enumerate(plane.metadata.requests()):
         leak = _secret_in(plane, request.raw_query)
         ctx.expect(not request.authorization and leak is None,
                    expected="%s: identity request #%d without Authorization or secret" % (run, index + 1),
-                   actual="Authorization sent" if request.authorization else "%s in its query" % leak)
+                   actual="Authorization sent" if request.authorization else "%s in its query" % leak,
+                   diagnosis="the identity request carries no Authorization and no secret in its query: only the "
+                             "audience and format=full")
     for ex in plane.metadata.transcript:
         # The transcript masks every secret (and an Authorization header whole).
         masked = [name for name, value in ex.headers if MASK in value]
         ctx.expect(not masked, expected="%s: no secret in a metadata request's headers" % run,
-                   actual="a secret in %s" % ", ".join(masked))
+                   actual="a secret in %s" % ", ".join(masked),
+                   diagnosis="a metadata request carries no secret in any header: it needs only Metadata-Flavor")
 
 
 @check("secret.confinement", clauses=["CRAWLER-SECRET-2"], level="MUST",
@@ -160,10 +169,13 @@ def _(ctx):
         masked = [name for name, value in ex.headers if MASK in value]
         ctx.expect(ex.method == "PUT" and not masked,
                    expected="every store request a PUT with the signed query in its request line only",
-                   actual="%s with a secret in %s" % (ex.method, ", ".join(masked) or "-"))
+                   actual="%s with a secret in %s" % (ex.method, ", ".join(masked) or "-"),
+                   diagnosis="send the store only the PUT, with the signed query in its request line and never in a "
+                             "header")
 
     failing = ctx.plane(redeem_status=500)
     failing.run()
     expect_outcome(ctx, failing, "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED", "failed", 1)
-    ctx.expect(len(failing.broker.fails()) == 1, expected="one :fail", actual=describe_run(failing))
+    ctx.expect(len(failing.broker.fails()) == 1, expected="one :fail", actual=describe_run(failing),
+               diagnosis=":redeem answered 500 is CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, reported on :fail exactly once")
     _expect_tokens_in_place(ctx, failing, ["redeem", "fail"], ":fail run")

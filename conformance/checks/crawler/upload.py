@@ -76,7 +76,8 @@ def _(ctx):
     expect_success(ctx, plane)
     expect_put_count(ctx, plane, 1, "the result, once")
     ctx.expect(len(plane.store.connections) == 1, expected="one connection to the storage origin",
-               actual="%d connections" % len(plane.store.connections))
+               actual="%d connections" % len(plane.store.connections),
+               diagnosis="send the result over one connection to the storage origin, opened for the PUT alone")
     sent, want = recorder.targets[0], expected_target(plane)
     ctx.expect(sent == want, expected="request line PUT <the capability's path>?<its query>, byte for byte",
                actual=lambda: describe_target_difference(sent, want),
@@ -99,7 +100,8 @@ def _(ctx):
     expect_success(ctx, plane)
     record = plane.child.record()
     ctx.expect(isinstance(record, dict) and isinstance(record.get("header"), dict),
-               expected="the scripted child recorded its input", actual="record %r" % (record,))
+               expected="the scripted child recorded its input", actual="record %r" % (record,),
+               diagnosis="feed the normaliser child the normalisation input header and the source on its stdin")
     # What the scripted child wrote: its canonical result for the header it was given.
     normalized = docs.normalize_bytes(NON_ASCII_SOURCE, "csv", limits)
     child_stdout = crawler_child.encode(docs.build_result(record["header"], normalized))
@@ -113,7 +115,8 @@ def _(ctx):
     length = dict((n.lower(), v) for n, v in put.headers).get("content-length")
     ctx.expect(length == str(len(child_stdout)) and put.req_bytes == len(child_stdout),
                expected="Content-Length %d and that many body bytes" % len(child_stdout),
-               actual="Content-Length %r, %d body bytes" % (length, put.req_bytes))
+               actual="Content-Length %r, %d body bytes" % (length, put.req_bytes),
+               diagnosis="announce in Content-Length the spooled result's exact size and send exactly that many bytes")
 
 
 @check("upload.status-201", clauses=["CRAWLER-UPLOAD-3"], level="MUST",
@@ -125,7 +128,8 @@ def _(ctx):
     PutRecorder(plane, success_status=201)
     plane.run()
     ctx.expect([ex.status for ex in plane.puts()] == [201], expected="the store answered the PUT 201",
-               actual=puts_summary(plane))
+               actual=puts_summary(plane),
+               diagnosis="PUT the result exactly once")
     expect_success(ctx, plane)
 
 
@@ -149,7 +153,8 @@ def _(ctx):
         expect_put_count(ctx, plane, 1, "no retry and no failure bundle after a failed result PUT, "
                                         "variant %s" % label)
         ctx.expect(not plane.stored(), expected="nothing stored (variant %s)" % label,
-                   actual="%d object(s)" % len(plane.stored()))
+                   actual="%d object(s)" % len(plane.stored()),
+                   diagnosis="a failed result PUT stores nothing and is final: no retry, no bundle after it")
     each_variant(ctx, variants, act)
 
 
@@ -215,11 +220,15 @@ def _(ctx):
                actual="requests: %s (%s)" % (methods, puts_summary(plane)),
                diagnosis="a failed result PUT is final (D12): no retry, no bundle, no read or delete")
     ctx.expect(plane.puts()[0].status == 412, expected="the store answered the PUT 412 (arrangement)",
-               actual=puts_summary(plane))
+               actual=puts_summary(plane),
+               diagnosis="send the PUT with the capability's headers exactly, its create-only precondition included, "
+                         "and nothing before it")
     after = plane.store.objects()[plane.object_key]
     ctx.expect((after.sha256, after.generation) == (before.sha256, before.generation),
                expected="the existing object unchanged", actual="generation %s -> %s" % (
-                   before.generation, after.generation))
+                   before.generation, after.generation),
+               diagnosis="send the capability's create-only precondition with the PUT, so an existing object is never "
+                         "overwritten")
 
 
 def _pause_after_child(ctx, plane):
@@ -235,10 +244,13 @@ def _pause_after_child(ctx, plane):
             pids = plane.child.pids()
             child = pids[0] if pids else None
         if not plane.proc.running():
-            ctx.fail(expected="the node to run its child", actual="it exited first (%s)" % plane.describe_exchanges())
+            ctx.fail(expected="the node to run its child", actual="it exited first (%s)" % plane.describe_exchanges(),
+                     diagnosis="the node exited before it ran its normaliser child: the last requests in Actual show "
+                              "where it stopped")
         if deadline.over():
             ctx.fail(expected="the node's child to start and end",
-                     actual="it did not within %.0f s (%s)" % (NODE_RUN_TIMEOUT_S, plane.describe_exchanges()))
+                     actual="it did not within %.0f s (%s)" % (NODE_RUN_TIMEOUT_S, plane.describe_exchanges()),
+                     diagnosis="run the normaliser child once the fetch is done, and reap it when it ends")
         time.sleep(POLL_INTERVAL_S)
     paused = plane.signal(signal.SIGSTOP)
     ctx.note("paused the node once it had reaped its child (pid %d)" % child)

@@ -1,12 +1,42 @@
 """What several scan check modules share: describing a run, expecting no request, timing."""
 
 from conformance import faults  # noqa: F401 (re-exported for the check modules)
+from conformance.checks import stops
 from conformance.checks.variants import each_variant  # noqa: F401 (re-exported)
 from conformance.planes.scan import PHASE_TIMEOUT_S, RUN_TIMEOUT_S  # noqa: F401 (re-exported)
 
 # How late a wait the node schedules may come on a loaded 2-core machine (an interpreter
 # start, a thread that was not scheduled): every timing bound a check applies adds it.
 SCHEDULE_SLACK_S = 1.0
+
+
+# SCAN-STOP-2, -3: what the worker prints when a stop signal reaches its handler.
+DRAINING_LINE, STOPPING_LINE = "worker: draining", "worker: stopping"
+
+
+def stop_unnoticed(result, signum=None):
+    """The diagnosis "no handler ran", when a life the harness signalled shows no
+    sign of it: neither 'worker: draining' nor 'worker: stopping' on stdout after
+    the signal, and no exit of its own (it was killed at the harness's timeout).
+    None when it shows one, or no signal was sent."""
+    if result is None or not result.signals:
+        return None
+    t_signal = result.signals[0][0]
+    said = any(t >= t_signal and line in (DRAINING_LINE, STOPPING_LINE) for t, line in result.stdout_lines)
+    noticed = said or not (result.timed_out or result.killed)
+    return stops.unnoticed(result, noticed, "no '%s' or '%s' line after the signal, and it ran on"
+                           % (DRAINING_LINE, STOPPING_LINE), signum=signum)
+
+
+# What a worker that does not end a drain with exit 0 most likely does wrong (SCAN-STOP-2), when
+# the run shows it noticed the SIGTERM (stop_unnoticed says so otherwise).
+DRAIN_EXIT = ("the first SIGTERM drains: start no new claim, finish what the slots hold, flush the progress "
+              "journal and exit 0 (EXIT_OK)")
+
+
+def drain_diagnosis(result):
+    """The diagnosis of a drain that did not end with exit 0, read off the life's result."""
+    return lambda: stop_unnoticed(result) or DRAIN_EXIT
 
 
 def describe_run(plane, limit=12):
@@ -109,7 +139,8 @@ def expect_usage(ctx, plane, result, label, names, hidden=(CANARY,)):
                actual="the value %r was repeated (stderr %r)" % (shown[:1], stderr[:1]),
                diagnosis="a value on argv or in the environment may be a secret: name the option, never its value")
     ctx.expect(not (result.stdout or "").strip(),
-               expected="%s: nothing on stdout" % label, actual="stdout %r" % (result.stdout or "")[:200])
+               expected="%s: nothing on stdout" % label, actual="stdout %r" % (result.stdout or "")[:200],
+               diagnosis="a usage error prints its one line on stderr and nothing on stdout")
     touched = plane.server.server.connections + plane.tripwire.connections
     ctx.expect(not touched and not plane.server.calls(),
                expected="%s: no connection to the scan server or any proxy" % label,

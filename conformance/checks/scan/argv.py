@@ -64,9 +64,12 @@ def _(ctx):
     # Assert
     ctx.expect(result.exit_code == 0 and (result.stdout or "").strip(),
                expected="exit 0 and a usage text on stdout",
-               actual="exit %s, stdout %r" % (result.exit_code, (result.stdout or "")[:200]))
+               actual="exit %s, stdout %r" % (result.exit_code, (result.stdout or "")[:200]),
+               diagnosis="answer --help alone with a usage text on stdout and exit 0, with nothing else set")
     ctx.expect(not plane.server.server.connections and not plane.server.calls(),
-               expected="no connection to the scan server", actual=describe_run(plane))
+               expected="no connection to the scan server", actual=describe_run(plane),
+               diagnosis="--help sends nothing: print the usage before reading the configuration or opening a "
+                         "connection")
 
 
 @check("argv.statuses", clauses=["SCAN-ARGV-2"], level="MUST",

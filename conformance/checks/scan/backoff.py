@@ -223,7 +223,9 @@ def _(ctx):
     # Assert
     gaps = [wait_between(plane, claims[i], claims[i + 1]) for i in range(RESOLVED_CLAIMS)]
     ctx.expect(all(c.status == 200 for c in claims[:RESOLVED_CLAIMS]),
-               expected="the first %d claims answered 200" % RESOLVED_CLAIMS, actual=lambda: describe_run(plane))
+               expected="the first %d claims answered 200" % RESOLVED_CLAIMS, actual=lambda: describe_run(plane),
+               diagnosis="the worker's claims were not the ones this arrangement answers 200: claim again after each "
+                         "resolved claim, one at a time")
     wrong = [g for g in gaps if not MIN_STEP_S - CLOCK_EPSILON_S <= g <= MIN_STEP_S + SCHEDULE_SLACK_S]
     ctx.expect(not wrong,
                expected="each next claim %.1f..%.1f s after the previous 200" % (MIN_STEP_S,

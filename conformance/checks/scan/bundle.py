@@ -59,7 +59,9 @@ def _(ctx):
     plane.wait_resolved(res)
     # Assert
     ctx.expect(res.resolution == "bundle_accepted", expected="the bundle accepted",
-               actual=lambda: "resolution %s (%s)" % (res.resolution, describe_run(plane)))
+               actual=lambda: "resolution %s (%s)" % (res.resolution, describe_run(plane)),
+               diagnosis="scan the targets, write the bundle, upload it and wait for its receipt: this run ended "
+                         "otherwise")
     problems = plane.bundle_problems(res, slot_id=1)
     ctx.expect(problems == [], expected="a bundle with a good envelope (SCAN-BUNDLE-1..3)",
                actual=lambda: "; ".join(problems[:4]),
@@ -93,7 +95,8 @@ def _(ctx):
     plane.wait_resolved(res)
     # Assert
     ctx.expect(first.fired and state.get("phase") == "bundle_ready", expected="the crash at bundle_ready",
-               actual=lambda: "phase %s (%s)" % (state.get("phase"), describe_run(plane)))
+               actual=lambda: "phase %s (%s)" % (state.get("phase"), describe_run(plane)),
+               diagnosis="persist the slot's state as bundle_ready, with the bundle's record, before its upload begins")
     ctx.expect(data is not None, expected="the bundle at bundles/ready/%s.jsonl" % res.bundle_id,
                actual="bundles/ready/ holds %r" % ready,
                diagnosis="adopting a bundle moves it to <bundles>/ready/<bundle_id>.jsonl before bundle_ready is saved")
@@ -111,7 +114,9 @@ def _(ctx):
     sent = [c.body_sha256 for c in res.puts if c.complete]
     ctx.expect(sent and set(sent) == {wanted["payload_sha256"]},
                expected="the restarted worker uploads the adopted file (%s)" % wanted["payload_sha256"][:12],
-               actual="uploads with digests %r" % [s[:12] for s in sent if s])
+               actual="uploads with digests %r" % [s[:12] for s in sent if s],
+               diagnosis="after a restart in bundle_ready, upload the bundle file the state records, byte for byte, "
+                         "not a new scan")
 
 
 @check("bundle.too-large", clauses=["SCAN-BUNDLE-4"], level="MUST",
@@ -134,4 +139,5 @@ def _(ctx):
                actual=lambda: "failure_code %r, diagnostics %r (%s)" % (failure, codes, describe_run(plane)),
                diagnosis="the failed scan is reported so the server can release the reservation")
     ctx.expect(plane.listing("bundles", "ready") == [], expected="no bundle in bundles/ready/",
-               actual="bundles/ready/ holds %r" % plane.listing("bundles", "ready"))
+               actual="bundles/ready/ holds %r" % plane.listing("bundles", "ready"),
+               diagnosis="remove a bundle that cannot be uploaded from bundles/ready/ once its report is sent")

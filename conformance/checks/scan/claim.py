@@ -38,7 +38,9 @@ def _(ctx):
     plane.wait_resolved(res)
     # Assert
     ctx.expect(first.fired and len(held) >= 1, expected="the first claim held, then the crash",
-               actual=lambda: describe_run(plane))
+               actual=lambda: describe_run(plane),
+               diagnosis="persist the claim's request id, then send the claim: the worker never held a claim this "
+                         "check could crash it on")
     request_id = held[0].request_id
     ctx.expect(on_disk is not None and request_id is not None and request_id in on_disk.decode("utf-8", "replace")
                and '"claiming"' in on_disk.decode("utf-8", "replace"),
@@ -53,7 +55,9 @@ def _(ctx):
                diagnosis="a restart reads the persisted id and claims with it (SCAN-CLAIM-3)")
     ctx.expect(len(plane.server.granted()) == 1 and res.puts,
                expected="one reservation granted, its bundle uploaded",
-               actual=lambda: describe_run(plane))
+               actual=lambda: describe_run(plane),
+               diagnosis="resume the held claim after the restart with the same request id, so the server grants one "
+                         "reservation, and upload its bundle")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -63,7 +63,9 @@ def _(ctx):
     # Assert
     ctx.expect(all(call.auth == "ok" for call in plane.server.calls()),
                expected="the origin with one trailing slash is accepted and used",
-               actual=describe_run(plane))
+               actual=describe_run(plane),
+               diagnosis="accept the server origin with one trailing slash and join the API paths to it without a "
+                         "double slash")
 
 
 @check("config.trees", clauses=["SCAN-CONFIG-3", "SCAN-CONFIG-1"], level="MUST",

@@ -45,7 +45,7 @@ import urllib.parse
 from conformance import faults
 from conformance import lifecycle as _lifecycle
 from conformance.checks import check
-from conformance.checks.scan._common import PHASE_TIMEOUT_S, RUN_TIMEOUT_S, describe_run, each_variant
+from conformance.checks.scan._common import PHASE_TIMEOUT_S, RUN_TIMEOUT_S, describe_run, each_variant, stop_unnoticed
 from conformance.planes.scan import READY_PREFIX, canonical, parse_strict, slot_file_problems
 from conformance.planes.scan.plane import WAIT_SLICE_S
 from conformance.planes.scan.verdict import SLOT_FILE_RE, STALE_FILE_RE
@@ -469,7 +469,9 @@ def _judge(ctx, plane, reservations, label, sampler, finished, result, memo, par
                          "the report, until the server resolves it")
     ctx.expect(result is not None and result.exit_code == 0,
                expected=cell + "the final life drains on SIGTERM and exits 0",
-               actual=lambda: "exit %s" % (result.exit_code if result is not None else "none"))
+               actual=lambda: "exit %s" % (result.exit_code if result is not None else "none"),
+               diagnosis=stop_unnoticed(result) or "the first SIGTERM drains: finish what the slots hold and exit 0 "
+                                                   "(EXIT_OK)")
     # SCAN-RUNNER-9, SCAN-STOP-4: no runner of any life outlives the final one.
     alive = []
     for life in lives:

@@ -98,7 +98,9 @@ def _(ctx):
     calls = plane.server.calls()
     verbs = set(call.verb for call in calls)
     ctx.expect({"claim", "status", "progress", "terminal", "bundle"} <= verbs,
-               expected="every kind of request made", actual="verbs %s (%s)" % (sorted(verbs), describe_run(plane)))
+               expected="every kind of request made", actual="verbs %s (%s)" % (sorted(verbs), describe_run(plane)),
+               diagnosis="the run made fewer kinds of request than it needed (claim, status, progress, report, "
+                         "upload): it ended or hung before the others")
     wrong = []
     for call in calls:
         names = sorted(name.lower() for name in call.header_names)
@@ -293,7 +295,8 @@ def _big_ready_bundle(plane, size):
     res = plane.add_assignment(declared_bundle_bytes=2 * size)
     _life, state = _upload.ready_then_crash(plane, res)
     if state is None or state.get("phase") != "bundle_ready":
-        plane.ctx.fail(expected="slot 0 in bundle_ready at the first PUT", actual="slot 0: %r" % (state,))
+        plane.ctx.fail(expected="slot 0 in bundle_ready at the first PUT", actual="slot 0: %r" % (state,),
+                       diagnosis="persist the slot as bundle_ready before the first upload of its bundle")
     with open(_upload.ready_file(plane, res), "rb") as handle:
         generation = json.loads(handle.readline().decode("ascii"))["generation"]
     return res, _upload.plant_bundle(plane, state, _upload.big_bundle_writer(res, generation, size))
@@ -328,7 +331,9 @@ def _(ctx):
     ctx.expect(took > UPLOAD_HTTP_TIMEOUT_S,
                expected="the PUT took longer than --http-timeout (%d s), or this check proves nothing"
                         % UPLOAD_HTTP_TIMEOUT_S,
-               actual="%.2f s" % took)
+               actual="%.2f s" % took,
+               diagnosis="the paced upload finished within --http-timeout, so this run shows nothing about the bound: "
+                         "the harness's pacing did not hold; rerun the check")
 
 
 @check("http.upload-stalled", clauses=["SCAN-HTTP-3", "SCAN-UPLOAD-5"], level="MUST",
@@ -361,4 +366,6 @@ def _(ctx):
                actual="%.2f s" % gap,
                diagnosis="a piece of the body not accepted within --http-timeout ends the upload (D27)")
     ctx.expect(res.resolution == "bundle_accepted" and res.payload_sha256 == record["payload_sha256"],
-               expected="the retried PUT accepted", actual=lambda: describe_run(plane))
+               expected="the retried PUT accepted", actual=lambda: describe_run(plane),
+               diagnosis="retry an upload that ended without an answer with the same bundle, byte for byte, until it "
+                         "is accepted")

@@ -49,4 +49,6 @@ def _(ctx):
                diagnosis="print the fixed summary of the error's class, never the exception's or the server's text")
     ctx.expect(not (result.stderr or "").strip(),
                expected="nothing on stderr (only a usage error writes there)",
-               actual="stderr %r" % (result.stderr or "")[:200])
+               actual="stderr %r" % (result.stderr or "")[:200],
+               diagnosis="write nothing on stderr in a normal run: the worker's lines go to stdout, and stderr is a "
+                         "usage error's")

@@ -13,7 +13,8 @@ exit status, the lines printed.
 
 from conformance.checks import check
 from conformance.checks.scan._common import (CLOCK_EPSILON_S, PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, calls, describe_run,
-                                             each_variant, live_stdout, runner_roots, stdout_lines, wait_between)
+                                             drain_diagnosis, each_variant, live_stdout, runner_roots, stdout_lines,
+                                             wait_between)
 from conformance.checks.scan.token import REEXEC_READY_S
 from conformance.runner import read_cmdline
 
@@ -82,7 +83,8 @@ def expect_accepted(ctx, plane, res, lines, result, label):
                actual=lambda: "; ".join(plane.bundle_problems(res)[:3]),
                diagnosis="write the reservation's identity in the worker's own form (whole numbers)")
     ctx.expect(result.exit_code == 0, expected="%s: the drain ends with exit 0" % label,
-               actual="exit %s" % result.exit_code)
+               actual="exit %s" % result.exit_code,
+               diagnosis=drain_diagnosis(result))
 
 
 @check("peer.assignment-members", clauses=["SCAN-PEER-2", "SCAN-PEER-1", "SCAN-CLAIM-6"], level="MUST",
@@ -177,7 +179,8 @@ def _(ctx):
 def _(ctx):
     plane, res, _lines = run_accepted(ctx, "201", upload_status=201)
     ctx.expect(res.puts and res.puts[0].status == 201,
-               expected="the upload answered 201", actual=lambda: describe_run(plane))
+               expected="the upload answered 201", actual=lambda: describe_run(plane),
+               diagnosis="PUT the bundle once and take a 201 Created with its receipt as accepted, like a 200")
 
 
 @check("peer.receipt-expired", clauses=["SCAN-PEER-4", "SCAN-UPLOAD-4", "SCAN-TERMINAL-1"], level="MUST",
@@ -308,7 +311,8 @@ def _(ctx):
                expected="slot-0.json's transport_conflict = %r" % wanted, actual="%r" % (seen[:1],),
                diagnosis="parse an error body as json.loads does (floats, unknown members) before taking its code")
     ctx.expect(res.resolution == "bundle_accepted", expected="the next upload accepted",
-               actual=lambda: describe_run(plane))
+               actual=lambda: describe_run(plane),
+               diagnosis="after a 409 answer, read the status and upload again: the next upload is accepted")
 
 
 @check("peer.claim-resolution", clauses=["SCAN-PEER-1", "SCAN-CLAIM-5"], level="MUST",

@@ -14,8 +14,8 @@ import os
 
 from conformance import schema as _schema
 from conformance.checks import check
-from conformance.checks.scan._common import (PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run, each_variant,
-                                              faults)
+from conformance.checks.scan._common import (PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run, drain_diagnosis,
+                                              each_variant, faults)
 from conformance.planes.scan import canonical, instant
 
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -65,7 +65,8 @@ def _(ctx):
         plane.wait_resolved(res)
     result = plane.stop()
     # Assert
-    ctx.expect(result.exit_code == 0, expected="a drain ending with exit 0", actual="exit %s" % result.exit_code)
+    ctx.expect(result.exit_code == 0, expected="a drain ending with exit 0", actual="exit %s" % result.exit_code,
+               diagnosis=drain_diagnosis(result))
     lines = journal_lines(plane)
     schema = event_schema()
     events = []
@@ -73,7 +74,8 @@ def _(ctx):
         try:
             event = json.loads(line.decode("ascii"))
         except ValueError:
-            ctx.fail(expected="every journal line one JSON object", actual="line %d: %r" % (number, line[:120]))
+            ctx.fail(expected="every journal line one JSON object", actual="line %d: %r" % (number, line[:120]),
+                     diagnosis="write each journal line as one canonical JSON object and a newline, appended whole")
         errors = _schema.validate(event, schema)
         ctx.expect(not errors and canonical(event) == line,
                    expected="every journal line a canonical progress event (progress-event schema)",
@@ -82,7 +84,8 @@ def _(ctx):
         events.append(event)
     numbers = [e["sequence"] for e in events]
     ctx.expect(bool(numbers) and numbers == list(range(1, len(numbers) + 1)),
-               expected="journal sequences 1, 2, 3, ... in order", actual="sequences %s" % numbers[:20])
+               expected="journal sequences 1, 2, 3, ... in order", actual="sequences %s" % numbers[:20],
+               diagnosis="number the journal's events 1, 2, 3, ... in the order they are written, with no gap")
     by_sequence = dict((e["sequence"], line) for e, line in zip(events, lines))
     sent = plane.server.calls("progress")
     sent_numbers = sequences(sent)
@@ -96,7 +99,8 @@ def _(ctx):
         ctx.expect(not call.problems and call.body == by_sequence.get(seq)
                    and call.path.endswith("/%s/progress" % call.doc.get("reservation_id")),
                    expected="each POST the canonical bytes of its journal line, to its reservation's path",
-                   actual=lambda: "sequence %s: %s" % (seq, "; ".join(call.problems) or "body or path differs"))
+                   actual=lambda: "sequence %s: %s" % (seq, "; ".join(call.problems) or "body or path differs"),
+                   diagnosis="POST each event's journal line byte for byte to its own reservation's progress path")
     # The cursor passes every delivered event; the trailing events without a reservation (the slot's
     # "stopped") may be journalled after the final flush ended, so they are allowed to trail it.
     cursor = plane.read_json("progress-cursor.json")
@@ -129,7 +133,9 @@ def _(ctx):
     plane.stop()
     # Assert
     ctx.expect(first.fired and len(before) >= 2, expected="the second progress POST held, then the crash",
-               actual=lambda: describe_run(plane))
+               actual=lambda: describe_run(plane),
+               diagnosis="journal the events and send them one at a time: the worker never held a second progress POST "
+                         "this check could crash it on")
     held_seq = sequences(before)[1]
     cursor = json.loads(cursor_raw.decode("ascii")) if cursor_raw else {}
     ctx.expect(isinstance(cursor.get("sequence"), int) and cursor["sequence"] < held_seq,
@@ -143,9 +149,12 @@ def _(ctx):
                actual="its progress POSTs carried %s" % numbers[:10],
                diagnosis="resume delivery right after the cursor")
     ctx.expect(after[0].replayed, expected="the server saw event %d again (replayed)" % held_seq,
-               actual="not a replay")
+               actual="not a replay",
+               diagnosis="after a restart, send again the event the server has not acknowledged, with its sequence")
     ctx.expect(all(n >= held_seq for n in numbers),
-               expected="no event before %d sent again" % held_seq, actual="sent %s" % numbers[:10])
+               expected="no event before %d sent again" % held_seq, actual="sent %s" % numbers[:10],
+               diagnosis="after a restart, resume delivery after the cursor: never re-send an event the server "
+                         "acknowledged")
 
 
 def _ack(kind):
@@ -234,7 +243,8 @@ def _(ctx):
     # Assert
     ctx.note("last upload: %.2f s with progress answered, %.2f s with it hanging" % (answered, hung))
     ctx.expect(all(r.resolution == "bundle_accepted" for r in reservations),
-               expected="every assignment uploaded with progress hanging", actual=lambda: describe_run(plane))
+               expected="every assignment uploaded with progress hanging", actual=lambda: describe_run(plane),
+               diagnosis="keep claims and uploads going while progress requests hang: progress never holds up work")
     bound = answered + PROGRESS_REQUEST_TIMEOUT_S + SCHEDULE_SLACK_S
     ctx.expect(hung <= bound,
                expected="the last upload within %.1f s of the start (answered run %.2f s + %.1f s + %.1f s slack)"
@@ -245,7 +255,8 @@ def _(ctx):
     long_ones = [c for c in calls if c.exchange.t_end is not None
                  and c.exchange.t_end - c.t > PROGRESS_REQUEST_TIMEOUT_S + SCHEDULE_SLACK_S]
     ctx.expect(not long_ones, expected="every hung progress request closed by the worker within %.1f s"
-               % PROGRESS_REQUEST_TIMEOUT_S, actual="%d lasted longer" % len(long_ones))
+               % PROGRESS_REQUEST_TIMEOUT_S, actual="%d lasted longer" % len(long_ones),
+               diagnosis="bound each progress request with its own 2 s timeout and close it then")
 
 
 def _planted_event(sequence, pad):
@@ -311,12 +322,16 @@ def _(ctx):
     sent = sequences(plane.server.calls("progress"))
     ctx.expect(bool(sent) and min(sent) > last,
                expected="every progress POST after sequence %d (the numbering goes on after the cursor)" % last,
-               actual="sequences %s" % sent[:10])
+               actual="sequences %s" % sent[:10],
+               diagnosis="after the journal rotates, go on numbering after the cursor: a rotation never restarts the "
+                         "sequence")
     cursor = plane.read_json("progress-cursor.json")
     ctx.expect(isinstance(cursor, dict) and sorted(cursor) == ["schema", "sequence"]
                and cursor["schema"] == CURSOR_SCHEMA and max(sent) <= cursor["sequence"] <= numbers[-1],
                expected="the cursor {schema: 1, sequence: N}, N between the last event delivered (%d) and the last "
-                        "journalled (%d)" % (max(sent), numbers[-1]), actual="%r" % (cursor,))
+                        "journalled (%d)" % (max(sent), numbers[-1]), actual="%r" % (cursor,),
+               diagnosis="write progress-cursor.json as {schema: 1, sequence: N}, N the last event the server "
+                         "acknowledged")
 
 
 @check("progress.optional", clauses=["SCAN-PROGRESS-6", "SCAN-ARGV-1"], level="MUST",
@@ -336,7 +351,9 @@ def _(ctx):
     kept = [name for name in ("events.jsonl", "progress-cursor.json") if name in plane.listing("state")]
     ctx.expect(res.resolution == "bundle_accepted" and result.exit_code == 0,
                expected="the assignment accepted and a drain ending with exit 0",
-               actual=lambda: "exit %s; %s" % (result.exit_code, describe_run(plane)))
+               actual=lambda: "exit %s; %s" % (result.exit_code, describe_run(plane)),
+               diagnosis=drain_diagnosis(result) if res.resolution == "bundle_accepted"
+               else "with --no-progress, claim, scan and upload as usual: only progress is left out")
     ctx.expect(not plane.server.calls("progress") and not kept,
                expected="no progress request and no journal or cursor",
                actual="%d progress request(s); state tree holds %s" % (len(plane.server.calls("progress")), kept),

@@ -97,7 +97,8 @@ def expect_gone(ctx, plane, slot, res, line, bundle=True):
                actual=lambda: "still there: %s" % ", ".join(left),
                diagnosis="delete the ready bundle, then the state (and the stale record after it)")
     ctx.expect(lines_of(plane.life, line) == 1, expected="the line %r once" % line,
-               actual=lambda: "stdout: %r" % plane.life.proc.stdout_text()[-300:])
+               actual=lambda: "stdout: %r" % plane.life.proc.stdout_text()[-300:],
+               diagnosis="print the line %r once, when the slot's cleanup is done" % line)
 
 
 def expect_no_mutation(ctx, plane, res, why):
@@ -137,7 +138,9 @@ def _(ctx):
               ("terminal_pending", "prebundle_report"), ("awaiting_resolution", "expired")]
     for res, (phase, resolution) in zip(held, wanted):
         ctx.expect(res.resolution == resolution, expected="%s resumed to %s" % (phase, resolution),
-                   actual=lambda: describe_run(plane))
+                   actual=lambda: describe_run(plane),
+                   diagnosis="resume each held phase from its status read to the resolution the server gives: the "
+                             "upload, the report, or the cleanup")
     expect_no_mutation(ctx, plane, held[3], "awaiting resolution")
 
 
@@ -172,7 +175,8 @@ def _(ctx):
     work = plane.listing("work")
     ctx.expect(not [n for n in work if n.startswith("worker-assignment-2-")],
                expected="no runner root for the assigned reservation answered 410",
-               actual=lambda: "work tree: %s" % ", ".join(work))
+               actual=lambda: "work tree: %s" % ", ".join(work),
+               diagnosis="a reservation found stale (404, 409, 410) is cleaned up without starting a runner for it")
 
 
 def _mismatches(plane, held):
@@ -211,7 +215,9 @@ def _(ctx):
                    diagnosis="a resolution is believed only when it names the reservation the slot holds")
         reads = requests_for(plane, res, ("status",))
         ctx.expect(len(reads) >= REPEATS, expected="the status read again after the error delay (%s)" % label,
-                   actual=lambda: "%d status read(s)" % len(reads))
+                   actual=lambda: "%d status read(s)" % len(reads),
+                   diagnosis="a status the worker cannot validate is no resolution: keep the state, wait the error "
+                             "delay and read the status again")
         expect_no_mutation(ctx, plane, res, label)
 
 
@@ -298,7 +304,8 @@ def _(ctx):
                                  "its canonical bytes")
         expect_no_mutation(ctx, plane, res, what)
     ctx.expect(plane.slot_raw(4) is not None, expected="the assigned slot (no report held) still kept",
-               actual="its state is gone")
+               actual="its state is gone",
+               diagnosis="keep a slot's state when the resolution does not concern what it holds")
 
 
 @check("reconcile.cleanup-crash-window", clauses=["SCAN-RECONCILE-5"], level="MUST",
@@ -429,7 +436,9 @@ def _(ctx):
     ctx.expect(len(puts) == 2 and puts[0].body_sha256 == puts[1].body_sha256 and len(twice.terminals) == 1,
                expected="slot 0: the same bytes uploaded twice, then one report",
                actual=lambda: "%d upload(s), %d report(s): %s" % (len(puts), len(twice.terminals),
-                                                               _first_verbs(plane, twice, 8)))
+                                                               _first_verbs(plane, twice, 8)),
+               diagnosis="after a first 409 on an upload, read the status, then upload the same bytes once more; a "
+                         "second 409 with that code ends it in a report")
     doc = twice.terminals[0].doc or {}
     codes = [d.get("code") for d in doc.get("diagnostics") or [] if isinstance(d, dict)]
     ctx.expect(doc.get("failure_code") == "client_process_failed" and "client_result_conflict" in codes,
@@ -443,7 +452,9 @@ def _(ctx):
     ctx.expect(awaiting.get("stale") == {"status_code": 409, "code": "terminal_conflict"}
                and "transport_conflict" not in awaiting and len(requests_for(plane, report, ("terminal",))) == 2,
                expected="slot 2 after two reports refused 409: awaiting_resolution, stale {409, terminal_conflict}",
-               actual=lambda: "%s; state %r" % (_first_verbs(plane, report, 8), canonical(awaiting)[:200]))
+               actual=lambda: "%s; state %r" % (_first_verbs(plane, report, 8), canonical(awaiting)[:200]),
+               diagnosis="after two 409 refusals of the report with the same code, record stale {409, "
+                         "terminal_conflict} and wait for the server")
     ctx.expect({"status_code": 409, "code": "request_rejected", "attempts": 1} in seen[3],
                expected="slot 3's first strike counted as request_rejected (D4)",
                actual=lambda: "transport_conflict seen: %s" % (seen[3] or "none"),
@@ -525,7 +536,8 @@ def _(ctx):
         _status_at_once(ctx, plane, res, verb, "410")
         expect_gone(ctx, plane, slot, res, RESOLVED_LINE % (slot, res.reservation_id, "expired"))
     ctx.expect("terminal" in (states[1] or {}), expected="slot 1 keeps its report while awaiting (D3)",
-               actual=lambda: canonical(states[1] or {})[:200])
+               actual=lambda: canonical(states[1] or {})[:200],
+               diagnosis="keep the stored report in the state while the slot awaits the server's resolution")
 
 
 @check("reconcile.other-errors-retry", clauses=["SCAN-RECONCILE-8"], level="MUST",
@@ -596,4 +608,5 @@ def _(ctx):
                actual=lambda: "%d request(s), the first %s %s" % (len(asked), asked[0].method, asked[0].path),
                diagnosis="a slot that starts with a state and its stale record finishes the cleanup offline")
     ctx.expect(live.resolution == "bundle_accepted", expected="slot 1 ignores a record of another reservation",
-               actual=lambda: describe_run(plane))
+               actual=lambda: describe_run(plane),
+               diagnosis="a stale record of one reservation changes nothing for another: that slot uploads as usual")

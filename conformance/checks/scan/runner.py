@@ -379,11 +379,14 @@ def _(ctx):
                and record.get("operation") == "execute" and record.get("timeout_phase") is None,
                expected="refs %r, bundle_ref null, attempt 1, operation execute" % wanted_refs,
                actual="refs %r, bundle_ref %r, attempt %r, operation %r" % (
-                   refs, record.get("bundle_ref"), record.get("attempt"), record.get("operation")))
+                   refs, record.get("bundle_ref"), record.get("attempt"), record.get("operation")),
+               diagnosis="record the runner with its four refs under its root, bundle_ref null, attempt 1, operation "
+                         "execute and no timeout phase before it starts")
     digest = hashlib.sha256(files["input.json"]).hexdigest() if files["input.json"] is not None else None
     ctx.expect(digest is not None and record.get("input_sha256") == digest,
                expected="input_sha256 the SHA-256 of input.json (%s)" % digest,
-               actual="input_sha256 %r" % record.get("input_sha256"))
+               actual="input_sha256 %r" % record.get("input_sha256"),
+               diagnosis="record in input_sha256 the SHA-256 of the input.json written for the runner")
     identity = record.get("identity") or {}
     wanted = {"host": seen, "payload": seen, "job_membership_verified": True}
     ctx.expect(seen is not None and identity == wanted,
@@ -482,7 +485,9 @@ def _(ctx):
         ctx.expect(exited_at <= window_end + SCHEDULE_SLACK_S * 2 if gate is None else exited_at < window_end,
                    expected="%s: the runner exits %s" % (label, "by its watchdog deadline" if gate is None
                                                          else "at once, before its watchdog deadline"),
-                   actual="it exited %.1f s after that deadline" % (exited_at - window_end))
+                   actual="it exited %.1f s after that deadline" % (exited_at - window_end),
+                   diagnosis="a runner that may not work exits: at once when a start gate exists that does not "
+                             "admit it, by its watchdog deadline when there is none")
     each_variant(ctx, [("no gate", None), ("a gate naming another process", "other"), ("its own gate", "own")], act)
 
 
@@ -559,7 +564,8 @@ def _(ctx):
     failure, codes = report_codes(res)
     ctx.expect(not res.puts and failure == "client_process_failed",
                expected="no upload and a report client_process_failed (no time is left for a timeout bundle)",
-               actual=lambda: "%d upload(s); report %r %r (%s)" % (len(res.puts), failure, codes, describe_run(plane)))
+               actual=lambda: "%d upload(s); report %r %r (%s)" % (len(res.puts), failure, codes, describe_run(plane)),
+               diagnosis="when no time is left for a timeout bundle, report client_process_failed and upload nothing")
 
 
 # ------------------------------------------------------------------ SCAN-RUNNER-7 (and -4 across retries)
@@ -591,7 +597,8 @@ def _(ctx):
     plane.stop()
     # Assert
     ctx.expect([r.get("attempt") for r in records] == [1, 2, 3],
-               expected="attempts 1, 2, 3", actual="attempts %r" % [r.get("attempt") for r in records])
+               expected="attempts 1, 2, 3", actual="attempts %r" % [r.get("attempt") for r in records],
+               diagnosis="retry a runner that died with a new generation, attempts 1, 2 and 3, in the same scan window")
     windows = set((r.get("scan_started_at"), r.get("scan_deadline_at")) for r in records)
     ctx.expect(len(windows) == 1, expected="one scan window for every generation",
                actual="windows %r" % sorted(windows),
@@ -606,7 +613,8 @@ def _(ctx):
     failure, codes = report_codes(res)
     ctx.expect(failure == "client_process_failed" and not res.puts,
                expected="a report client_process_failed, no upload",
-               actual="report %r %r; %d upload(s)" % (failure, codes, len(res.puts)))
+               actual="report %r %r; %d upload(s)" % (failure, codes, len(res.puts)),
+               diagnosis="after the last generation, report client_process_failed; upload nothing")
 
 
 # ------------------------------------------------------------------ SCAN-RUNNER-9 (and -3's fencing)
@@ -646,7 +654,8 @@ def _(ctx):
                              "creation_time and executable: a pid with another is someone else's")
         ctx.expect(all(res.resolution == "bundle_accepted" for res in reservations),
                    expected="both reservations scanned again and accepted",
-                   actual=lambda: "resolutions %r (%s)" % ([r.resolution for r in reservations], describe_run(plane)))
+                   actual=lambda: "resolutions %r (%s)" % ([r.resolution for r in reservations], describe_run(plane)),
+                   diagnosis="after fencing the recorded runners, scan each reservation again and upload it")
     finally:
         for proc in sleeps:
             end_sleep(proc)
@@ -691,7 +700,8 @@ def _(ctx):
     ctx.expect(res.resolution == "bundle_accepted" and generation not in (None, record["generation"]),
                expected="a new generation's bundle accepted",
                actual=lambda: "resolution %s, bundle generation %r (%s)" % (res.resolution, generation,
-                                                                            describe_run(plane)))
+                                                                            describe_run(plane)),
+               diagnosis="after fencing a leftover runner, start a new generation and upload its bundle")
 
 
 def _json(raw):

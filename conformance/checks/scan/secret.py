@@ -43,7 +43,9 @@ def _(ctx):
     # Assert
     ctx.expect(len([pid for pid, (argv, _env) in seen.items() if argv]) >= 2,
                expected="the worker and its runner read while the target was held",
-               actual="processes seen: %s (%s)" % (sorted(seen), describe_run(plane)))
+               actual="processes seen: %s (%s)" % (sorted(seen), describe_run(plane)),
+               diagnosis="run each scan in a runner process of its own: the harness saw fewer than the worker and its "
+                         "runner while the target was held")
     pieces = [plane.token[i:i + 16] for i in range(len(plane.token) - 15)]
     holding = []
     for pid, (argv, environ) in sorted(seen.items()):

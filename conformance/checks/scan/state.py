@@ -18,8 +18,9 @@ import time
 
 from conformance import schema as _schema
 from conformance.checks import check
-from conformance.checks.scan._common import (PHASE_TIMEOUT_S, RUN_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run,
-                                             each_variant, faults, held_state, lines_of, read_bytes)
+from conformance.checks.scan._common import (DRAIN_EXIT, PHASE_TIMEOUT_S, RUN_TIMEOUT_S, SCHEDULE_SLACK_S,
+                                             describe_run, drain_diagnosis, each_variant, faults, held_state,
+                                             lines_of, read_bytes, stop_unnoticed)
 from conformance.planes.scan import canonical, parse_strict, slot_file_problems
 from conformance.planes.scan import deploy as _deploy
 
@@ -104,7 +105,8 @@ def _(ctx):
     result = plane.stop()
     after = _private_problems(plane)
     # Assert
-    ctx.expect(result.exit_code == 0, expected="a drain ends with exit 0", actual=lambda: result.describe())
+    ctx.expect(result.exit_code == 0, expected="a drain ends with exit 0", actual=lambda: result.describe(),
+               diagnosis=drain_diagnosis(result))
     ctx.expect(not during, expected="private trees while the upload is in flight",
                actual=lambda: "; ".join(during[:5]),
                diagnosis="create every directory 0700 (makedirs gives parents the umask's mode) and every file "
@@ -154,7 +156,8 @@ def _(ctx):
     ctx.expect(not stray, expected="no temporary file in any tree after a normal run",
                actual=lambda: ", ".join(stray[:5]), diagnosis="every write ends in os.replace, or removes its "
                                                               "temporary on failure")
-    ctx.expect(result.exit_code == 0, expected="a drain ends with exit 0", actual=lambda: result.describe())
+    ctx.expect(result.exit_code == 0, expected="a drain ends with exit 0", actual=lambda: result.describe(),
+               diagnosis=drain_diagnosis(result))
 
 
 @check("state.valid-before-each-call", clauses=["SCAN-STATE-3", "SCAN-STATE-4", "SCAN-STATE-2"], level="MUST",
@@ -210,7 +213,8 @@ def _(ctx):
                    actual=lambda: "it held %r" % ((at_call.get(verb) or b"nothing")[:160],),
                    diagnosis="persist each phase before the request that depends on it (SCAN-STATE-4)")
     ctx.expect(canonical_doc(at_call["claim"]).get("request_id") == claim.request_id,
-               expected="the held claim's request id on disk", actual=lambda: at_call["claim"][:160])
+               expected="the held claim's request id on disk", actual=lambda: at_call["claim"][:160],
+               diagnosis="persist the claim's request id in the slot's state before the claim is sent")
     bundle = canonical_doc(at_call["bundle"]).get("bundle") or {}
     put = res.puts[0] if res.puts else None
     ready = at_call.get("ready")
@@ -330,7 +334,9 @@ def _(ctx):
                    expected="exit 1 at start (%s)" % label, actual=lambda: result.describe(),
                    diagnosis="lstat each slot file at start and refuse a link or an odd file")
         ctx.expect(not plane.server.calls(), expected="no request (%s)" % label,
-                   actual=lambda: describe_run(plane))
+                   actual=lambda: describe_run(plane),
+                   diagnosis="a slot file that is a link or an odd file ends the worker at start, before its first "
+                             "request")
         info = os.lstat(target)
         ctx.expect(read_bytes(target) == data and stat.S_IMODE(info.st_mode) == 0o600,
                    expected="the link's target untouched (%s)" % label,
@@ -379,7 +385,9 @@ def _(ctx):
                    actual=lambda: "slot-0.json held %r" % ((on_disk or b"nothing")[:200],),
                    diagnosis="migrate a schema-less state on its first load and persist it before acting")
         ctx.expect(res.resolution == "bundle_accepted", expected="the migrated %s state resumed to a bundle" % phase,
-                   actual=lambda: describe_run(plane))
+                   actual=lambda: describe_run(plane),
+                   diagnosis="after migrating a legacy state, resume from the phase it recorded, up to the upload of "
+                             "its bundle")
 
     each_variant(ctx, _legacy_variants(), act)
 
@@ -448,11 +456,15 @@ def _(ctx):
     foreign = [c for c in plane.server.calls() if c.auth != "ok"]
     ctx.expect(not foreign, expected="no request from the refused workers",
                actual=lambda: "%d request(s) with their token, the first %s %s" % (
-                   len(foreign), foreign[0].method, foreign[0].path))
+                   len(foreign), foreign[0].method, foreign[0].path),
+               diagnosis="a worker refused the tree's lock exits at once, before any request")
     changed = sorted(set(before) ^ set(after) | set(p for p in before if p in after and before[p] != after[p]))
     ctx.expect(not changed, expected="no file changed but the lock file",
                actual=lambda: "changed: %s" % ", ".join(os.path.relpath(p, plane.home) for p in changed[:5]),
                diagnosis="a refused worker exits before it writes anything")
     ctx.expect(still and result.exit_code == 0, expected="the first worker runs on and drains with exit 0",
-               actual=lambda: "running: %s; %s" % (still, result.describe()))
+               actual=lambda: "running: %s; %s" % (still, result.describe()),
+               diagnosis=stop_unnoticed(result) or (
+                   "a refused worker must not disturb the one holding the lock: the first worker ended while they "
+                   "started, and it must run on until its SIGTERM" if not still else DRAIN_EXIT))
 

@@ -11,7 +11,8 @@ is a SIGKILL later; a runner left alive scans for nobody and holds the slot's id
 import signal
 
 from conformance.checks import check
-from conformance.checks.scan._common import RUN_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run, each_variant, faults
+from conformance.checks.scan._common import (DRAINING_LINE, RUN_TIMEOUT_S, SCHEDULE_SLACK_S, STOPPING_LINE,
+                                             describe_run, each_variant, faults, stop_unnoticed)
 
 # SCAN-STOP-2: an idle worker exits this soon after the first SIGTERM.
 IDLE_DRAIN_S = 1.0
@@ -63,17 +64,24 @@ def _(ctx):
     # Act
     result = life.stop(signal.SIGTERM, IDLE_EXIT_WAIT_S)
     # Assert
-    ctx.expect(result.is_pid1, expected="the worker ran as PID 1", actual="it did not")
+    ctx.expect(result.is_pid1, expected="the worker ran as PID 1", actual="it did not",
+               diagnosis="the harness could not run the worker as PID 1 here, which is not the worker's fault: "
+                         "rerun where PID namespaces are allowed")
     latency = _latency(result, 0)
     ctx.expect(not result.timed_out and result.exit_code == EXIT_OK,
                expected="exit 0 after SIGTERM", actual="%s" % result.describe(),
-               diagnosis="install SIGTERM and SIGINT handlers before the first request: as PID 1 a signal "
-                         "without a handler is ignored")
+               diagnosis=lambda: stop_unnoticed(result) or (
+                   "the first SIGTERM drains: an idle worker has nothing to finish, so it exits 0 (EXIT_OK), not %s"
+                   % result.exit_code if not result.timed_out else
+                   "the drain began ('%s') but the worker never ended: wake every slot's wait when the drain "
+                   "begins" % DRAINING_LINE))
     ctx.expect(latency is not None and latency <= IDLE_DRAIN_S + SCHEDULE_SLACK_S,
                expected="exit within %.1f s of SIGTERM (+%.1f s slack)" % (IDLE_DRAIN_S, SCHEDULE_SLACK_S),
                actual="%.2f s" % (latency or -1), diagnosis="an idle slot's wait is woken by the drain")
     ctx.expect("worker: draining" in result.stdout.splitlines(), expected="the line 'worker: draining'",
-               actual="stdout %r" % result.stdout[-300:])
+               actual="stdout %r" % result.stdout[-300:],
+               diagnosis="print the line 'worker: draining' on stdout when the first SIGTERM arrives, so the "
+                         "operator's log says why the worker ends")
     late = plane.server.claims(since=result.signals[0][0])
     ctx.expect(not late, expected="no claim after the SIGTERM", actual="%d claim(s)" % len(late),
                diagnosis="a drain starts no new claim")
@@ -99,8 +107,9 @@ def _(ctx):
     result = life.wait(RUN_TIMEOUT_S)
     # Assert
     ctx.expect(result.exit_code == EXIT_OK, expected="exit 0 once the work in hand is done",
-               actual=result.describe(), diagnosis="the first SIGTERM drains; only a drain bound or a second "
-                                                   "signal makes it a stop")
+               actual=result.describe(),
+               diagnosis=lambda: stop_unnoticed(result) or ("the first SIGTERM drains; only a drain bound or a "
+                                                             "second signal makes it a stop"))
     ctx.expect(first.resolution == "bundle_accepted", expected="the assignment in hand finished and uploaded",
                actual=lambda: describe_run(plane), diagnosis="a drain finishes the scan, uploads and waits for "
                                                              "the receipt")
@@ -141,7 +150,11 @@ def _(ctx):
         # Act
         for signum in signums[:-1]:
             life.signal(signum)
-            plane.wait_for(lambda: "worker: draining" in life.proc.stdout_text(), "the drain line")
+            plane.wait_for(lambda: "worker: draining" in life.proc.stdout_text(), "the drain line",
+                           diagnosis="no '%s' line after the first SIGTERM, so most likely no handler ran: install "
+                                     "SIGTERM and SIGINT handlers before the first request (as PID 1 the kernel "
+                                     "drops a signal without one), and print the line when the drain begins"
+                                     % DRAINING_LINE)
         life.signal(signums[-1])
         result = life.wait(STOP_EXIT_WAIT_S)
         state = plane.slot_state(0)
@@ -155,15 +168,22 @@ def _(ctx):
                    expected="exit 2 within %.1f s (+%.1f s slack) of the stopping signal (variant %s)"
                             % (STOP_S, SCHEDULE_SLACK_S, label),
                    actual="%s, %.2f s after it" % (result.describe(), latency if latency is not None else -1),
-                   diagnosis="a stop closes every request in flight and exits without waiting for the server")
+                   diagnosis=lambda: stop_unnoticed(result, signum=signums[-1]) or (
+                       "a stop closes every request in flight and exits without waiting for the server"))
         ctx.expect("worker: stopping" in result.stdout.splitlines(),
-                   expected="the line 'worker: stopping' (variant %s)" % label, actual=repr(result.stdout[-300:]))
+                   expected="the line 'worker: stopping' (variant %s)" % label, actual=repr(result.stdout[-300:]),
+                   diagnosis="print the line '%s' on stdout when a second SIGTERM or a SIGINT makes the drain a "
+                             "stop" % STOPPING_LINE)
         ctx.expect(state is not None and state.get("phase") == "bundle_ready",
                    expected="slot-0.json still bundle_ready after the stop (variant %s)" % label,
-                   actual="%r" % ((state or {}).get("phase"),))
+                   actual="%r" % ((state or {}).get("phase"),),
+                   diagnosis="a stop cuts the upload but leaves the slot's state as it was: bundle_ready, so the "
+                             "restart uploads the same bundle")
         ctx.expect(res.resolution == "bundle_accepted" and len(set(p.digest_header for p in res.puts)) == 1,
                    expected="the restart uploads the same bundle, accepted (variant %s)" % label,
-                   actual=lambda: describe_run(plane))
+                   actual=lambda: describe_run(plane),
+                   diagnosis="on restart, resume a bundle_ready slot by uploading the bundle it holds, byte for "
+                             "byte, not a new scan")
 
     each_variant(ctx, SIGNALS, act)
 
@@ -189,7 +209,8 @@ def _(ctx):
                and latency <= STOP_S + SCHEDULE_SLACK_S,
                expected="exit 2 within %.1f s (+%.1f s slack) of SIGINT" % (STOP_S, SCHEDULE_SLACK_S),
                actual="%s, %.2f s after it" % (result.describe(), latency if latency is not None else -1),
-               diagnosis="a stop shuts down every socket in flight and joins its threads for at most 2.5 s")
+               diagnosis=lambda: stop_unnoticed(result) or (
+                   "a stop shuts down every socket in flight and joins its threads for at most 2.5 s"))
 
 
 def _watch_of(plane, life):
@@ -226,7 +247,9 @@ def _(ctx):
     plane.wait_resolved(res)
     plane.stop()
     # Assert
-    ctx.expect(result.exit_code == EXIT_STOPPED, expected="exit 2 after SIGINT", actual=result.describe())
+    ctx.expect(result.exit_code == EXIT_STOPPED, expected="exit 2 after SIGINT", actual=result.describe(),
+               diagnosis=lambda: stop_unnoticed(result) or (
+                   "SIGINT is a stop: close what is in flight, kill the runners and exit 2 (EXIT_STOPPED)"))
     ctx.expect(bool(runners), expected="a runner was running at the signal", actual="no runner seen",
                diagnosis="the check needs a runner alive at the stop")
     ctx.expect(not alive, expected="no runner alive after the worker's exit",
@@ -237,7 +260,9 @@ def _(ctx):
                actual="phase %r, runner status %r" % ((state or {}).get("phase"), runner.get("status")),
                diagnosis="persist the fenced record before the worker exits")
     ctx.expect(res.resolution == "bundle_accepted", expected="the restart retries the scan and uploads",
-               actual=lambda: describe_run(plane))
+               actual=lambda: describe_run(plane),
+               diagnosis="on restart, a fenced runner record means the generation is retried: scan again and "
+                         "upload")
 
 
 @check("stop.drain-bound", clauses=["SCAN-STOP-2"], level="MUST",
@@ -261,10 +286,13 @@ def _(ctx):
                expected="exit 2 within %.1f s of SIGTERM (the drain bound, then a stop)" % (
                    SHORT_DRAIN_S + STOP_S + SCHEDULE_SLACK_S),
                actual="%s, %.2f s after it" % (result.describe(), latency if latency is not None else -1),
-               diagnosis="when --drain-seconds pass first, the drain becomes a stop and exits 2")
+               diagnosis=lambda: stop_unnoticed(result) or (
+                   "when --drain-seconds pass first, the drain becomes a stop and exits 2"))
     state = plane.slot_state(0)
     ctx.expect(state is not None and state.get("phase") == "bundle_ready",
-               expected="slot-0.json still bundle_ready", actual="%r" % ((state or {}).get("phase"),))
+               expected="slot-0.json still bundle_ready", actual="%r" % ((state or {}).get("phase"),),
+               diagnosis="a stop at the drain bound cuts the upload but leaves the slot bundle_ready for the "
+                         "restart")
 
 
 # stop.final-flush: each progress answer is held back this long, so events are still queued when
@@ -294,7 +322,9 @@ def _(ctx):
     ctx.expect(result.exit_code == EXIT_OK and latency is not None
                and latency <= PROGRESS_FINAL_DRAIN_S + SCHEDULE_SLACK_S,
                expected="exit 0 within %.1f s of SIGTERM" % (PROGRESS_FINAL_DRAIN_S + SCHEDULE_SLACK_S),
-               actual="%s, %.2f s after it" % (result.describe(), latency if latency is not None else -1))
+               actual="%s, %.2f s after it" % (result.describe(), latency if latency is not None else -1),
+               diagnosis=lambda: stop_unnoticed(result) or (
+                   "after a drain, flush the progress journal for at most PROGRESS_FINAL_DRAIN_S, then exit 0"))
     journal = plane.journal()
     wanted = [e.get("sequence") for e in journal if e.get("reservation_id") is not None]
     sent = set(c.doc.get("sequence") for c in plane.server.calls("progress") if isinstance(c.doc, dict))

@@ -101,7 +101,8 @@ def _(ctx):
                    actual=lambda: "; ".join(problems[:4]),
                    diagnosis="send canonical {failure_code, detail, diagnostics} with fixed words; a diagnostic "
                              "names the failure's class and code, never its message")
-    ctx.expect(res.puts == [], expected="no upload for a failed scan", actual="%d PUT(s)" % len(res.puts))
+    ctx.expect(res.puts == [], expected="no upload for a failed scan", actual="%d PUT(s)" % len(res.puts),
+               diagnosis="a scan that cannot finish is reported, never uploaded: no PUT of its partial bundle")
 
 
 @check("terminal.fit", clauses=["SCAN-TERMINAL-3", "SCAN-TERMINAL-2"], level="MUST",
@@ -126,14 +127,17 @@ def _(ctx):
     plane.stop()
     # Assert
     ctx.expect(res.resolved_by == "terminal" and res.terminal_body is not None,
-               expected="a terminal report once the bundle is gone", actual=lambda: describe_run(plane))
+               expected="a terminal report once the bundle is gone", actual=lambda: describe_run(plane),
+               diagnosis="when the ready bundle is gone, send a terminal report (client_storage_failed, pending result "
+                         "bundle is missing)")
     report = res.terminal_body
     doc = json.loads(report.decode("ascii"))
     failed = [c for c in res.puts if c.t < res.terminals[0].t]
     diagnostics = doc.get("diagnostics") or []
     ctx.expect(len(report) <= TERMINAL_REPORT_MAX_BYTES,
                expected="a report of at most %d bytes" % TERMINAL_REPORT_MAX_BYTES,
-               actual="%d bytes" % len(report))
+               actual="%d bytes" % len(report),
+               diagnosis="fit the report into 16 KiB by shortening the body texts of its diagnostics")
     want = min(MAX_DIAGNOSTICS, len(failed) + 1)
     ctx.expect(len(diagnostics) == want,
                expected="%d diagnostics (%d failed uploads and the storage failure, at most %d)"
@@ -141,12 +145,14 @@ def _(ctx):
                actual="%d diagnostics" % len(diagnostics),
                diagnosis="shorten the body texts to fit; never drop a diagnostic to make room")
     problems = report_shape_problems(ctx, plane, res.terminals[0])
-    ctx.expect(not problems, expected="each diagnostic of the contract's shape", actual=lambda: "; ".join(problems[:4]))
+    ctx.expect(not problems, expected="each diagnostic of the contract's shape", actual=lambda: "; ".join(problems[:4]),
+               diagnosis="give each diagnostic exactly the contract's members and fixed words")
     original = error_body.decode("utf-8")
     decoded = error_body
     bodies = [d["http"]["body"] for d in diagnostics if isinstance(d.get("http"), dict)]
     ctx.expect(len(bodies) == want - 1, expected="an http member on each failed upload's diagnostic",
-               actual="%d of %d" % (len(bodies), want - 1))
+               actual="%d of %d" % (len(bodies), want - 1),
+               diagnosis="give each failed upload's diagnostic an http member with the answer's status and body")
     for body in bodies:
         text = body.get("text", "")
         ctx.expect(original.startswith(text) and body.get("original_bytes") == len(decoded)
@@ -159,7 +165,8 @@ def _(ctx):
         ctx.expect(body.get("truncated") is (len(text.encode("utf-8")) < len(decoded)),
                    expected="truncated true exactly when the text is shorter than the body",
                    actual="truncated %r for %d of %d bytes" % (body.get("truncated"), len(text.encode("utf-8")),
-                                                                len(decoded)))
+                                                                len(decoded)),
+                   diagnosis="set truncated to true exactly when the body text was cut short")
     ctx.expect(len(report) >= TERMINAL_REPORT_MAX_BYTES - MAX_FIT_SHORTFALL_BYTES,
                expected="the largest report that fits: at least %d bytes"
                         % (TERMINAL_REPORT_MAX_BYTES - MAX_FIT_SHORTFALL_BYTES),
@@ -186,7 +193,9 @@ def _(ctx):
     plane.stop()
     # Assert
     ctx.expect(first.fired and res.terminals, expected="the first report held, then the crash",
-               actual=lambda: describe_run(plane))
+               actual=lambda: describe_run(plane),
+               diagnosis="persist the report, then send it: the worker never sent a report this check could crash it "
+                         "on")
     sent = res.terminals[0].body
     state = json.loads(on_disk.decode("ascii")) if on_disk else {}
     ctx.expect(state.get("phase") == "terminal_pending" and canonical(state.get("terminal")) == sent,
@@ -201,4 +210,5 @@ def _(ctx):
                    len(later), bool(later) and later[0].body != sent),
                diagnosis="send the stored report's bytes; never rebuild it (a new occurrence_id or instant)")
     ctx.expect(res.resolved_by == "terminal", expected="the replayed report accepted",
-               actual=lambda: describe_run(plane))
+               actual=lambda: describe_run(plane),
+               diagnosis="after a restart in terminal_pending, send the stored report until the server accepts it")

@@ -113,7 +113,9 @@ def _(ctx):
     # Assert
     ctx.expect(claims[0].auth == "ok",
                expected="a 16-character token file without a newline is accepted and sent",
-               actual="the first claim's Authorization was %s" % claims[0].auth)
+               actual="the first claim's Authorization was %s" % claims[0].auth,
+               diagnosis="accept a token file of 16 characters with no trailing newline and send it whole as the "
+                         "bearer token")
 
 
 @check("token.file-private", clauses=["SCAN-TOKEN-3"], level="MUST",
@@ -295,7 +297,9 @@ def _(ctx):
     plane.stop()
     # Assert
     claims = plane.server.claims()[:4]
-    ctx.expect(len(claims) == 4, expected="four claims", actual=describe_run(plane))
+    ctx.expect(len(claims) == 4, expected="four claims", actual=describe_run(plane),
+               diagnosis="after a 403 or a 401, wait the error delay and claim again; the run made fewer claims than "
+                         "that schedule")
     gaps = [b.t - a.t for a, b in zip(claims, claims[1:])]
     half = ERROR_DELAY_401_S / 2 - EPSILON_S
     ctx.expect(gaps[0] >= half and claims[1].token_index == 1,

@@ -128,24 +128,28 @@ def _(ctx):
     plane.stop()
     # Assert
     ctx.expect(res.resolution == "bundle_accepted" and res.puts, expected="the bundle uploaded and accepted",
-               actual=lambda: describe_run(plane))
+               actual=lambda: describe_run(plane),
+               diagnosis="scan, write the bundle and upload it until a receipt binds it: this run ended otherwise")
     for put in res.puts:
         ctx.expect(not put.problems, expected="exactly the upload's headers",
                    actual=lambda: "; ".join(put.problems),
                    diagnosis="send only Host, Authorization, Content-Type: application/octet-stream, "
                              "Content-Length, X-Truf-Payload-SHA256 and Accept-Encoding: identity")
         ctx.expect(put.header("accept-encoding") == "identity", expected="Accept-Encoding: identity",
-                   actual="Accept-Encoding: %r" % put.header("accept-encoding"))
+                   actual="Accept-Encoding: %r" % put.header("accept-encoding"),
+                   diagnosis="send Accept-Encoding: identity on the upload")
         ctx.expect(put.complete and put.content_length == put.body_total,
                    expected="Content-Length equal to the bytes sent (the file's size)",
-                   actual="Content-Length %r, %d bytes received" % (put.content_length, put.body_total))
+                   actual="Content-Length %r, %d bytes received" % (put.content_length, put.body_total),
+                   diagnosis="announce the bundle file's exact size in Content-Length and send every byte of it")
         ctx.expect(put.digest_header == put.body_sha256,
                    expected="X-Truf-Payload-SHA256 = the SHA-256 of the bytes received (%s)" % put.body_sha256,
                    actual="X-Truf-Payload-SHA256: %r" % put.digest_header,
                    diagnosis="the digest header is the SHA-256 of the whole file, as lowercase hex")
     problems = plane.bundle_problems(res)
     ctx.expect(not problems, expected="the bundle accepted is a valid bundle of this reservation",
-               actual=lambda: "; ".join(problems[:3]))
+               actual=lambda: "; ".join(problems[:3]),
+               diagnosis="upload exactly the bundle this reservation's scan wrote, header, events and trailer")
 
 
 @check("upload.streamed", clauses=["SCAN-UPLOAD-2"], level="MUST",
@@ -161,7 +165,8 @@ def _(ctx):
     res = plane.add_assignment(declared_bundle_bytes=2 * BIG_BUNDLE_BYTES)
     _life, state = ready_then_crash(plane, res)
     ctx.expect(state is not None and state.get("phase") == "bundle_ready",
-               expected="slot 0 in bundle_ready at the first PUT", actual="slot 0: %r" % (state,))
+               expected="slot 0 in bundle_ready at the first PUT", actual="slot 0: %r" % (state,),
+               diagnosis="persist the slot as bundle_ready before the first upload of its bundle")
     with open(ready_file(plane, res), "rb") as handle:
         generation = json.loads(handle.readline().decode("ascii"))["generation"]
     record = plant_bundle(plane, state, big_bundle_writer(res, generation, BIG_BUNDLE_BYTES))
@@ -174,12 +179,15 @@ def _(ctx):
     result = plane.stop()
     # Assert
     ctx.expect(res.resolution == "bundle_accepted" and res.payload_sha256 == record["payload_sha256"],
-               expected="the planted 64 MiB bundle accepted", actual=lambda: describe_run(plane))
+               expected="the planted 64 MiB bundle accepted", actual=lambda: describe_run(plane),
+               diagnosis="upload the ready file the state records, accepted whole, however large it is")
     peak = result.maxrss_bytes
     ctx.note("upload of %d bytes: VmHWM before %s, peak RSS at exit %s" % (record["bytes"], baseline, peak))
     if baseline is None or not peak:
         ctx.fail(expected="the worker's memory readable from /proc and wait4",
-                 actual="VmHWM %r, peak RSS %r" % (baseline, peak))
+                 actual="VmHWM %r, peak RSS %r" % (baseline, peak),
+                 diagnosis="the harness could not read the worker's memory here (/proc and wait4), which is not the "
+                           "worker's fault: rerun where they are readable")
     ctx.expect(peak - baseline <= MAX_UPLOAD_GROWTH_BYTES,
                expected="peak RSS at most %d MiB above the %.1f MiB before the upload"
                         % (MAX_UPLOAD_GROWTH_BYTES // MiB, baseline / float(MiB)),
@@ -207,7 +215,8 @@ def _(ctx):
         _life, state = ready_then_crash(plane, res)
         ctx.expect(state is not None and state.get("phase") == "bundle_ready",
                    expected="slot 0 in bundle_ready at the first PUT (variant %s)" % label,
-                   actual="slot 0: %r" % (state,))
+                   actual="slot 0: %r" % (state,),
+                   diagnosis="persist the slot as bundle_ready before the first upload of its bundle")
         path = ready_file(plane, res)
         if label == "missing":
             os.unlink(path)
@@ -227,11 +236,14 @@ def _(ctx):
                    actual="%d PUT(s) after the restart" % len(later),
                    diagnosis="hash the ready file first and compare size and digest with the state's bundle")
         ctx.expect(res.resolved_by == "terminal" and res.terminal_body is not None,
-                   expected="a terminal report (variant %s)" % label, actual=lambda: describe_run(plane))
+                   expected="a terminal report (variant %s)" % label, actual=lambda: describe_run(plane),
+                   diagnosis="a ready bundle that changed or vanished since its adoption is reported, never uploaded")
         doc = json.loads(res.terminal_body.decode("ascii"))
         ctx.expect((doc.get("failure_code"), doc.get("detail")) == ("client_storage_failed", detail),
                    expected="failure_code client_storage_failed, detail %r (variant %s)" % (detail, label),
-                   actual="failure_code %r, detail %r" % (doc.get("failure_code"), doc.get("detail")))
+                   actual="failure_code %r, detail %r" % (doc.get("failure_code"), doc.get("detail")),
+                   diagnosis="report a changed bundle as client_storage_failed 'local worker storage operation failed' "
+                             "and a missing one as 'pending result bundle is missing'")
 
     each_variant(ctx, TAMPERS, act)
 
@@ -270,10 +282,14 @@ def _(ctx):
         between = plane.server.calls("status", reservation=res, since=first.t)
         ctx.expect(any(c.t < again.t for c in between),
                    expected="a status read between the two PUTs (variant %s)" % label,
-                   actual=lambda: describe_run(plane))
+                   actual=lambda: describe_run(plane),
+                   diagnosis="after a receipt that does not bind the upload, read the reservation's status before "
+                             "sending the upload again")
         ctx.expect(again.digest_header == first.digest_header and again.body_sha256 == first.body_sha256,
                    expected="the second PUT carries the same bytes and digest (variant %s)" % label,
-                   actual="digests %s then %s" % (first.digest_header, again.digest_header))
+                   actual="digests %s then %s" % (first.digest_header, again.digest_header),
+                   diagnosis="send the same ready file again, with the same digest: a retried upload is the same "
+                             "upload")
 
     each_variant(ctx, [("wrong-digest", "wrong-digest"), ("no-resolution", "no-resolution")], act)
 
@@ -301,7 +317,8 @@ def _(ctx):
         plane.stop()
         # Assert
         ctx.expect(len(res.puts) >= 2 and res.resolution == "bundle_accepted",
-                   expected="the upload retried and accepted (variant %s)" % label, actual=lambda: describe_run(plane))
+                   expected="the upload retried and accepted (variant %s)" % label, actual=lambda: describe_run(plane),
+                   diagnosis="retry an upload cut mid-body or lost with a crash until it is accepted")
         first, last = res.puts[0], res.puts[-1]
         same = all(p.content_length == first.content_length and p.digest_header == first.digest_header
                    for p in res.puts)
@@ -317,6 +334,7 @@ def _(ctx):
                 with open(path, "rb") as handle:
                     generations.add(json.loads(handle.readline().decode("ascii")).get("generation"))
         ctx.expect(len(generations) <= 1, expected="one scan: every bundle from the same generation",
-                   actual="generations %s" % sorted(generations))
+                   actual="generations %s" % sorted(generations),
+                   diagnosis="retry the upload of the bundle already written; never scan again for a retry")
 
     each_variant(ctx, [("reset", False), ("restart", True)], act)

@@ -72,10 +72,14 @@ def scan_events(ctx, plane, res):
     """The event documents of the bundle the server accepted for res (fails without one)."""
     ctx.expect(res.resolution == "bundle_accepted" and res.bundle_path,
                expected="the reservation ends with its bundle accepted",
-               actual=lambda: "resolution %s (%s)" % (res.resolution, describe_run(plane)))
+               actual=lambda: "resolution %s (%s)" % (res.resolution, describe_run(plane)),
+               diagnosis="scan the targets, write the bundle and upload it: the reservation ended without its bundle "
+                         "accepted")
     report = read_bundle(res.bundle_path, res)
     ctx.expect(not report.problems, expected="an accepted bundle with a good envelope",
-               actual=lambda: "; ".join(report.problems[:3]))
+               actual=lambda: "; ".join(report.problems[:3]),
+               diagnosis="write the bundle's header and trailer exactly as SCAN-BUNDLE-1 and -2 give them for this "
+                         "reservation")
     return report
 
 

@@ -7,7 +7,10 @@ the invariants it applies after every run (secrets, TMPDIR, leftovers, the
 output rules) need no repeating here.
 """
 
+import re
+
 from conformance import faults
+from conformance.checks import stops
 from conformance.checks.variants import each_variant, retire_plane
 from conformance.planes.session import refusal
 from conformance.planes.session.plane import PHASE_TIMEOUT_S, SESSION_RUN_TIMEOUT_S
@@ -15,7 +18,13 @@ from conformance.runner import proc_alive, proc_field  # noqa: F401 (re-exported
 
 __all__ = ["faults", "refusal", "each_variant", "retire_plane", "PHASE_TIMEOUT_S", "SESSION_RUN_TIMEOUT_S",
            "STOP_BUDGET_S", "DRAIN_BUDGET_S", "SCHEDULE_SLACK_S", "describe_run", "expect_summary",
-           "expect_no_request", "capability_calls", "expect_report", "run_to_exit"]
+           "expect_no_request", "capability_calls", "expect_report", "run_to_exit", "stop_unnoticed",
+           "summary_diagnosis", "NEW_WORK", "STOPPING", "stop_unnoticed_so_far"]
+
+# The verbs that start new work (SESSION-STOP-2): none may start after a stop.
+NEW_WORK = ("claim", "acquire", "read")
+# The failure code of a probe answered because the node is stopping (SESSION-STOP-3).
+STOPPING = "SESSION_WORKER_STOPPING"
 
 # SESSION-STOP-5: every process gone within 1 s of a stop when the control
 # plane answers at once, and within STOP_GRACE_S + 1 s = 6 s whatever it does.
@@ -40,6 +49,71 @@ def describe_run(plane, result=None):
     return "exit %s, %s; %s" % (result.exit_code, shown, plane.describe_exchanges())
 
 
+def stop_unnoticed(plane, since=None):
+    """The diagnosis "no handler ran", when a run the harness stopped shows no sign
+    of it: no trace of a stop (a service_stopped summary or attempt_finished event,
+    a SESSION_WORKER_STOPPING report, a stderr line naming the signal) and the run
+    went on as if nothing happened (it ended another way, or kept claiming after
+    the signal). None when the run shows the stop was seen, or cannot tell: a node
+    that went quiet after the signal and was killed may have seen it and hung."""
+    result = plane.result
+    if result is None or not result.signals:
+        return None
+    t_signal, signum = result.signals[0]
+    summary = plane.summary()
+    pattern = re.compile(r"\b(%d|%s)\b" % (signum, stops.signal_name(signum)))
+    trace = ((summary is not None and summary["terminal_state"] == "service_stopped")
+             or any(e.event_type == "attempt_finished" and (e.facts or {}).get("outcome") == "service_stopped"
+                    for e in plane.control.progress_events())
+             or any((call.doc or {}).get("failure_code") == STOPPING for call in plane.control.reports())
+             or any(t >= t_signal and pattern.search(line) for t, line in result.stderr_lines))
+    went_on = (not result.timed_out and not result.killed) or any(
+        call.verb in NEW_WORK and call.t > t_signal + SCHEDULE_SLACK_S for call in plane.control.calls())
+    return stops.unnoticed(result, trace or not went_on,
+                           "no service_stopped summary or event, no %s report, and the run went on" % STOPPING)
+
+
+def stop_unnoticed_so_far(plane):
+    """While the node still runs: "no handler ran" when it was sent a stop and has
+    started new work since (a claim, an acquisition or a read after the signal and
+    the machine's slack, SESSION-STOP-2) with no trace of the stop; None otherwise."""
+    proc = plane.proc
+    if proc is None or not proc.signals:
+        return None
+    t_signal, signum = proc.signals[0]
+    if any((call.doc or {}).get("failure_code") == STOPPING for call in plane.control.reports()):
+        return None
+    went_on = any(call.verb in NEW_WORK and call.t > t_signal + SCHEDULE_SLACK_S for call in plane.control.calls())
+    if not went_on:
+        return None
+    return ("no handler ran (the node started new claims, acquisitions or reads after the %s, and no %s report): "
+            "install a %s handler at the start of main()%s" % (
+                stops.signal_name(signum), STOPPING, stops.signal_name(signum),
+                " (as PID 1 the kernel drops the signal otherwise)" if proc.is_pid1 else ""))
+
+
+def summary_diagnosis(plane, terminal_state, failure_code, wanted_exit):
+    """What the node most likely does wrong when its summary or exit status is not the expected one."""
+    unnoticed = stop_unnoticed(plane)
+    if unnoticed:
+        return unnoticed
+    result = plane.result
+    if result.timed_out:
+        return "the node was still running when the harness killed it: some wait has no bound; bound it"
+    summary = plane.summary()
+    if summary is None:
+        problem = plane.summary_problem()
+        return ("end every run with exactly one summary line on stdout, the canonical summary object%s"
+                % (": here %s" % problem if problem else ""))
+    wanted = "terminal_state %s" % terminal_state if terminal_state else "failure_code %s" % failure_code
+    if (summary["terminal_state"], summary["failure_code"]) != (terminal_state, failure_code):
+        got = ("terminal_state %s" % summary["terminal_state"] if summary["terminal_state"]
+               else "failure_code %s" % summary["failure_code"])
+        return "the node ended the session with %s where the contract gives %s here" % (got, wanted)
+    return ("the exit status follows the summary: 0 when it says stopped (a terminal state), 1 when it says "
+            "failed; this run should exit %d" % wanted_exit)
+
+
 def expect_summary(ctx, plane, terminal_state=None, failure_code=None, exit_code=None, variant=None):
     """The run ended with a summary naming exactly this terminal state or failure code, and
     exit 0 for a terminal state, 1 for a failure code (SESSION-EXIT-1, -4)."""
@@ -51,7 +125,7 @@ def expect_summary(ctx, plane, terminal_state=None, failure_code=None, exit_code
     ctx.expect(got == (terminal_state, failure_code) and plane.result.exit_code == wanted_exit,
                expected="a summary with %s and exit %d%s" % (shown, wanted_exit, where),
                actual=lambda: describe_run(plane),
-               diagnosis="the node ended this session with another outcome or exit status than the contract gives")
+               diagnosis=lambda: summary_diagnosis(plane, terminal_state, failure_code, wanted_exit))
     return summary
 
 
@@ -79,7 +153,8 @@ def expect_report(ctx, plane, probe_id, outcome, failure_code=None, what=""):
                    what or "the probe", outcome, ", failure_code %s" % failure_code if failure_code else ""),
                actual=lambda: "outcome %s, failure_code %s (%s)" % (got[0], got[1], describe_run(plane)
                                                                     if plane.result else plane.describe_exchanges()),
-               diagnosis="the probe was answered with another outcome than the contract gives")
+               diagnosis="the node answered the probe %s%s where the contract gives %s%s here" % (
+                   got[0], " (%s)" % got[1] if got[1] else "", outcome, " (%s)" % failure_code if failure_code else ""))
     return call
 
 

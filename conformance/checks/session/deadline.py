@@ -87,7 +87,9 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 def _expiry(ctx, plane):
     found = plane.control.expiry()
-    ctx.expect(found is not None, expected="a lease issued", actual=describe_run(plane))
+    ctx.expect(found is not None, expected="a lease issued", actual=describe_run(plane),
+               diagnosis="exchange the identity token for a lease before anything else: the run got no lease, so it "
+                         "never reached the deadline this check needs")
     return found[1]
 
 
@@ -161,7 +163,8 @@ def _(ctx):
                actual="%d report(s)" % len(plane.control.reports()),
                diagnosis="at the deadline the probe in flight is not reported: the capability is spent")
     settled = [e for e in plane.control.progress_events() if e.event_type == "source_probe_completed"]
-    ctx.expect(not settled, expected="no settled event", actual="%d" % len(settled))
+    ctx.expect(not settled, expected="no settled event", actual="%d" % len(settled),
+               diagnosis="at the deadline the probe in flight gets no settled event either: the capability is spent")
 
 
 @check("deadline.monitor", clauses=["SESSION-DEADLINE-5", "SESSION-DEADLINE-4"], level="MUST",

@@ -36,7 +36,9 @@ def _(ctx):
     use = measure_cpu(plane.proc, IDLE_WINDOW_S)
     plane.close_session()
     plane.wait()
-    ctx.expect(use is not None, expected="the node keeps running while it waits", actual=describe_run(plane))
+    ctx.expect(use is not None, expected="the node keeps running while it waits", actual=describe_run(plane),
+               diagnosis="the node exited while it should wait between claims: a claim with no probe is answered by "
+                         "waiting for the interval, not by ending the session")
     ctx.note("idle: %.3f CPU-s over %.2f s = %.2f %% of a core (%d processes)"
              % (use.cpu_s, use.wall_s, 100 * use.share, use.processes))
     ctx.expect(use.share <= IDLE_SHARE_MAX,

@@ -104,11 +104,13 @@ def _probe_children(pid):
     return [kid for kid in descendants(pid) if (read_cmdline(kid) or [])[-1:] == [PROBE_CHILD_FLAG]]
 
 
-def _wait(ctx, condition, what, timeout=PHASE_TIMEOUT_S):
+def _wait(ctx, condition, what, diagnosis, timeout=PHASE_TIMEOUT_S):
+    """Poll until condition() holds; the check fails with `diagnosis` (what the node
+    most likely does not do) when it does not within timeout."""
     deadline = Deadline(timeout)
     while not condition():
         if deadline.over():
-            ctx.fail(expected=what, actual="not within %.0f s" % timeout)
+            ctx.fail(expected=what, actual="not within %.0f s" % timeout, diagnosis=diagnosis)
         time.sleep(POLL_INTERVAL_S)
 
 
@@ -136,7 +138,8 @@ def _(ctx):
                actual="%d connection(s)" % len(monitor),
                diagnosis="every request of the session comes from the capability process")
     ctx.expect(bool(child), expected="the held claim's connection held by the capability process",
-               actual="it holds none of the %d connection(s) to the fakes" % len(connected))
+               actual="it holds none of the %d connection(s) to the fakes" % len(connected),
+               diagnosis="make every request of the session from the capability process, the monitor's one child")
 
 
 def _memory_holds(pid, needles):
@@ -199,7 +202,9 @@ def _(ctx):
     plane.wait_for(plane.control.started("read", 1), "the first acquisition read")
     tree = descendants(plane.proc.host_pid)
     ctx.expect(len(tree) >= 2, expected="a capability process and a probe child before the kill",
-               actual="%d descendant(s)" % len(tree))
+               actual="%d descendant(s)" % len(tree),
+               diagnosis="fork the capability process, and run each probe in a probe child of its own: the harness "
+                         "found fewer processes")
     plane.signal(signal.SIGKILL)
     killed = time.monotonic()
     deadline = Deadline(ORPHAN_BUDGET_S + SCHEDULE_SLACK_S)
@@ -235,7 +240,9 @@ def _(ctx):
     took = plane.result.t_exit - killed
     ctx.expect(took <= ORPHAN_BUDGET_S + SCHEDULE_SLACK_S,
                expected="exit within %.1f s of the capability process's death" % ORPHAN_BUDGET_S,
-               actual="%.2f s (%s)" % (took, describe_run(plane)))
+               actual="%.2f s (%s)" % (took, describe_run(plane)),
+               diagnosis="when the capability process dies, the monitor writes the summary SESSION_CHILD_EXITED and "
+                         "exits 1 at once")
     expect_summary(ctx, plane, failure_code="SESSION_CHILD_EXITED")
 
 
@@ -265,8 +272,9 @@ def _(ctx):
     def sandboxed():
         children[:] = [kid for kid in _probe_children(plane.proc.host_pid) if proc_field(kid, "Seccomp") == "2"]
         return bool(children)
-    _wait(ctx, sandboxed, "a warm probe child with its filter in place (pool size %d)"
-          % plane_module.WARM_POOL_SIZE)
+    _wait(ctx, sandboxed, "a warm probe child with its filter in place (pool size %d)" % plane_module.WARM_POOL_SIZE,
+          "start the warm pool's probe children with the node's own file and --probe-child, and install their "
+          "seccomp filter before they wait for input (SESSION-ISOLATION-5, -8)")
     pid = children[0]
     argv, environ, ids = read_cmdline(pid), read_environ(pid), _stat_ids(pid)
     fds, cwd, limits = sorted(int(fd) for fd in os.listdir("/proc/%d/fd" % pid)), os.readlink(
@@ -275,15 +283,21 @@ def _(ctx):
     _stop(plane)
     wanted_tail = ["-I", "-S"] + ([ctx.node.path] if ctx.node.path else []) + [PROBE_CHILD_FLAG]
     ctx.expect(argv[-len(wanted_tail):] == wanted_tail and len(argv) == 5,
-               expected="argv [sys.executable, -I, -S, <node file>, --probe-child]", actual="argv %s" % argv)
-    ctx.expect(no_new_privs == "1", expected="NoNewPrivs: 1", actual="NoNewPrivs: %s" % no_new_privs)
+               expected="argv [sys.executable, -I, -S, <node file>, --probe-child]", actual="argv %s" % argv,
+               diagnosis="start a probe child as [sys.executable, -I, -S, <node file>, --probe-child] and nothing else")
+    ctx.expect(no_new_privs == "1", expected="NoNewPrivs: 1", actual="NoNewPrivs: %s" % no_new_privs,
+               diagnosis="set no_new_privs in the probe child before its seccomp filter, so the filter cannot be "
+                         "undone")
     ctx.expect(environ == {}, expected="an empty environment (no attestation is configured)",
                actual="%d variable(s): %s" % (len(environ or {}), ", ".join(sorted(environ or {})[:8])),
                diagnosis="a probe child gets nothing of the node's environment (SESSION-ISOLATION-5)")
-    ctx.expect(fds == [0, 1, 2], expected="descriptors 0, 1 and 2 only", actual="descriptors %s" % fds)
+    ctx.expect(fds == [0, 1, 2], expected="descriptors 0, 1 and 2 only", actual="descriptors %s" % fds,
+               diagnosis="close every descriptor but 0, 1 and 2 before the probe child runs (close_fds, no pass_fds)")
     ctx.expect(ids == (pid, pid), expected="a session and process group of its own",
-               actual="process group and session %s, pid %d" % (ids, pid))
-    ctx.expect(cwd == "/", expected="working directory /", actual="working directory %s" % cwd)
+               actual="process group and session %s, pid %d" % (ids, pid),
+               diagnosis="start the probe child in a session of its own (setsid), so its whole group can be killed")
+    ctx.expect(cwd == "/", expected="working directory /", actual="working directory %s" % cwd,
+               diagnosis="start the probe child in the working directory /")
     wanted = {"Max address space": str(ADDRESS_SPACE_BYTES), "Max core file size": "0",
               "Max open files": str(OPEN_FILES), "Max cpu time": str(plane_module.PROBE_TIMEOUT_S + 1)}
     got = dict((name, limits.get(name)) for name in wanted)
@@ -308,7 +322,8 @@ def _(ctx):
     def child_running():
         children[:] = _probe_children(plane.proc.host_pid)
         return bool(children)
-    _wait(ctx, child_running, "the first probe's child")
+    _wait(ctx, child_running, "the first probe's child",
+          "run each probe in a probe child started as [sys.executable, -I, -S, <node file>, --probe-child]")
     frozen = children[0]
     os.kill(frozen, signal.SIGSTOP)
     t_freeze = time.monotonic()
@@ -323,19 +338,23 @@ def _(ctx):
     doc = report.doc or {}
     ctx.expect(doc.get("failure_code") == "SANDBOX_TIMEOUT",
                expected="the first probe reported failed SANDBOX_TIMEOUT",
-               actual="outcome %s, failure_code %s" % (doc.get("outcome"), doc.get("failure_code")))
+               actual="outcome %s, failure_code %s" % (doc.get("outcome"), doc.get("failure_code")),
+               diagnosis="a probe child past the probe timeout is killed and the probe reported failed SANDBOX_TIMEOUT")
     ctx.expect(CEILING_S - CEILING_EARLY_S <= took <= CEILING_S + SCHEDULE_SLACK_S,
                expected="the report %.0f s after the freeze (the probe timeout)" % CEILING_S,
                actual="%.2f s" % took, diagnosis="the child runs at most the probe timeout (SESSION-ISOLATION-6)")
     beats = [c for c in plane.control.heartbeats() if t_freeze <= c.t <= report.t]
     ctx.expect(len(beats) >= MIN_BEATS_DURING_CEILING,
                expected="heartbeats while the child is frozen (at least %d)" % MIN_BEATS_DURING_CEILING,
-               actual="%d" % len(beats))
+               actual="%d" % len(beats),
+               diagnosis="keep the heartbeat on its schedule while a probe child is stuck: never wait for a child in a "
+                         "way that blocks the beats")
     ctx.expect(gone, expected="the frozen child killed by the time its probe is reported",
                actual="pid %d still alive" % frozen, diagnosis="no probe child outlives its probe")
     ctx.expect((second_report.doc or {}).get("outcome") == "succeeded" and frozen not in pids,
                expected="the second probe answered, by another child", actual="outcome %s" % (
-                   (second_report.doc or {}).get("outcome"),))
+                   (second_report.doc or {}).get("outcome"),),
+               diagnosis="after a child is killed at the ceiling, the next probe gets a fresh child and is answered")
 
 
 @check("isolation.child-protocol", clauses=["SESSION-ISOLATION-7"], level="MUST",
@@ -385,7 +404,9 @@ def _(ctx):
                          "interpreter's start (SESSION-ISOLATION-8, D11)")
     summary = expect_summary(ctx, plane, terminal_state="closed")
     ctx.expect(summary["warm_pool_ready"] == WARM_POOL, expected="warm_pool_ready %d" % WARM_POOL,
-               actual="warm_pool_ready %s" % summary["warm_pool_ready"])
+               actual="warm_pool_ready %s" % summary["warm_pool_ready"],
+               diagnosis="report in the summary's warm_pool_ready how many sandboxed children were ready before "
+                         "attempt:start")
 
 
 @check("isolation.scratch", clauses=["SESSION-ISOLATION-9"], level="MUST",
@@ -409,14 +430,18 @@ def _(ctx):
                      modes=dict((e, os.stat(os.path.join(scratch, e)).st_mode & 0o777) for e in entries))
         return bool(files)
     plane.wait_for(lambda: bool(plane.store.transcript), "the bundle download")
-    _wait(ctx, downloading, "a file in the scratch directory")
+    _wait(ctx, downloading, "a file in the scratch directory",
+          "download a probe's bundle into the node's private scratch directory under TMPDIR, not into memory or "
+          "another directory")
     os.kill(capability_pid(ctx, plane), signal.SIGKILL)
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     ctx.expect(len(found["entries"]) == 1 and list(found["modes"].values()) == [0o700],
                expected="one directory under TMPDIR, mode 0700",
-               actual="entries %s" % dict((e, oct(m)) for e, m in found["modes"].items()))
+               actual="entries %s" % dict((e, oct(m)) for e, m in found["modes"].items()),
+               diagnosis="create one private scratch directory under TMPDIR with mode 0700 (tempfile.mkdtemp does)")
     ctx.expect(all(mode == 0o600 for mode in found["files"].values()), expected="every scratch file mode 0600",
-               actual="%s" % dict((os.path.relpath(p, scratch), oct(m)) for p, m in found["files"].items()))
+               actual="%s" % dict((os.path.relpath(p, scratch), oct(m)) for p, m in found["files"].items()),
+               diagnosis="create every scratch file with mode 0600 (tempfile.mkstemp does)")
     expect_summary(ctx, plane, failure_code="SESSION_CHILD_EXITED")
     ctx.expect(not os.listdir(scratch), expected="TMPDIR empty after the run",
                actual="%s" % os.listdir(scratch), diagnosis="the monitor removes its scratch at every end (D23)")

@@ -58,15 +58,20 @@ def _(ctx):
                diagnosis="the token is minted once and used for the one exchange it was minted for")
     exchanges = plane.control.calls("exchange")
     ctx.expect(len(exchanges) == 1 and exchanges[0].bearer == "identity",
-               expected="the exchange bears the identity token", actual=describe_run(plane))
+               expected="the exchange bears the identity token", actual=describe_run(plane),
+               diagnosis="present the identity token on the exchange, once, and on nothing else")
     callbacks = [c for c in plane.control.calls() if c.verb not in ("exchange", "lease")]
     ctx.expect(callbacks and all(c.bearer == "capability" for c in callbacks),
                expected="every callback bears the capability",
-               actual=lambda: ", ".join("%s: %s" % (c.verb, c.bearer) for c in callbacks if c.bearer != "capability"))
+               actual=lambda: ", ".join("%s: %s" % (c.verb, c.bearer) for c in callbacks if c.bearer != "capability"),
+               diagnosis="present the capability, and only it, on every callback after the exchange: never the "
+                         "identity token")
     seen = watch.processes()
     ctx.expect(any(_is_probe_child(s) for s in seen) and len(seen) >= 3,
                expected="the harness sampled the monitor, the capability process and a probe child (arrangement)",
-               actual="%d process(es) sampled" % len(seen))
+               actual="%d process(es) sampled" % len(seen),
+               diagnosis="run the session as a monitor, a capability process and sandboxed probe children "
+                         "(SESSION-ISOLATION-1, -5): the harness sampled fewer processes")
 
 
 @check("secret.not-repeated", clauses=["SESSION-SECRET-3"], level="MUST",
@@ -84,7 +89,9 @@ def _(ctx):
     plane.control.add_fault(refusal(409, "ATTEMPT_STALE", detail="stale (%s)" % canary), plane.control.report_match())
     plane.run()
     expect_summary(ctx, plane, failure_code="ATTEMPT_STALE")
-    ctx.expect(bool(plane.control.reports(probe_id)), expected="the report was refused", actual=describe_run(plane))
+    ctx.expect(bool(plane.control.reports(probe_id)), expected="the report was refused", actual=describe_run(plane),
+               diagnosis="report every probe the node claimed, even one whose answer the control "
+                         "plane then refuses: that refusal is what ends this session")
     places = [name for name, text in (("stdout", plane.result.stdout), ("stderr", plane.result.stderr))
               if canary in text]
     places += ["event %s" % e.event_type for e in plane.control.progress_events() if canary in str(e.doc)]

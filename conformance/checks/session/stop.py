@@ -14,8 +14,9 @@ import signal
 import time
 
 from conformance.checks import check
-from conformance.checks.session._common import (DRAIN_BUDGET_S, SCHEDULE_SLACK_S, STOP_BUDGET_S, describe_run,
-                                                each_variant, expect_summary, faults)
+from conformance.checks.session._common import (DRAIN_BUDGET_S, NEW_WORK, SCHEDULE_SLACK_S, STOP_BUDGET_S,
+                                                describe_run, each_variant, expect_summary, faults, stop_unnoticed,
+                                                stop_unnoticed_so_far)
 from conformance.planes.session import control as control_module
 
 # SESSION-STOP-2: a request that starts this long after the signal started after it (the
@@ -30,8 +31,6 @@ STOP_ANSWER_S = 0.5
 # stop.probe-in-flight: the stop comes this long after the first read was answered, when the node is
 # in the acquisition poll's wait (1 s), not in the read itself.
 INTO_WAIT_S = 0.1
-# The verbs that start new work (SESSION-STOP-2): none may start after a stop.
-NEW_WORK = ("claim", "acquire", "read")
 # stop.drain-bound: the window, after the stop, in which the heartbeat (every 0.2 s, scaled) must go
 # on while the report hangs, and the fewest beats it must hold on a loaded machine.
 DRAIN_BEATS_FROM_S = 1.0
@@ -43,7 +42,9 @@ def _start(ctx, plane, **start):
     """Start the node as PID 1 (SKIP when that is not available here)."""
     ctx.require_pid1()
     proc = plane.start(pid1="require", **start)
-    ctx.expect(proc.is_pid1, expected="the node runs as PID 1", actual="it does not (harness)")
+    ctx.expect(proc.is_pid1, expected="the node runs as PID 1", actual="it does not (harness)",
+               diagnosis="the harness could not run the node as PID 1 here, which is not the node's fault: "
+                         "rerun where PID namespaces are allowed")
     return proc
 
 
@@ -54,8 +55,9 @@ def _expect_exit_within(ctx, plane, budget_s, since, what):
                         % (budget_s, what, budget_s - SCHEDULE_SLACK_S),
                actual="%s (%s)" % ("still running %.1f s after it (killed)" % took if plane.result.timed_out
                                    else "exit %.2f s after it" % took, describe_run(plane)),
-               diagnosis="a stop ends every wait at once and the drain is bounded (SESSION-STOP-2, -5): wake "
-                         "every wait, cut what blocks, and kill what will not stop")
+               diagnosis=lambda: stop_unnoticed(plane) or (
+                   "a stop ends every wait at once and the drain is bounded (SESSION-STOP-2, -5): wake every wait, "
+                   "cut what blocks, and kill what will not stop"))
 
 
 def _expect_no_new_work(ctx, plane, t_signal):
@@ -66,8 +68,9 @@ def _expect_no_new_work(ctx, plane, t_signal):
                                   % (AFTER_SIGNAL_SLACK_S * 1000),
                actual=lambda: "%d started later: %s" % (len(late), ", ".join(
                    "%s %.2f s after" % item for item in late[:4])),
-               diagnosis="after a stop nothing new begins: look at the stop before every claim, create, read and "
-                         "download (SESSION-STOP-2)")
+               diagnosis=lambda: stop_unnoticed(plane) or (
+                   "after a stop nothing new begins: look at the stop before every claim, create, read and "
+                   "download (SESSION-STOP-2)"))
 
 
 def _expect_finished_last(ctx, plane, outcome="service_stopped"):
@@ -81,7 +84,9 @@ def _expect_finished_last(ctx, plane, outcome="service_stopped"):
                          "(SESSION-STOP-4, D17)")
     after = [c for c in plane.control.calls() if c.bearer == "capability" and c.t > finished[0].call.t]
     ctx.expect(not after, expected="no capability call after the attempt_finished append",
-               actual=lambda: ", ".join(c.verb for c in after))
+               actual=lambda: ", ".join(c.verb for c in after),
+               diagnosis="attempt_finished is the attempt's last word: stop the heartbeat and send nothing with the "
+                         "capability once its append begins")
 
 
 @check("stop.idle", clauses=["SESSION-STOP-1", "SESSION-STOP-2", "SESSION-STOP-4", "SESSION-STOP-5"], level="MUST",
@@ -98,7 +103,9 @@ def _(ctx):
         _expect_exit_within(ctx, plane, STOP_BUDGET_S + SCHEDULE_SLACK_S, t_signal, "the stop (%s)" % label)
         expect_summary(ctx, plane, terminal_state="service_stopped", variant=label)
         ctx.expect("KeyboardInterrupt" not in plane.result.stderr, expected="no KeyboardInterrupt",
-                   actual="stderr %r" % plane.result.stderr[-300:])
+                   actual="stderr %r" % plane.result.stderr[-300:],
+                   diagnosis="handle SIGINT with the same stop handler as SIGTERM, in every process of the node, so "
+                             "Python's default KeyboardInterrupt never reaches the code")
         _expect_no_new_work(ctx, plane, t_signal)
         _expect_finished_last(ctx, plane)
     each_variant(ctx, [("SIGTERM", signal.SIGTERM), ("SIGINT", signal.SIGINT)], act)
@@ -131,8 +138,9 @@ def _(ctx):
                expected="the probe in flight reported failed with SESSION_WORKER_STOPPING",
                actual=lambda: "%s (%s)" % ("report %s/%s" % (doc.get("outcome"), doc.get("failure_code"))
                                            if doc else "no report", describe_run(plane)),
-               diagnosis="the person who asked gets a definite answer at once: report the probe in flight as "
-                         "stopping rather than abandon it (SESSION-STOP-3, D17)")
+               diagnosis=lambda: stop_unnoticed(plane) or (
+                   "the person who asked gets a definite answer at once: report the probe in flight as stopping "
+                   "rather than abandon it (SESSION-STOP-3, D17)"))
     ctx.expect(reports[0].t - t_signal <= STOP_ANSWER_S,
                expected="the report within %.1f s of the stop" % STOP_ANSWER_S,
                actual="%.2f s after it" % (reports[0].t - t_signal),
@@ -142,7 +150,9 @@ def _(ctx):
     ctx.expect(len(settled) == 1 and (settled[0].facts or {}).get("code") == "SESSION_WORKER_STOPPING"
                and settled[0].facts.get("outcome") == "failed" and settled[0].call.t > reports[0].t,
                expected="its settled event after the report: code SESSION_WORKER_STOPPING, outcome failed",
-               actual=lambda: "settled events %s" % [e.facts for e in settled])
+               actual=lambda: "settled events %s" % [e.facts for e in settled],
+               diagnosis="a narrated probe answered on a stop still gets its settled event, after the report: code "
+                         "SESSION_WORKER_STOPPING, outcome failed (SESSION-STOP-3)")
     _expect_no_new_work(ctx, plane, t_signal)
     _expect_finished_last(ctx, plane)
     expect_summary(ctx, plane, terminal_state="service_stopped")
@@ -165,7 +175,9 @@ def _(ctx):
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     _expect_exit_within(ctx, plane, DRAIN_BUDGET_S + SCHEDULE_SLACK_S, t_signal, "the stop")
     ctx.expect(bool(plane.control.reports()), expected="the drain sent the probe's report",
-               actual=describe_run(plane))
+               actual=describe_run(plane),
+               diagnosis=lambda: stop_unnoticed(plane) or "a stop answers the probe in flight before anything else "
+                                                          "of the drain: report it SESSION_WORKER_STOPPING at once")
     beats = [c for c in plane.control.heartbeats()
              if t_signal + DRAIN_BEATS_FROM_S <= c.t <= t_signal + DRAIN_BEATS_TO_S]
     ctx.expect(len(beats) >= MIN_DRAIN_BEATS,
@@ -190,7 +202,8 @@ def _(ctx):
     plane.control.add_fault(faults.hang(), plane.control.report_match())
     _start(ctx, plane)
     plane.stop_when(plane.control.started("read", 1), what="the first acquisition read")
-    t_second = plane.stop_when(plane.control.started("report", 1), what="the drain's report")
+    t_second = plane.stop_when(plane.control.started("report", 1), what="the drain's report",
+                               diagnosis=lambda: stop_unnoticed_so_far(plane))
     plane.wait(timeout=AFTER_STOP_TIMEOUT_S)
     _expect_exit_within(ctx, plane, STOP_BUDGET_S + SCHEDULE_SLACK_S, t_second, "the second stop")
     summary = expect_summary(ctx, plane, terminal_state="service_stopped")
@@ -202,7 +215,9 @@ def _(ctx):
                          "summary itself (SESSION-STOP-6)")
     late = [c for c in plane.control.calls() if c.t > t_second + AFTER_SIGNAL_SLACK_S]
     ctx.expect(not late, expected="nothing sent after the second stop",
-               actual=lambda: ", ".join(c.verb for c in late))
+               actual=lambda: ", ".join(c.verb for c in late),
+               diagnosis="a second stop ends the drain now: kill the capability process's group and send nothing "
+                         "more, not even attempt_finished")
 
 
 @check("stop.before-start", clauses=["SESSION-STOP-7", "SESSION-STOP-1"], level="MUST",

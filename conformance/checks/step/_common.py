@@ -6,10 +6,12 @@ reads as Arrange / Act / Assert and a failure names the clause's concern.
 
 import json
 import os
+import re
 
 from conformance import faults
+from conformance.checks import stops
 from conformance.faults import Match
-from conformance.planes.step import (IDENTITY, KEY_PREFIX, MARKER_NAME, OMIT,
+from conformance.planes.step import (EXIT_STATUS, IDENTITY, KEY_PREFIX, MARKER_NAME, OMIT,
                                      RESULT_NAME, Input, is_data_key)
 
 __all__ = ["faults", "Match", "Input", "OMIT", "KEY_PREFIX", "MARKER_NAME", "RESULT_NAME",
@@ -17,7 +19,8 @@ __all__ = ["faults", "Match", "Input", "OMIT", "KEY_PREFIX", "MARKER_NAME", "RES
            "expect_listed", "expect_not_listed", "expect_prompt_stop", "on_event", "stderr_lines",
            "STOP_BUDGET_S", "hold_answer", "contract_schema", "expect_exit_unwaiting", "data_upload",
            "on_data_event", "is_data_key", "diagnostic_prefix", "expect_diagnostics", "hold_input",
-           "data_posts_since", "expect_nothing_derived", "SLOW_STOP_IN_CONNECT"]
+           "data_posts_since", "expect_nothing_derived", "SLOW_STOP_IN_CONNECT", "stop_unnoticed",
+           "acknowledges_stop", "exit_diagnosis"]
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))), "contract", "schemas", "step")
@@ -92,7 +95,9 @@ def expect_nothing_derived(ctx, plane, item, why):
     whatever a step makes of an input, it makes nothing of one that failed
     verification (judged from the protocol, not from names)."""
     gets = plane.job.gets(item)
-    ctx.expect(gets, expected="a GET of input %r" % item.display_name, actual="it was never requested")
+    ctx.expect(gets, expected="a GET of input %r" % item.display_name, actual="it was never requested",
+               diagnosis=stop_unnoticed(plane) or "the node never asked for this input (it ended with exit %s "
+                         "first): read every input the manifest lists, in its order" % plane.result.exit_code)
     after = data_posts_since(plane, gets[0].t_start)
     ctx.expect(not after, expected="no upload of the node's own objects after input %r was requested (%s)"
                                    % (item.display_name, why),
@@ -147,25 +152,88 @@ def expect_diagnostics(ctx, plane, count=None, why=""):
     every line (STEP-REDACT-2); with `count`, exactly that many lines."""
     lines = stderr_lines(plane.result)
     prefix = diagnostic_prefix(lines)
+    if lines:
+        diagnosis = "begin every diagnostic line with the node's own name and ': ', the same on every line"
+    else:
+        diagnosis = stop_unnoticed(plane) or ("the node printed nothing on stderr: say what happened (%s) in a "
+                                              "line that begins with its own name and ': '" % (why or "the run"))
     ctx.expect(lines and prefix is not None and all(line.startswith(prefix) for line in lines),
                expected="stderr lines all starting with one '<program>: ' prefix%s" % (" (%s)" % why if why else ""),
                actual="stderr: %r" % plane.result.stderr[:300] if lines else "no stderr line",
-               diagnosis="begin every diagnostic line with the node's own name and ': ', the same on every line")
+               diagnosis=diagnosis)
     if count is not None:
         ctx.expect(len(lines) == count, expected="exactly %d stderr line%s (%s)" % (count, "" if count == 1 else "s",
                                                                                     why),
-                   actual="%d line(s): %r" % (len(lines), lines[:3]))
+                   actual="%d line(s): %r" % (len(lines), lines[:3]),
+                   diagnosis="say it in %s: %s" % ("one stderr line" if count == 1 else "%d stderr lines" % count,
+                                                  "merge or drop the others" if len(lines) > count
+                                                  else "the line is missing"))
     return prefix
 
 
-def expect_exit(ctx, plane, codes, why):
-    """The process exit status is one of `codes` (an int or a tuple)."""
+# What each exit status means (STEP-EXIT-1's map), for diagnoses.
+EXIT_MEANING = {0: "success", 1: "a transient failure", 10: "a permanent failure", 20: "a stop (cancelled)"}
+
+# STEP-STOP-1: the handler's stderr line names the signal's number.
+_ACK_PATTERN = r"\b(%d|%s)\b"
+
+
+def acknowledges_stop(result, signum=None, since=None):
+    """A stderr line printed after the first signal (or `since`) names it,
+    by number or name: the acknowledgement STEP-STOP-1 asks of the handler."""
+    if result is None or not result.signals:
+        return False
+    t_signal, first = result.signals[0]
+    signum = first if signum is None else signum
+    since = t_signal if since is None else since
+    pattern = re.compile(_ACK_PATTERN % (signum, stops.signal_name(signum)))
+    return any(t >= since and pattern.search(line) for t, line in result.stderr_lines)
+
+
+def stop_unnoticed(plane):
+    """The diagnosis "no handler ran", when the run shows no sign of the stop the
+    harness sent: no stderr line acknowledging it (STEP-STOP-1), no exit 20 and no
+    cancelled marker; None when it shows one (or no signal was sent)."""
+    result = plane.result
+    if result is None or not result.signals:
+        return None
+    marker = plane.marker if isinstance(plane.marker, dict) else {}
+    noticed = acknowledges_stop(result) or result.exit_code == 20 or marker.get("status") == "cancelled"
+    return stops.unnoticed(result, noticed, "nothing on stderr acknowledges the stop and the run did not end "
+                                            "cancelled")
+
+
+def exit_diagnosis(plane, codes, why):
+    """What the node most likely does wrong when its exit status is not one of `codes`."""
+    result = plane.result
+    unnoticed = stop_unnoticed(plane)
+    if unnoticed:
+        return unnoticed
+    wanted = " or ".join("%d (%s)" % (c, EXIT_MEANING.get(c, "?")) for c in codes)
+    if result.timed_out:
+        return ("the node was still running when the harness killed it: a wait with no deadline or a retry "
+                "without end; bound it so the run ends with %s (%s)" % (wanted, why))
+    code = result.exit_code
+    if code is not None and code < 0:
+        return ("the node died of signal %d instead of exiting: end every run through one place that exits "
+                "with the contract's code, here %s" % (-code, wanted))
+    if code not in EXIT_STATUS:
+        return ("exit %s is none of the contract's codes (0, 1, 10, 20): an unhandled exception or an argument "
+                "parser ended the run; catch it and exit %s (%s)" % (code, wanted, why))
+    return ("%s: the contract's failure map gives exit %s here, but the node exited %d (%s); classify this case "
+            "as the map does" % (why, wanted, code, EXIT_MEANING[code]))
+
+
+def expect_exit(ctx, plane, codes, why, diagnosis=None):
+    """The process exit status is one of `codes` (an int or a tuple); the
+    diagnosis, unless given, is read off the run (exit_diagnosis)."""
     result = plane.result
     codes = codes if isinstance(codes, tuple) else (codes,)
     tail = " | ".join(stderr_lines(result)[-3:]) or "no stderr"
     ctx.expect(result.exit_code in codes and not result.timed_out,
                expected="exit %s (%s)" % (" or ".join(str(c) for c in codes), why),
-               actual="%s; stderr: %s" % (result.describe(), tail[:400]))
+               actual="%s; stderr: %s" % (result.describe(), tail[:400]),
+               diagnosis=lambda: diagnosis or exit_diagnosis(plane, codes, why))
 
 
 def expect_exit_unwaiting(ctx, plane, exchange, code, why, diagnosis):
@@ -189,33 +257,58 @@ def expect_marker(ctx, plane, status, exit_code=None):
     ctx.expect(isinstance(marker, dict),
                expected="a completion marker %s in staging" % MARKER_NAME,
                actual="none was written (%s)" % plane.describe_exchanges(),
-               diagnosis="every run that can identify itself ends with its receipt (STEP-MARKER-1)")
+               diagnosis=lambda: stop_unnoticed(plane) or (
+                   "the node was killed before it wrote its receipt: some wait has no deadline"
+                   if plane.result is not None and plane.result.timed_out else
+                   "every run that can identify itself ends with its receipt (STEP-MARKER-1)"))
     ctx.expect(marker.get("status") == status and (exit_code is None or marker.get("exit_code") == exit_code),
                expected="marker status %r%s" % (status, "" if exit_code is None else ", exit_code %d" % exit_code),
                actual="status %r, exit_code %r, error %r" % (marker.get("status"), marker.get("exit_code"),
-                                                             marker.get("error")))
+                                                             marker.get("error")),
+               diagnosis=lambda: _marker_diagnosis(plane, marker, status, exit_code))
     return marker
+
+
+def _marker_diagnosis(plane, marker, status, exit_code):
+    """Why a marker's status or exit_code is not the expected one, from the run."""
+    result = plane.result
+    if status == "cancelled":
+        return stop_unnoticed(plane) or ("a stop before the status is decided makes the run cancelled with 20, "
+                                         "whatever error the stop itself caused (STEP-EXIT-2)")
+    if result is not None and marker.get("exit_code") != result.exit_code:
+        return ("the marker says exit_code %r but the process exited %s: decide the status and code once, then "
+                "write that code in the marker and exit with it" % (marker.get("exit_code"), result.exit_code))
+    if exit_code is not None and marker.get("exit_code") in EXIT_MEANING:
+        return ("the node recorded %s where the contract's failure map gives %s (status %r): classify this case "
+                "as the map does" % (EXIT_MEANING[marker["exit_code"]], EXIT_MEANING.get(exit_code, exit_code),
+                                     status))
+    return "the marker's status follows its exit_code: succeeded for 0, failed for 1 and 10, cancelled for 20"
 
 
 def expect_no_marker(ctx, plane, why):
     ctx.expect(plane.marker_raw is None and not plane.collector.marker_posts(),
                expected="no marker written (%s)" % why,
                actual="%d marker POST(s); marker %s" % (len(plane.collector.marker_posts()),
-                                                       "stored" if plane.marker_raw else "not stored"))
+                                                       "stored" if plane.marker_raw else "not stored"),
+               diagnosis="write no marker in this case (%s): print one stderr line saying why and exit with the "
+                         "failure's code" % why)
 
 
 def expect_listed(ctx, plane, relpaths, why):
     listed = plane.collector.marker_relpaths()
     missing = [r for r in relpaths if r not in listed]
     ctx.expect(not missing, expected="marker objects include %s (%s)" % (relpaths, why),
-               actual="objects: %s" % listed)
+               actual="objects: %s" % listed,
+               diagnosis="record each object in the marker's inventory before its first byte is sent and keep it "
+                         "whatever the write's fate (%s)" % why)
 
 
 def expect_not_listed(ctx, plane, relpaths, why):
     listed = plane.collector.marker_relpaths()
     present = [r for r in relpaths if r in listed]
     ctx.expect(not present, expected="marker objects exclude %s (%s)" % (relpaths, why),
-               actual="objects: %s" % listed)
+               actual="objects: %s" % listed,
+               diagnosis="list only what this run began to write and the store may hold: %s" % why)
 
 
 # What a slow stop usually means, by where the node was stopped.
@@ -227,13 +320,25 @@ SLOW_STOP_IN_CONNECT = ("a stop must end a lookup, a connect, a proxy's CONNECT 
 
 
 def expect_prompt_stop(ctx, plane, budget_s=STOP_BUDGET_S, diagnosis=SLOW_STOP_IN_TRANSFER):
-    """Exit 20 within budget_s of the first signal, with a cancelled marker."""
+    """Exit 20 within budget_s of the first signal, with a cancelled marker.
+
+    `diagnosis` says what a slow stop means where this check stops the node;
+    a run that shows no sign of the stop at all is told no handler ran
+    (stop_unnoticed), and one that was quick but exited otherwise, that
+    cancellation wins."""
     result = plane.result
     latency = result.stop_latency_s
+
+    def diagnose():
+        if result.exit_code != 20 and latency is not None and latency <= budget_s and not result.timed_out:
+            return stop_unnoticed(plane) or ("the node ended at once but exited %s: a stop before the status is "
+                                             "decided makes the run cancelled, exit 20, whatever error the stop "
+                                             "itself caused (STEP-EXIT-2)" % result.exit_code)
+        return stop_unnoticed(plane) or diagnosis
     ctx.expect(result.exit_code == 20 and latency is not None and latency <= budget_s,
                expected="exit 20 within %.1f s of the signal" % budget_s,
                actual="%s, %s after the signal" % (result.describe(),
                                                    "%.3f s" % latency if latency is not None else "no signal"),
-               diagnosis=diagnosis)
+               diagnosis=diagnose)
     return expect_marker(ctx, plane, "cancelled", 20)
 

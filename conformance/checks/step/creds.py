@@ -40,9 +40,13 @@ def _startup_refusal(label, title, code, arrange, fakes):
         expect_exit(ctx, plane, code, "a start-up refusal")
         expect_diagnostics(ctx, plane, count=1, why="one line saying the node could not start")
         ctx.expect(plane.agent.path not in plane.result.stderr, expected="the message names no path",
-                   actual="stderr contains the credentials path")
+                   actual="stderr contains the credentials path",
+                   diagnosis="say why the node could not start by naming the variable the path came from, never the "
+                             "path itself nor anything from the file")
         ctx.expect(not plane.store.transcript, expected="no request at all",
-                   actual="%d request(s)" % len(plane.store.transcript))
+                   actual="%d request(s)" % len(plane.store.transcript),
+                   diagnosis="check the envelope before the first request: a broken one ends the run at start-up, "
+                             "before the manifest is read")
         expect_no_marker(ctx, plane, "nothing to write it with")
     return _
 
@@ -75,7 +79,9 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 10, "a staging block without its fields is permanent")
     ctx.expect(not plane.store.transcript, expected="no request at all",
-               actual="%d request(s): %s" % (len(plane.store.transcript), plane.describe_exchanges()))
+               actual="%d request(s): %s" % (len(plane.store.transcript), plane.describe_exchanges()),
+               diagnosis="validate the staging mode's own fields (post.url, post.fields, post.key_prefix) at start-up, "
+                         "before any request")
 
 
 @check("creds.malformed-inputs", clauses=["STEP-CREDS-7"], level="MUST",
@@ -88,14 +94,18 @@ def _(ctx):
     first.run()
     expect_exit(ctx, first, 10, "an inputs that is not a list is a broken envelope")
     ctx.expect(not first.store.transcript, expected="no request at all: refused at start-up",
-               actual="%d request(s): %s" % (len(first.store.transcript), first.describe_exchanges()))
+               actual="%d request(s): %s" % (len(first.store.transcript), first.describe_exchanges()),
+               diagnosis="check that the envelope's inputs is a list at start-up, before any request, like the rest of "
+                         "the envelope")
     expect_no_marker(ctx, first, "refused at start-up, like any broken envelope")
     items = csv_inputs(1)
     second = ctx.step_plane(inputs=items, envelope_patch=lambda doc: doc["inputs"].append(42))
     second.run()
     expect_exit(ctx, second, 10, "an entry that is not an object is permanent")
     ctx.expect(second.job.gets(items[0]), expected="input 1 read before the bad entry is reached",
-               actual="input 1 was never requested")
+               actual="input 1 was never requested",
+               diagnosis="an input entry that is not an object fails only when it is reached: read the valid inputs "
+                         "before it first")
     expect_marker(ctx, second, "failed", 10)
 
 
@@ -119,10 +129,13 @@ def _(ctx):
     out = plane.result.stdout + plane.result.stderr
     lines = [l for l in out.splitlines() if "LSPO_CREDENTIALS_FILE" in l and "LSPO_CREDENTIALS " in l + " "]
     ctx.expect(len(lines) == 1, expected="one warning naming LSPO_CREDENTIALS_FILE and LSPO_CREDENTIALS",
-               actual="%d such line(s)" % len(lines))
+               actual="%d such line(s)" % len(lines),
+               diagnosis="when both credentials variables are set and differ, print exactly one warning naming both "
+                         "and saying LSPO_CREDENTIALS_FILE is used")
     legacy = plane.env()["LSPO_CREDENTIALS"]
     ctx.expect(plane.agent.path not in out and legacy not in out, expected="neither path printed",
-               actual="a credentials path appears in the output")
+               actual="a credentials path appears in the output",
+               diagnosis="name the variables, never their values: a path in a log says where the secrets are")
 
 
 @check("creds.agree-no-warning", clauses=["STEP-CREDS-2"], level="SHOULD",
@@ -133,7 +146,9 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 0, "a healthy run")
     out = plane.result.stdout + plane.result.stderr
-    ctx.expect("LSPO_CREDENTIALS" not in out, expected="no warning", actual="a line names the variables")
+    ctx.expect("LSPO_CREDENTIALS" not in out, expected="no warning", actual="a line names the variables",
+               diagnosis="warn only when the two credentials variables name different files (compare them after "
+                         "normpath)")
 
 
 @check("creds.proactive-refresh", clauses=["STEP-CREDS-3"], level="MUST",
@@ -155,7 +170,9 @@ def _(ctx):
                diagnosis="re-open the credentials path on every access once within 5 s of expires_at")
     later = [ex for ex in plane.job.input_gets() if ex.key in (items[1].key, items[2].key)]
     ctx.expect(later and all(_token_of(ex) == 2 for ex in later),
-               expected="inputs 2 and 3 fetched with token #2", actual="tokens %s" % [_token_of(ex) for ex in later])
+               expected="inputs 2 and 3 fetched with token #2", actual="tokens %s" % [_token_of(ex) for ex in later],
+               diagnosis="re-open the credentials path before every request once within 5 s of expires_at, and use the "
+                         "new token from then on")
 
 
 def _expires_variant(label, value, title):
@@ -172,7 +189,10 @@ def _expires_variant(label, value, title):
         plane.wait()
         expect_exit(ctx, plane, 0, "the rotation is picked up")
         ctx.expect(not _refusals(plane), expected="no ExpiredToken refusal",
-                   actual="%d refusal(s)" % len(_refusals(plane)))
+                   actual="%d refusal(s)" % len(_refusals(plane)),
+                   diagnosis="read an expires_at ending in Z as UTC (fromisoformat refuses Z before Python 3.11)"
+                   if label == "zulu" else "treat an expires_at that is missing or cannot be parsed as already "
+                                           "expired: re-open the credentials path before every request")
 
 
 _expires_variant("garbage", "next tuesday", "an unparseable expires_at means re-read on every access")
@@ -198,7 +218,9 @@ def _(ctx):
     ctx.expect([_token_of(ex) for ex in tries] == [1, 2] and tries[0].error_code == "ExpiredToken",
                expected="two GETs of input 2: token #1 refused, then token #2",
                actual="; ".join("token #%s -> %s %s" % (_token_of(ex), ex.status, ex.error_code or "")
-                                for ex in tries))
+                                for ex in tries),
+               diagnosis="after an ExpiredToken refusal, re-read the envelope at once and, if it changed, repeat that "
+                         "one request once with the new token")
 
 
 @check("creds.no-retry-unchanged", clauses=["STEP-CREDS-4"], level="MUST",
@@ -215,7 +237,9 @@ def _(ctx):
     plane.wait()
     expect_exit(ctx, plane, 1, "dead credentials are transient, not permanent")
     ctx.expect(len(plane.job.gets(items[1])) == 1, expected="one GET of input 2 (nothing new to try)",
-               actual="%d GETs" % len(plane.job.gets(items[1])))
+               actual="%d GETs" % len(plane.job.gets(items[1])),
+               diagnosis="after an ExpiredToken refusal with an unchanged envelope there is nothing new to try: end "
+                         "the run as transient without retrying")
 
 
 @check("creds.same-bytes-no-retry", clauses=["STEP-CREDS-4"], level="MUST",
@@ -234,7 +258,9 @@ def _(ctx):
     plane.wait()
     expect_exit(ctx, plane, 1, "the same envelope again gives nothing new to try")
     ctx.expect(len(plane.job.gets(items[1])) == 1, expected="one GET of input 2",
-               actual="%d GETs" % len(plane.job.gets(items[1])))
+               actual="%d GETs" % len(plane.job.gets(items[1])),
+               diagnosis="compare the re-read envelope with the held one by value (parsed JSON equal), never by object "
+                         "identity: the same bytes again are no new envelope")
 
 
 @check("creds.at-most-one-retry", clauses=["STEP-CREDS-4"], level="MUST",
@@ -252,7 +278,9 @@ def _(ctx):
     plane.wait()
     expect_exit(ctx, plane, 1, "a second refusal is transient")
     ctx.expect(len(plane.job.gets(items[1])) == 2, expected="two GETs of input 2",
-               actual="%d GETs" % len(plane.job.gets(items[1])))
+               actual="%d GETs" % len(plane.job.gets(items[1])),
+               diagnosis="retry a refused request at most once after an expired-looking refusal; a second refusal ends "
+                         "the run as transient")
 
 
 @check("creds.marker-rereads", clauses=["STEP-CREDS-6", "STEP-MARKER-1"], level="MUST",
@@ -287,5 +315,7 @@ def _(ctx):
         plane.agent.remove()
     plane.wait()
     expect_exit(ctx, plane, 1, "a vanished file is transient")
-    ctx.expect(not plane.job.gets(items[1]), expected="input 2 never fetched", actual="it was fetched")
+    ctx.expect(not plane.job.gets(items[1]), expected="input 2 never fetched", actual="it was fetched",
+               diagnosis="a credentials file that cannot be read ends the work as transient at once; the held envelope "
+                         "is a fallback for the marker only")
     expect_marker(ctx, plane, "failed", 1)

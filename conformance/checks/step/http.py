@@ -59,11 +59,17 @@ def _(ctx):
     plane.skip_unless_own_uploads()
     expect_exit(ctx, plane, 0, "the retry succeeds")
     refused = [ex for ex in plane.collector.data_posts() if ex.status == 401]
-    ctx.expect(len(refused) == 1, expected="one upload refused 401", actual="%d" % len(refused))
+    ctx.expect(len(refused) == 1, expected="one upload refused 401", actual="%d" % len(refused),
+               diagnosis="no upload of the node's own objects followed the rotation, so the 401 had nothing to "
+                         "refuse: publish what the work makes from the inputs" if not refused else
+                         "the store refuses one upload 401: what else was refused 401 the node sent with a stale "
+                         "token; re-read the envelope after a 401")
     again = plane.exchanges("POST", key=refused[0].key)
     ctx.expect(len(again) == 2 and again[1].notes.get("token_seq") == 2,
                expected="that object POSTed twice, the second time with token #2",
-               actual="%d POST(s), tokens %s" % (len(again), [ex.notes.get("token_seq") for ex in again]))
+               actual="%d POST(s), tokens %s" % (len(again), [ex.notes.get("token_seq") for ex in again]),
+               diagnosis="a 401 is credential-class (D8): re-read the envelope at once and, when it changed, repeat "
+                         "that upload once with the new token")
 
 
 # The error body the store sends before going silent: a node that reads at
@@ -221,7 +227,9 @@ def _phase_check(phase, label):
             if phase == "output":  # only the refused object's own uploads
                 sent = [ex for ex in sent if ex.key == sent[0].key]
             ctx.expect(len(sent) == 2, expected="the refused request repeated once, with the new envelope",
-                       actual="%d request(s)" % len(sent))
+                       actual="%d request(s)" % len(sent),
+                       diagnosis="after an expired-looking refusal, re-read the envelope and, when it changed, repeat "
+                                 "exactly the refused request once with it")
 
 
 for _phase in PHASES:

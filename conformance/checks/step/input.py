@@ -19,7 +19,9 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 10, "a wrong pin is permanent")
     expect_nothing_derived(ctx, plane, items[1], "its bytes did not match the pin")
-    ctx.expect(not plane.job.gets(items[2]), expected="input 3 never fetched", actual="it was fetched")
+    ctx.expect(not plane.job.gets(items[2]), expected="input 3 never fetched", actual="it was fetched",
+               diagnosis="a failed input ends the run: after a pin mismatch, fetch no further input and go to the "
+                         "failure path")
     expect_marker(ctx, plane, "failed", 10)
     expect_listed(ctx, plane, [RESULT_NAME], "the failure-path report")
 
@@ -54,7 +56,9 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 10, "an unpinned input is permanent")
     ctx.expect(not plane.job.gets(items[0]), expected="no GET of the unpinned input",
-               actual="%d GET(s)" % len(plane.job.gets(items[0])))
+               actual="%d GET(s)" % len(plane.job.gets(items[0])),
+               diagnosis="check every input's pins before its GET: an input without a sha256 pin is refused without "
+                         "being fetched")
     expect_marker(ctx, plane, "failed", 10)
 
 
@@ -67,7 +71,9 @@ def _(ctx):
     plane = ctx.step_plane(inputs=items)
     plane.run()
     expect_exit(ctx, plane, 10, "a malformed pin is permanent")
-    ctx.expect(not plane.job.gets(items[0]), expected="no GET", actual="%d GET(s)" % len(plane.job.gets(items[0])))
+    ctx.expect(not plane.job.gets(items[0]), expected="no GET", actual="%d GET(s)" % len(plane.job.gets(items[0])),
+               diagnosis="check that the sha256 pin is 64 hex digits before the GET: a malformed pin is refused "
+                         "without fetching")
 
 
 @check("input.uppercase-pin", clauses=["STEP-INPUT-1"], level="MUST",
@@ -92,7 +98,9 @@ def _size_pin_check(label, value):
         plane = ctx.step_plane(inputs=items)
         plane.run()
         expect_exit(ctx, plane, 10, "a size pin that is not an int >= 0 is permanent")
-        ctx.expect(not plane.job.gets(items[0]), expected="no GET", actual="%d GET(s)" % len(plane.job.gets(items[0])))
+        ctx.expect(not plane.job.gets(items[0]), expected="no GET", actual="%d GET(s)" % len(plane.job.gets(items[0])),
+                   diagnosis="check the size pin before the GET: anything but an integer of 0 or more (a string, a "
+                             "boolean, a negative number) is refused without fetching")
 
 
 for _label, _value in [("string", "4"), ("bool", True), ("negative", -1)]:
@@ -146,10 +154,15 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 0, "a healthy run")
     ctx.expect(plane.store.max_concurrency == 1, expected="at most one request in flight",
-               actual="%d at once" % plane.store.max_concurrency)
+               actual="%d at once" % plane.store.max_concurrency,
+               diagnosis="fetch one input at a time: begin the next request only after the previous one's answer has "
+                         "been read to its end")
     order = [ex.key for ex in plane.job.input_gets()]
     want = [item.key for item in items]
-    ctx.expect(order == want, expected="GETs %s" % want, actual="GETs %s" % order)
+    ctx.expect(order == want, expected="GETs %s" % want, actual="GETs %s" % order,
+               diagnosis="fetch the inputs in the order the manifest lists them" if sorted(order) == sorted(want)
+               else "fetch each input once on a healthy run (no repeated GET)" if len(order) > len(want)
+               else "fetch every input the manifest lists")
 
 
 @check("input.tls", clauses=["STEP-INPUT-3"], level="MUST",

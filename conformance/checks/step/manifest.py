@@ -21,7 +21,8 @@ def _(ctx):
     expect_exit(ctx, plane, 10, "no manifest to read is permanent")
     marker = expect_marker(ctx, plane, "failed", 10)
     ctx.expect(_identity_of(marker) == IDENTITY, expected="identity from LSPO_* variables %s" % IDENTITY,
-               actual="%s" % _identity_of(marker))
+               actual="%s" % _identity_of(marker),
+               diagnosis="with no manifest to read, take each identity field from its LSPO_* variable for the marker")
 
 
 # The oversize manifest: 40 MiB announced, 9 MiB sent, then silence. A node
@@ -69,7 +70,9 @@ def _bad_manifest(label, doc, why):
         plane = ctx.step_plane(inputs=items, manifest_raw=json.dumps(doc).encode())
         plane.run()
         expect_exit(ctx, plane, 10, "a manifest of the wrong shape is permanent")
-        ctx.expect(not plane.job.gets(items[0]), expected="no input GET", actual="input fetched")
+        ctx.expect(not plane.job.gets(items[0]), expected="no input GET", actual="input fetched",
+                   diagnosis="check the manifest's shape (a JSON object with schema_version exactly the integer 1) "
+                             "before fetching any input")
 
 
 _bad_manifest("not-object", [1, 2, 3], "that is a JSON array")
@@ -87,7 +90,8 @@ def _(ctx):
     expect_exit(ctx, plane, 10, "404 is permanent")
     marker = expect_marker(ctx, plane, "failed", 10)
     ctx.expect(_identity_of(marker) == IDENTITY, expected="identity %s" % IDENTITY,
-               actual="%s" % _identity_of(marker))
+               actual="%s" % _identity_of(marker),
+               diagnosis="when the manifest cannot be read, take the marker's identity from the LSPO_* variables")
 
 
 @check("manifest.identity-types", clauses=["STEP-MANIFEST-4"], level="MUST",
@@ -118,7 +122,9 @@ def _(ctx):
     expect_exit(ctx, plane, 0, "a healthy run")
     marker = expect_marker(ctx, plane, "succeeded", 0)
     want = {"execution_id": 7, "attempt": 1, "generation": 1, "idempotency_key": "m-key"}
-    ctx.expect(_identity_of(marker) == want, expected="identity %s" % want, actual="%s" % _identity_of(marker))
+    ctx.expect(_identity_of(marker) == want, expected="identity %s" % want, actual="%s" % _identity_of(marker),
+               diagnosis="prefer each identity field the manifest gives in a usable form; fall back to the LSPO_* "
+                         "variables only field by field")
 
 
 @check("manifest.no-identity", clauses=["STEP-MARKER-6"], level="MUST",

@@ -18,12 +18,16 @@ def _(ctx):
     marker = expect_marker(ctx, plane, "succeeded", 0)
     problems = schema.validate(marker, contract_schema("marker"))
     ctx.expect(not problems, expected="valid against contract/schemas/step/marker.schema.json",
-               actual="; ".join(problems[:5]))
-    ctx.expect(marker.get("error") is None, expected="error null on success", actual="%r" % marker.get("error"))
+               actual="; ".join(problems[:5]),
+               diagnosis="build the marker with exactly the schema's ten members, integers as real integers (never "
+                         "booleans or strings) and status consistent with exit_code")
+    ctx.expect(marker.get("error") is None, expected="error null on success", actual="%r" % marker.get("error"),
+               diagnosis="a succeeded marker's error is null: set a reason only for failed and cancelled runs")
     import json
     canonical = json.dumps(marker, sort_keys=True, indent=2)
     ctx.expect(plane.marker_raw.decode("utf-8").strip() == canonical,
-               expected="serialised with sort_keys and indent 2", actual=plane.marker_raw[:120])
+               expected="serialised with sort_keys and indent 2", actual=plane.marker_raw[:120],
+               diagnosis="serialise the marker with json.dumps(marker, sort_keys=True, indent=2)")
 
 
 @check("marker.last", clauses=["STEP-MARKER-1"], level="MUST",
@@ -38,7 +42,11 @@ def _(ctx):
     marker_key = plane.collector.marker_key()
     keys = [ex.key for ex in plane.collector.posts()]
     ctx.expect(keys and keys[-1] == marker_key and keys.count(marker_key) == 1,
-               expected="exactly one marker POST, the last request", actual="POSTs %s" % keys)
+               expected="exactly one marker POST, the last request", actual="POSTs %s" % keys,
+               diagnosis="write exactly one marker per run" if keys.count(marker_key) > 1 else
+               "every run that can identify itself ends with its marker" if marker_key not in keys else
+               "the marker is the last write: begin it only after every other request has been answered, and "
+               "write nothing after it")
 
 
 @check("marker.refused-500", clauses=["STEP-MARKER-3", "STEP-MARKER-4"], level="MUST",
@@ -51,7 +59,9 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 0, "the code was decided before the receipt")
     ctx.expect(len(plane.collector.marker_posts()) == 1, expected="one marker POST (no corrective receipt)",
-               actual="%d" % len(plane.collector.marker_posts()))
+               actual="%d" % len(plane.collector.marker_posts()),
+               diagnosis="a refused marker is not followed by a corrective one: print one stderr line saying the "
+                         "receipt is unconfirmed and exit with the decided code")
     expect_diagnostics(ctx, plane, why="one of them says the receipt is unconfirmed")
 
 
@@ -64,7 +74,9 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 0, "the code was decided before the receipt (D1)")
     posts = plane.collector.marker_posts()
-    ctx.expect(len(posts) == 1, expected="one marker POST", actual="%d" % len(posts))
+    ctx.expect(len(posts) == 1, expected="one marker POST", actual="%d" % len(posts),
+               diagnosis="a permanent refusal of the marker changes nothing: no second marker, the decided exit code, "
+                         "one stderr line")
 
 
 @check("marker.failed-fields", clauses=["STEP-MARKER-7", "STEP-MARKER-2", "STEP-REDACT-1"], level="MUST",
@@ -82,9 +94,12 @@ def _(ctx):
     marker = expect_marker(ctx, plane, "failed", 10)
     error = marker.get("error")
     ctx.expect(isinstance(error, str) and 0 < len(error) <= 500, expected="error of 1..500 characters",
-               actual="error %r" % (error if not isinstance(error, str) else error[:80] + "... (%d)" % len(error)))
+               actual="error %r" % (error if not isinstance(error, str) else error[:80] + "... (%d)" % len(error)),
+               diagnosis="a failed marker's error is a non-empty reason cut to at most 500 characters after redaction")
     ctx.expect("?" not in (error or "") or "REDACTED" in error, expected="no URL query in error",
-               actual="error %r" % (error or "")[:200])
+               actual="error %r" % (error or "")[:200],
+               diagnosis="redact the failure's reason before it goes into the marker: an error body that quotes a "
+                         "presigned URL carries its signature in the query")
 
 
 @check("marker.produced-ports", clauses=["STEP-OUTPUT-8", "STEP-MARKER-5"], level="MUST",
@@ -107,4 +122,5 @@ def _(ctx):
     unplaced = [r for r in plane.collector.data_relpaths() if r not in on_ports]
     ctx.expect(not unplaced,
                expected="each of the node's own objects on one of its output ports",
-               actual="not on any port: %s; produced_ports %s" % (unplaced[:3], ports))
+               actual="not on any port: %s; produced_ports %s" % (unplaced[:3], ports),
+               diagnosis="list each object the work published under one of its output ports in produced_ports")

@@ -48,7 +48,9 @@ def _(ctx):
     listed = plane.collector.marker_relpaths()
     ctx.expect(len(listed) == len(set(listed)),
                expected="each relpath once in the marker",
-               actual="listed %s" % listed)
+               actual="listed %s" % listed,
+               diagnosis="list each object once in the marker's inventory: two inputs with one name need two distinct "
+                         "relpaths")
 
 
 def _bad_relpath_check(label, relpath):
@@ -68,7 +70,9 @@ def _bad_relpath_check(label, relpath):
                    diagnosis="check every relpath before its first byte is sent (STEP-OUTPUT-2): the collector "
                              "refuses a whole marker for one bad relpath")
         listed = [r for r in plane.collector.marker_relpaths() if not is_canonical(r)]
-        ctx.expect(not listed, expected="every relpath in the marker canonical", actual="listed %r" % listed[:3])
+        ctx.expect(not listed, expected="every relpath in the marker canonical", actual="listed %r" % listed[:3],
+                   diagnosis="never record a non-canonical relpath in the marker: check each relpath before it enters "
+                             "the inventory")
         if plane.result.exit_code == 10:
             expect_marker(ctx, plane, "failed", 10)
         else:
@@ -90,20 +94,26 @@ def _(ctx):
     plane.run()
     expect_exit(ctx, plane, 0, "the store accepts a well-formed upload")
     posts = plane.collector.posts()
-    ctx.expect(len(posts) >= 2, expected="at least result.json's and the marker's POSTs", actual="%d" % len(posts))
+    ctx.expect(len(posts) >= 2, expected="at least result.json's and the marker's POSTs", actual="%d" % len(posts),
+               diagnosis="every run writes result.json and the marker with one presigned POST each")
     fields = list(plane.collector.post_field_names())
     for ex in posts:
         headers = dict((k.lower(), v) for k, v in ex.headers)
         ctx.expect("chunked" not in headers.get("transfer-encoding", "").lower(),
                    expected="no Transfer-Encoding: chunked", actual="%s for %s" % (
-                       headers.get("transfer-encoding"), ex.key))
+                       headers.get("transfer-encoding"), ex.key),
+                   diagnosis="send each upload with its exact Content-Length: the presigned POST refuses chunked "
+                             "bodies")
         ctx.expect(headers.get("content-length", "").isdigit() and int(headers["content-length"]) == ex.req_bytes,
                    expected="Content-Length equal to the body sent",
                    actual="Content-Length %r, body %d bytes (%s)" % (headers.get("content-length"),
-                                                                     ex.req_bytes, ex.key))
+                                                                     ex.req_bytes, ex.key),
+                   diagnosis="compute the multipart body's length before sending and announce exactly that in "
+                             "Content-Length")
         ctx.expect(headers.get("content-type", "").startswith("multipart/form-data; boundary="),
                    expected="Content-Type multipart/form-data; boundary=...",
-                   actual=headers.get("content-type"))
+                   actual=headers.get("content-type"),
+                   diagnosis="send each upload as multipart/form-data with the boundary in its Content-Type")
         order = ex.notes.get("form_fields")
         want = list(fields) + (["key"] if "key" not in fields else [])
         ctx.expect(order == want, expected="form fields in order %s, then file" % want,
@@ -111,9 +121,12 @@ def _(ctx):
                    diagnosis="policy fields verbatim and in order, then key; S3 reads them before the file")
         ctx.expect(ex.notes.get("file_name") is not None and not ex.notes.get("fields_after_file"),
                    expected="a file part, last", actual="file part %r; after it %r" % (
-                       ex.notes.get("file_name"), ex.notes.get("fields_after_file")))
+                       ex.notes.get("file_name"), ex.notes.get("fields_after_file")),
+                   diagnosis="send the file part exactly once and last: S3 ignores every field after the file")
         ctx.expect(ex.key and ex.key.startswith(KEY_PREFIX), expected="key under the staging prefix",
-                   actual="key %r" % ex.key)
+                   actual="key %r" % ex.key,
+                   diagnosis="post every object under staging.post.key_prefix: the key field is the prefix plus the "
+                             "relpath")
 
 
 @check("output.redirect-upload", clauses=["STEP-OUTPUT-5"], level="MUST",
@@ -147,7 +160,9 @@ def _(ctx):
     expect_exit(ctx, plane, 1, "a redirect is transient and never followed")
     followed = [ex for ex in plane.store.transcript if ex.path.startswith("/redirected")]
     ctx.expect(not followed, expected="no request to the Location",
-               actual="%d request(s) followed the redirect" % len(followed))
+               actual="%d request(s) followed the redirect" % len(followed),
+               diagnosis="never follow a redirect on an input GET (urllib does by default): a 3xx is transient and its "
+                         "Location is never contacted")
 
 
 @check("output.reset-mid-upload", clauses=["STEP-OUTPUT-6", "STEP-HTTP-3"], level="MUST",
@@ -162,10 +177,14 @@ def _(ctx):
     plane.skip_unless_own_uploads()
     expect_exit(ctx, plane, 1, "an upload that ends without an answer is ambiguous, transient")
     key = _faulted_key(plane)
-    ctx.expect(key is not None, expected="an upload the reset cut", actual="no upload was reset")
+    ctx.expect(key is not None, expected="an upload the reset cut", actual="no upload was reset",
+               diagnosis="no upload of the node's own objects reached the store: publish what the work makes from the "
+                         "inputs")
     sent = plane.exchanges("POST", key=key)
     ctx.expect(len(sent) == 1, expected="one POST of %s (never re-sent after an ambiguous end)" % key,
-               actual="%d POSTs" % len(sent))
+               actual="%d POSTs" % len(sent),
+               diagnosis="an upload that ended without an answer is ambiguous: never send it again (the store may have "
+                         "committed it), end the run as transient")
     expect_marker(ctx, plane, "failed", 1)
 
 
@@ -182,7 +201,9 @@ def _(ctx):
     expect_exit(ctx, plane, 1, "no answer: ambiguous, transient")
     expect_marker(ctx, plane, "failed", 1)
     key = _faulted_key(plane)
-    ctx.expect(key is not None, expected="an upload committed and then reset", actual="no upload was reset")
+    ctx.expect(key is not None, expected="an upload committed and then reset", actual="no upload was reset",
+               diagnosis="no upload of the node's own objects reached the store: publish what the work makes from the "
+                         "inputs")
     expect_listed(ctx, plane, [key[len(KEY_PREFIX):]],
                   "a work object is inventoried before its upload, so salvage finds it")
 
@@ -199,7 +220,9 @@ def _(ctx):
     plane.skip_unless_own_uploads()
     expect_exit(ctx, plane, 1, "silence after the body is transient")
     ctx.expect(plane.result.wall_s <= 15.0, expected="ended within 15 s (upload timeout 10 s)",
-               actual="%.1f s" % plane.result.wall_s)
+               actual="%.1f s" % plane.result.wall_s,
+               diagnosis="bound the wait for an upload's answer with the 10 s upload timeout, then end the run as "
+                         "transient")
     expect_marker(ctx, plane, "failed", 1)
 
 

@@ -57,7 +57,9 @@ def _expect_all_stored(ctx, plane):
     missing = [entry.get("relpath") for entry in marker.get("objects") or []
                if plane.collector.stored(entry.get("relpath")) is None]
     ctx.expect(marker.get("objects") and not missing, expected="every listed object stored",
-               actual="missing: %s" % missing if missing else "the marker lists nothing")
+               actual="missing: %s" % missing if missing else "the marker lists nothing",
+               diagnosis="record in the marker only what was stored, and store every object the run lists: a member "
+                         "the node does not know changes nothing")
 
 
 def _expect_identity_ints(ctx, plane):
@@ -69,7 +71,9 @@ def _expect_identity_ints(ctx, plane):
                diagnosis="an identity number the manifest writes as 41.0 is not an integer: the upstream took "
                          "the environment's, and the marker carries integers (STEP-MANIFEST-4)")
     problems = schema.validate(marker, contract_schema("marker"))
-    ctx.expect(not problems, expected="a marker valid against marker.schema.json", actual="; ".join(problems[:3]))
+    ctx.expect(not problems, expected="a marker valid against marker.schema.json", actual="; ".join(problems[:3]),
+               diagnosis="build the marker with exactly the schema's ten members and real integers, whatever extra "
+                         "members or number forms the peers sent")
 
 
 @check("peer.envelope-members", clauses=["STEP-PEER-1", "STEP-CREDS-5"], level="MUST",
@@ -89,7 +93,9 @@ def _(ctx):
     _expect_success(ctx, plane, "unknown members are ignored, as the upstream's .get() ignored them")
     _expect_all_stored(ctx, plane)
     tokens = [ex.notes.get("token_seq") for ex in plane.job.gets(items[2])]
-    ctx.expect(tokens == [2], expected="input 3 fetched once, with token #2", actual="tokens %s" % tokens)
+    ctx.expect(tokens == [2], expected="input 3 fetched once, with token #2", actual="tokens %s" % tokens,
+               diagnosis="ignore envelope members the node does not use, at every level: a re-read envelope with new "
+                         "members is still valid and its token is used")
 
 
 @check("peer.manifest-members", clauses=["STEP-PEER-1", "STEP-MANIFEST-3"], level="MUST",
@@ -105,7 +111,9 @@ def _(ctx):
     report = plane.report if isinstance(plane.report, dict) else {}
     ctx.expect((report.get("summary") or {}).get("params") == plane.job.manifest.get("params"),
                expected="summary.params %r" % (plane.job.manifest.get("params"),),
-               actual="summary %r" % (report.get("summary"),))
+               actual="summary %r" % (report.get("summary"),),
+               diagnosis="copy the manifest's params into result.json's summary as given, ignoring the members the "
+                         "node does not use")
 
 
 @check("peer.size-floats", clauses=["STEP-PEER-1", "STEP-INPUT-4"], level="MUST",
@@ -173,7 +181,8 @@ def _(ctx):
         _expect_success(ctx, plane, "any 2xx is success, as urllib's was")
         posts = plane.collector.posts()
         ctx.expect(posts and all(ex.status == status for ex in posts),
-                   expected="every POST answered %d" % status, actual="statuses %s" % [ex.status for ex in posts])
+                   expected="every POST answered %d" % status, actual="statuses %s" % [ex.status for ex in posts],
+                   diagnosis="build each upload exactly as the policy says: the store refused one (see the statuses)")
         _expect_all_stored(ctx, plane)
 
 
@@ -202,7 +211,9 @@ def _(ctx):
     rotated.wait()
     _expect_success(ctx, rotated, "an expired-looking refusal after a rotation is retried once")
     ctx.expect(len(rotated.job.gets(items[1])) == 2, expected="two GETs of input 2",
-               actual="%d GET(s)" % len(rotated.job.gets(items[1])))
+               actual="%d GET(s)" % len(rotated.job.gets(items[1])),
+               diagnosis="find the S3 <Code> wherever the error document puts it (after a prolog, a namespace, a long "
+                         "Message): an ExpiredToken there is retried once after a rotation")
 
 
 @check("peer.proxy-forms", clauses=["STEP-PEER-3", "STEP-PROXY-1", "STEP-PROXY-3"], level="MUST",
@@ -223,7 +234,9 @@ def _(ctx):
                    and all(r.credentials == plane.proxy.credentials for r in tunnels),
                    expected="one authenticated tunnel per store connection",
                    actual="%d tunnel(s), %d store connection(s); the proxy saw: %s"
-                          % (len(tunnels), len(plane.store.connections), plane.proxy.describe()))
+                          % (len(tunnels), len(plane.store.connections), plane.proxy.describe()),
+                   diagnosis="read a proxy variable as urllib does (no scheme means http://, a trailing / is ignored) "
+                             "and open every store connection through a CONNECT that carries its user and password")
 
 
 @check("peer.proxy-reply", clauses=["STEP-PEER-2", "STEP-PROXY-3"], level="MUST",
@@ -237,7 +250,9 @@ def _(ctx):
     _expect_success(ctx, plane, "the proxy opened the tunnel")
     tunnels, accepted = len(plane.proxy.tunnels()), len(plane.store.connections)
     ctx.expect(accepted and tunnels >= accepted, expected="every store connection through a tunnel",
-               actual="%d tunnel(s), %d store connection(s)" % (tunnels, accepted))
+               actual="%d tunnel(s), %d store connection(s)" % (tunnels, accepted),
+               diagnosis="read the proxy's CONNECT answer line by line as http.client does, bare LF line ends "
+                         "included, and send every store request through the tunnel")
 
 
 @check("peer.false-lists", clauses=["STEP-PEER-1", "STEP-CREDS-7"], level="MUST",
@@ -250,7 +265,8 @@ def _(ctx):
     plane.run()
     _expect_success(ctx, plane, "inputs that JSON counts as false are none, as `inputs or []` read them")
     ctx.expect(not plane.job.input_gets(), expected="no input read",
-               actual="%d input GET(s)" % len(plane.job.input_gets()))
+               actual="%d input GET(s)" % len(plane.job.input_gets()),
+               diagnosis="an inputs that JSON counts as false ({}, [], null) means no inputs: read none")
 
     items = csv_inputs(1)
 
@@ -261,4 +277,6 @@ def _(ctx):
     named = ctx.step_plane(inputs=items, envelope_patch=numbered)
     named.run()
     _expect_success(ctx, named, "a name that is a number is its text, as the upstream formatted it")
-    ctx.expect(named.job.gets(items[0]), expected="the input read", actual="it was never requested")
+    ctx.expect(named.job.gets(items[0]), expected="the input read", actual="it was never requested",
+               diagnosis="an input's name that is a number is its text: use str(name) for the relpath and read the "
+                         "input")

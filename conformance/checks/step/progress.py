@@ -15,15 +15,22 @@ def _(ctx):
     plane = ctx.step_plane(inputs=csv_inputs(3))
     plane.run()
     lines = plane.progress()
-    ctx.expect(lines, expected="progress lines on stdout", actual="none")
+    ctx.expect(lines, expected="progress lines on stdout", actual="none",
+               diagnosis="print a progress line on stdout before each input and a last one when done, and flush after "
+                         "each")
     for _t, doc, raw in lines:
         ok = (raw.startswith(PREFIX) and isinstance(doc, dict) and set(doc) == {"fraction", "phase"}
               and isinstance(doc["fraction"], (int, float)) and not isinstance(doc["fraction"], bool)
               and 0.0 <= doc["fraction"] <= 1.0 and round(doc["fraction"], 4) == doc["fraction"]
               and isinstance(doc["phase"], str) and len(doc["phase"]) <= 64)
-        ctx.expect(ok, expected="'@lspo:progress {\"fraction\": f, \"phase\": p}'", actual=raw[:200])
+        ctx.expect(ok, expected="'@lspo:progress {\"fraction\": f, \"phase\": p}'", actual=raw[:200],
+                   diagnosis="print each progress line as the prefix '@lspo:progress ' and a JSON object with exactly "
+                             "fraction (a number from 0 to 1, rounded to 4 places) and phase (a string of at most 64 "
+                             "characters)")
         ctx.expect(raw[len(PREFIX):] == json.dumps(doc), expected="json.dumps default separators",
-                   actual=raw[:200])
+                   actual=raw[:200],
+                   diagnosis="serialise the progress object with json.dumps and its default separators, so every line "
+                             "reads the same")
 
 
 @check("progress.order", clauses=["STEP-PROGRESS-2"], level="SHOULD",
@@ -38,11 +45,14 @@ def _(ctx):
     ctx.expect(fractions == [0.0, 0.3333, 0.6667, 1.0] and got[-1][1] == "done"
                and all(isinstance(p, str) and p.strip() and p != "done" for p in phases),
                expected="fractions 0.0, 0.3333, 0.6667 with the work's own phase, then (1.0, 'done')",
-               actual="%s" % got)
+               actual="%s" % got,
+               diagnosis="print one line before each input with fraction i/n rounded to 4 places and the work's own "
+                         "phase, then (1.0, 'done') after the last")
     marker_posts = plane.collector.marker_posts()
     last_t = plane.progress()[-1][0] if plane.progress() else None
     ctx.expect(marker_posts and last_t is not None and last_t <= marker_posts[0].t_start + 0.05,
-               expected="the done line before the marker POST", actual="after it, or missing")
+               expected="the done line before the marker POST", actual="after it, or missing",
+               diagnosis="print the 1.0 'done' line before the marker write begins: the receipt is the run's last word")
 
 
 @check("progress.rate-limit", clauses=["STEP-PROGRESS-3"], level="MUST",
@@ -74,4 +84,6 @@ def _(ctx):
     line_t = [t for t, _doc, raw in plane.progress() if "0.5" in raw]
     answer_t = gets[0].t_headers_sent if gets else None
     ctx.expect(line_t and answer_t is not None and line_t[0] < answer_t, expected="the line before the answer",
-               actual="line at %s, answer at %s" % (line_t[:1], answer_t))
+               actual="line at %s, answer at %s" % (line_t[:1], answer_t),
+               diagnosis="flush stdout after each progress line, before the request it announces: a buffered line "
+                         "arrives late or at exit")

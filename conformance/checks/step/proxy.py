@@ -114,7 +114,8 @@ def _expect_unproxied(ctx, plane, why):
                actual="the proxy saw: %s" % plane.proxy.describe(),
                diagnosis="connect directly to a host the variables exempt from the proxy (STEP-PROXY-1, -2)")
     ctx.expect(_store_connections(plane) > 0, expected="the store served the run directly",
-               actual="no connection at the store")
+               actual="no connection at the store",
+               diagnosis="a host the variables exempt still gets its requests: connect directly to the store")
 
 
 def _variant(ctx, text):
@@ -193,7 +194,8 @@ def _(ctx):
         expect_exit(ctx, plane, 10, "a proxy variable no request can use is a configuration no retry fixes")
         expect_no_marker(ctx, plane, "the run never started")
         ctx.expect(not plane.store.transcript, expected="no request (refused at start-up)",
-                   actual=plane.describe_exchanges())
+                   actual=plane.describe_exchanges(),
+                   diagnosis="refuse a proxy variable that is not an http:// URL at start-up, before any request")
         lines = stderr_lines(plane.result)
         ctx.expect(any("https_proxy" in line.lower() for line in lines),
                    expected="a stderr line naming the variable https_proxy",

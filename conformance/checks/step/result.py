@@ -33,7 +33,10 @@ _CLAUSE_RE = re.compile(r"[1-9][0-9]*\b")
 def expect_report(ctx, plane):
     """result.json was collected and is a JSON object; returns it."""
     ctx.expect(isinstance(plane.report, dict), expected="result.json in staging, a JSON object",
-               actual="absent" if plane.report_raw is None else "not a JSON object")
+               actual="absent" if plane.report_raw is None else "not a JSON object",
+               diagnosis="write result.json under the staging prefix in every run that has an identity, the "
+                         "failure path included" if plane.report_raw is None else
+                         "result.json is one JSON object, serialised with json.dumps")
     return plane.report
 
 
@@ -42,7 +45,9 @@ def expect_valid_report(ctx, plane):
     report = expect_report(ctx, plane)
     problems = schema.validate(report, contract_schema("result"))
     ctx.expect(not problems, expected="valid against contract/schemas/step/result.schema.json",
-               actual="; ".join(problems[:5]))
+               actual="; ".join(problems[:5]),
+               diagnosis="build result.json with the schema's members only: integer metrics, params and attempt in "
+                         "summary, facts that obey the platform's rules")
     return report
 
 
@@ -71,10 +76,12 @@ def _(ctx):
     summary = report.get("summary") or {}
     ctx.expect(summary.get("params") == {"greeting": "hello"} and summary.get("attempt") == IDENTITY["attempt"],
                expected="summary.params echoed exactly, summary.attempt %d" % IDENTITY["attempt"],
-               actual="summary %s" % json.dumps(summary)[:200])
+               actual="summary %s" % json.dumps(summary)[:200],
+               diagnosis="echo the manifest's params exactly and the identity's attempt in result.json's summary")
     ctx.expect(plane.report_raw.decode("utf-8") == json.dumps(report, sort_keys=True, indent=2),
                expected="serialised as json.dumps(document, sort_keys=True, indent=2)",
-               actual=plane.report_raw[:120])
+               actual=plane.report_raw[:120],
+               diagnosis="serialise result.json with json.dumps(document, sort_keys=True, indent=2)")
 
 
 @check("result.attempt-from-identity", clauses=["STEP-RESULT-1", "STEP-MANIFEST-4"], level="MUST",
@@ -108,15 +115,21 @@ def _(ctx):
     expect_exit(ctx, plane, 0, "an oversize echo is dropped, not fatal")
     report = expect_report(ctx, plane)
     ctx.expect(len(plane.report_raw) <= MAX_RESULT_BYTES, expected="<= 1 MiB",
-               actual="%d bytes" % len(plane.report_raw))
+               actual="%d bytes" % len(plane.report_raw),
+               diagnosis="measure result.json after serialising and reduce it until it fits in 1 MiB: params first, "
+                         "then facts")
     summary = report.get("summary") or {}
     want_keys = sorted(params)[:64]
     ctx.expect(summary.get("params") is None and "params_omitted" in summary
                and summary.get("params_keys") == want_keys and summary.get("params_count") == 300,
                expected="params null, params_omitted, params_keys = first 64 sorted keys, params_count 300",
-               actual="summary keys %s; params_count %r" % (sorted(summary), summary.get("params_count")))
+               actual="summary keys %s; params_count %r" % (sorted(summary), summary.get("params_count")),
+               diagnosis="when params push result.json over 1 MiB, set params to null, say so in params_omitted, and "
+                         "keep the first 64 sorted keys in params_keys and their count in params_count")
     ctx.expect("facts_omitted" not in summary, expected="no fact dropped: the params gave way first",
-               actual="summary.facts_omitted %r" % summary.get("facts_omitted"))
+               actual="summary.facts_omitted %r" % summary.get("facts_omitted"),
+               diagnosis="drop the params echo before any fact: facts give way only when the document still does not "
+                         "fit")
 
 
 @check("result.facts-ceiling", clauses=["STEP-RESULT-2"], level="MUST",
@@ -128,14 +141,17 @@ def _(ctx):
 def _(ctx):
     plane, _items = fact_heavy_plane(ctx)
     report = expect_valid_report(ctx, plane)
-    ctx.expect(len(plane.report_raw) <= MAX_RESULT_BYTES, expected="<= 1 MiB", actual="%d bytes" % len(plane.report_raw))
+    ctx.expect(len(plane.report_raw) <= MAX_RESULT_BYTES, expected="<= 1 MiB", actual="%d bytes" % len(plane.report_raw),
+               diagnosis="measure result.json after serialising and halve the facts until it fits in 1 MiB")
     omitted = (report.get("summary") or {}).get("facts_omitted")
     if omitted is None:
         ctx.note("no fact dropped: the document fits as it is")
         return
     found = _OMITTED_RE.match(omitted) if isinstance(omitted, str) else None
     ctx.expect(found is not None, expected="facts_omitted beginning '<dropped> of <total> facts dropped'",
-               actual="facts_omitted %r" % (omitted,))
+               actual="facts_omitted %r" % (omitted,),
+               diagnosis="when facts are dropped, say '<dropped> of <total> facts dropped' at the start of "
+                         "summary.facts_omitted")
     dropped, total = int(found.group(1)), int(found.group(2))
     kept = len(report.get("facts") or [])
     halvings = [total >> k for k in range(1, max(total.bit_length(), 1) + 1)]
@@ -169,7 +185,9 @@ def _(ctx):
                and 1 <= len(clauses) <= 3 and all(_CLAUSE_RE.match(c) for c in clauses),
                expected="'not claimed as search facts: <n> ...' with one to three clauses joined by '; ', each "
                         "beginning with its non-zero count",
-               actual="facts_not_claimed %r" % (note[:300] if isinstance(note, str) else note,))
+               actual="facts_not_claimed %r" % (note[:300] if isinstance(note, str) else note,),
+               diagnosis="say in one facts_not_claimed sentence, 'not claimed as search facts: ' then one clause per "
+                         "non-zero counter joined by '; ', each beginning with its count")
 
 
 @check("result.on-failure", clauses=["STEP-RESULT-4"], level="MUST",
@@ -185,7 +203,10 @@ def _(ctx):
     posts = [(ex.key or "").rsplit("/", 1)[-1] for ex in plane.collector.posts()]
     ctx.expect(RESULT_NAME in posts and posts.index(RESULT_NAME) < posts.index("__lspo_complete.json")
                if "__lspo_complete.json" in posts else False,
-               expected="result.json POST then the marker POST", actual="POST order %s" % posts)
+               expected="result.json POST then the marker POST", actual="POST order %s" % posts,
+               diagnosis="write result.json on the failure path too, before the marker" if RESULT_NAME not in posts else
+               "end every run that has an identity with its marker" if "__lspo_complete.json" not in posts else
+               "write result.json before the marker: the marker is the last write")
     expect_valid_report(ctx, plane)
     expect_marker(ctx, plane, "failed", 10)
     expect_listed(ctx, plane, [RESULT_NAME], "accepted on the failure path, then inventoried")
@@ -222,6 +243,8 @@ def _(ctx):
         expect_exit(ctx, plane, code, "result.json on the %s: stored, unanswered" % path)
         ctx.expect(len(plane.collector.posts(RESULT_NAME)) == 1,
                    expected="one result.json POST on the %s (never re-sent after an ambiguous end)" % path,
-                   actual="%d POSTs" % len(plane.collector.posts(RESULT_NAME)))
+                   actual="%d POSTs" % len(plane.collector.posts(RESULT_NAME)),
+                   diagnosis="a result.json write that ended without an answer may be stored: never send it again, "
+                             "list it in the marker and end as failed")
         expect_marker(ctx, plane, "failed", code)
         expect_listed(ctx, plane, [RESULT_NAME], "on the %s the store may hold it, so salvage must see it" % path)

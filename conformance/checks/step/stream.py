@@ -42,7 +42,9 @@ def _(ctx):
     ctx.note("peak RSS: 16 MiB input %.1f MiB; 256 MiB input %.1f MiB" % (small / float(MiB), large / float(MiB)))
     ctx.expect(large - small <= RSS_GROWTH_BYTES,
                expected="growth <= %d MiB" % (RSS_GROWTH_BYTES // MiB),
-               actual="%.1f MiB -> %.1f MiB" % (small / float(MiB), large / float(MiB)))
+               actual="%.1f MiB -> %.1f MiB" % (small / float(MiB), large / float(MiB)),
+               diagnosis="stream every body in fixed blocks both ways: memory that grows with the object means a whole "
+                         "body is read or built somewhere")
 
 
 @check("stream.cgroup", clauses=["STEP-STREAM-2", "STEP-STREAM-1"], level="SHOULD",
@@ -77,7 +79,11 @@ def _scratch_check(label, title, arrange, code):
         expect_exit(ctx, plane, code, "as arranged")
         left = _scratch_files(plane)
         ctx.expect(not left, expected="nothing left under TMPDIR",
-                   actual="left: %s" % [os.path.relpath(p, plane.scratch) for p in left][:5])
+                   actual="left: %s" % [os.path.relpath(p, plane.scratch) for p in left][:5],
+                   diagnosis="remove scratch files on every path, this one (a %s) included: delete each as soon "
+                             "as it is used up and the rest in a finally" % (
+                                 "stop" if plane.result.signals else
+                                 "failure" if plane.result.exit_code else "success"))
 
 
 def _success(ctx):
@@ -127,4 +133,6 @@ def _(ctx):
     plane.store.add_fault(faults.stall(after_bytes=64 << 10), Match(method="GET", key="inputs/*"))
     plane.run(timeout=60)
     expect_exit(ctx, plane, 1, "silence is transient")
-    ctx.expect(plane.result.wall_s <= 33.0, expected="ended within 33 s", actual="%.1f s" % plane.result.wall_s)
+    ctx.expect(plane.result.wall_s <= 33.0, expected="ended within 33 s", actual="%.1f s" % plane.result.wall_s,
+               diagnosis="bound each read of a body with the 25 s read timeout, so a silent store ends the run as "
+                         "transient")

@@ -72,10 +72,13 @@ def _(ctx):
     expect_exit(ctx, plane, 0, "every input has a name")
     want = ["outputs/r.csv", "outputs/n.csv", "outputs/input-2"]
     got = plane.collector.data_relpaths()
-    ctx.expect(got == want, expected="relpaths %s" % want, actual="relpaths %s" % got)
+    ctx.expect(got == want, expected="relpaths %s" % want, actual="relpaths %s" % got,
+               diagnosis="name each copy outputs/<name>, where the name is the input's relpath, else its name, else "
+                         "input-<index>")
     values = [f.get("value") for f in (plane.report or {}).get("facts", [])]
     ctx.expect(values == ["r.csv", "n.csv", "input-2"], expected="facts r.csv, n.csv, input-2",
-               actual="facts %s" % values)
+               actual="facts %s" % values,
+               diagnosis="claim one input fact per copy, valued with the name the copy was given, in input order")
 
 
 @check("work.metrics-and-facts", clauses=["STEP-WORK-4", "STEP-WORK-5"], level="MUST",
@@ -91,9 +94,12 @@ def _(ctx):
     want_metrics = {"files": len(items), "total_bytes": sum(i.true_size for i in items),
                     "lines": sum(i.data.count(b"\n") for i in items)}
     ctx.expect(report.get("metrics") == want_metrics, expected="metrics %s" % want_metrics,
-               actual="metrics %s" % report.get("metrics"))
+               actual="metrics %s" % report.get("metrics"),
+               diagnosis="count the copies in files, their bytes in total_bytes and their newline bytes in lines, "
+                         "across chunk boundaries")
     want = [{"key": "input", "value": i.relpath} for i in items]
-    ctx.expect(report.get("facts") == want, expected="facts %s" % want, actual="facts %s" % report.get("facts"))
+    ctx.expect(report.get("facts") == want, expected="facts %s" % want, actual="facts %s" % report.get("facts"),
+               diagnosis="claim one fact {key: input, value: <relpath>} per copy, in input order")
 
 
 @check("work.facts-on-failure", clauses=["STEP-WORK-5", "STEP-WORK-4"], level="MUST",
@@ -107,10 +113,13 @@ def _(ctx):
     expect_exit(ctx, plane, 10, "a wrong pin is permanent")
     report = expect_report(ctx, plane)
     ctx.expect(report.get("facts") == [{"key": "input", "value": items[0].relpath}],
-               expected="the fact of input 1 only", actual="facts %s" % report.get("facts"))
+               expected="the fact of input 1 only", actual="facts %s" % report.get("facts"),
+               diagnosis="on a failure, result.json still holds the facts of the copies accepted so far, and only "
+                         "those")
     want_metrics = {"files": 1, "total_bytes": items[0].true_size, "lines": items[0].data.count(b"\n")}
     ctx.expect(report.get("metrics") == want_metrics, expected="metrics %s" % want_metrics,
-               actual="metrics %s" % report.get("metrics"))
+               actual="metrics %s" % report.get("metrics"),
+               diagnosis="on a failure, the metrics count the copies accepted so far, and only those")
 
 
 @check("work.copy-before-next", clauses=["STEP-WORK-1"], level="MUST",
@@ -127,7 +136,9 @@ def _(ctx):
     for item in items:
         want += [("GET", item.key), ("POST", KEY_PREFIX + "outputs/" + item.relpath)]
     ctx.expect(seen == want, expected="GET then POST per input, in list order",
-               actual="; ".join("%s %s" % pair for pair in seen))
+               actual="; ".join("%s %s" % pair for pair in seen),
+               diagnosis="write each input's copy before requesting the next input: GET, then POST its copy, input by "
+                         "input")
 
 
 @check("work.progress-phase", clauses=["STEP-WORK-6"], level="SHOULD",
@@ -140,7 +151,9 @@ def _(ctx):
     phases = [doc.get("phase") for _t, doc, _raw in plane.progress() if isinstance(doc, dict)
               and doc.get("fraction") != 1.0]
     ctx.expect(phases and all(p == "copying inputs" for p in phases), expected="phase 'copying inputs'",
-               actual="phases %s" % phases)
+               actual="phases %s" % phases,
+               diagnosis="report the example work's progress with the phase 'copying inputs' on every line before the "
+                         "last")
 
 
 @check("work.user-agent", clauses=["STEP-WORK-7"], level="SHOULD",
@@ -151,7 +164,8 @@ def _(ctx):
     plane.run()
     agents = {dict((k.lower(), v) for k, v in ex.headers).get("user-agent") for ex in plane.store.transcript}
     ctx.expect(agents and all((a or "").startswith("lspo-hello-node/") for a in agents),
-               expected="User-Agent lspo-hello-node/...", actual="%s" % sorted(str(a) for a in agents))
+               expected="User-Agent lspo-hello-node/...", actual="%s" % sorted(str(a) for a in agents),
+               diagnosis="send the User-Agent 'lspo-hello-node/<version>' on every request")
 
 
 @check("work.facts-ceiling-order", clauses=["STEP-WORK-5"], level="MUST",
@@ -161,11 +175,14 @@ def _(ctx):
 def _(ctx):
     plane, items = fact_heavy_plane(ctx)
     report = expect_report(ctx, plane)
-    ctx.expect(len(plane.report_raw) <= MAX_RESULT_BYTES, expected="<= 1 MiB", actual="%d bytes" % len(plane.report_raw))
+    ctx.expect(len(plane.report_raw) <= MAX_RESULT_BYTES, expected="<= 1 MiB", actual="%d bytes" % len(plane.report_raw),
+               diagnosis="measure result.json after serialising and halve the facts until it fits in 1 MiB")
     facts = report.get("facts") or []
     want = [{"key": "input", "value": i.relpath} for i in items[:len(facts)]]
     ctx.expect(0 < len(facts) < len(items) and facts == want,
-               expected="a non-empty prefix of the facts, in input order", actual="%d facts" % len(facts))
+               expected="a non-empty prefix of the facts, in input order", actual="%d facts" % len(facts),
+               diagnosis="when facts are dropped for size, keep the first ones in input order (halve the list, never "
+                         "sample it)")
 
 
 @check("work.declined-facts", clauses=["STEP-WORK-5", "STEP-RESULT-3"], level="MUST",
@@ -179,10 +196,13 @@ def _(ctx):
     expect_exit(ctx, plane, 0, "a declined fact is not an error")
     report = expect_report(ctx, plane)
     ctx.expect(report.get("facts") == [{"key": "input", "value": "ok.csv"}],
-               expected="facts: ok.csv only", actual="facts %s" % str(report.get("facts"))[:200])
+               expected="facts: ok.csv only", actual="facts %s" % str(report.get("facts"))[:200],
+               diagnosis="decline a fact whose value breaks the platform's rules (empty, over 512 characters, a "
+                         "control character) and claim the others")
     note = (report.get("summary") or {}).get("facts_not_claimed")
     ctx.expect(note == "not claimed as search facts: 2 unusable", expected="'not claimed as search facts: 2 unusable'",
-               actual="%r" % (note,))
+               actual="%r" % (note,),
+               diagnosis="count the declined facts in facts_not_claimed as 'not claimed as search facts: <n> unusable'")
 
 
 # One fact past the platform's 10,000 (MAX_RESULT_FACTS), after one unusable

@@ -352,10 +352,11 @@ class ScanPlane(object):
         return (life or self.life).stop(signum, timeout)
 
     # ---------------------------------------------------------------- waits (each a Deadline)
-    def wait_for(self, condition, what, timeout=PHASE_TIMEOUT_S, life=None, running=True):
+    def wait_for(self, condition, what, timeout=PHASE_TIMEOUT_S, life=None, running=True, diagnosis=None):
         """Return once condition() holds, re-checked at each server event and every WAIT_SLICE_S;
         fail the check when the life (default the current) ends first (running=False: a life is
-        not needed) or timeout passes."""
+        not needed) or timeout passes, with `diagnosis` when the check knows what a worker that
+        never gets there most likely does wrong."""
         deadline = Deadline(timeout)
         life = life or self.life
         while True:
@@ -368,12 +369,12 @@ class ScanPlane(object):
                 self.ctx.fail(expected="the worker to reach %s" % what,
                               actual="it %s first (%s)" % ("exited" if life else "was never started",
                                                          self.describe()),
-                              diagnosis="the run never reached the moment this check needs")
+                              diagnosis=diagnosis or "the run never reached the moment this check needs")
             if deadline.over():
                 node_hung()
                 self.ctx.fail(expected="the worker to reach %s" % what,
                               actual="it did not within %.1f s (%s)" % (timeout, self.describe()),
-                              diagnosis="the run never reached the moment this check needs")
+                              diagnosis=diagnosis or "the run never reached the moment this check needs")
             self.server.server.wait_for(lambda event: True, min(deadline.slice(), WAIT_SLICE_S), since=seen)
 
     def wait_ready(self, life=None, timeout=PHASE_TIMEOUT_S):

@@ -216,17 +216,22 @@ class SessionPlane(ServiceMode):
         self.ctx.note("plane: sent signal %d" % signum)
         return sent
 
-    def stop_when(self, condition, signum=_signal.SIGTERM, what="the trigger", timeout=PHASE_TIMEOUT_S):
+    def stop_when(self, condition, signum=_signal.SIGTERM, what="the trigger", timeout=PHASE_TIMEOUT_S,
+                  diagnosis=None):
         """Send signum once condition() holds (a wait_for); returns the signal's monotonic time."""
-        self.wait_for(condition, what, timeout)
+        self.wait_for(condition, what, timeout, diagnosis=diagnosis)
         self.ctx.note("plane: %s reached" % what)
         return self.signal(signum)
 
     # ---------------------------------------------------------------- waits (each a Deadline)
-    def wait_for(self, condition, what, timeout=PHASE_TIMEOUT_S):
+    def wait_for(self, condition, what, timeout=PHASE_TIMEOUT_S, diagnosis=None):
         """Return once condition() holds, re-checked after every control-plane event and at least
         every Deadline.SLICE_S (never under a fake's lock: a condition may block); fail the check
-        when the node exits first or timeout passes."""
+        when the node exits first or timeout passes. `diagnosis` (a text, or a callable read at the
+        failure that may return None) is what a check knows of a node that never gets there."""
+        def diagnose():
+            given = diagnosis() if callable(diagnosis) else diagnosis
+            return given or "the run never reached the phase this check needs"
         deadline = Deadline(timeout)
         while True:
             seen = len(self.control.events)
@@ -238,12 +243,12 @@ class SessionPlane(ServiceMode):
                 self.ctx.fail(expected="the node to reach %s" % what,
                               actual="it %s first (%s)" % ("exited" if self.proc else "was never started",
                                                          self.describe_exchanges()),
-                              diagnosis="the run never reached the phase this check needs")
+                              diagnosis=diagnose)
             if deadline.over():
                 node_hung()
                 self.ctx.fail(expected="the node to reach %s" % what,
                               actual="it did not within %.1f s (%s)" % (timeout, self.describe_exchanges()),
-                              diagnosis="the run never reached the phase this check needs")
+                              diagnosis=diagnose)
             self.control.server.wait_for(lambda event: True, deadline.slice(), since=seen)
 
     def wait_heartbeats(self, n, timeout=None):
