@@ -183,6 +183,18 @@ def code_view(text):
     return "".join(view), where
 
 
+_views = {}  # the code views of the last few node texts: every mutant of a node anchors in the same text
+
+
+def _source_view(source):
+    key = (len(source), hash(source))
+    if key not in _views:
+        if len(_views) >= 8:
+            _views.clear()
+        _views[key] = code_view(source)
+    return _views[key]
+
+
 def _occurrences(haystack, needle):
     found, start = [], haystack.find(needle)
     while start >= 0:
@@ -204,7 +216,7 @@ def find_anchor(source, old):
     old_view, old_where = code_view(old)
     if not old_view:
         raise ValueError("old text has no code (a comment or whitespace alone anchors nothing): %r" % old[:80])
-    view, where = code_view(source)
+    view, where = _source_view(source)
 
     def word(char):
         return char.isalnum() or char == "_"

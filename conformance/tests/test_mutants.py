@@ -62,6 +62,39 @@ class AnchorTest(unittest.TestCase):
         self.assertEqual(mutants.apply(self.NODE, [("  # done", "")]).count("done"), 0)  # ...unless verbatim
 
 
+def reworded(source):
+    """source with every comment's words replaced and its spacing changed: the same code."""
+    import tokenize
+    lines = source.splitlines(keepends=True)
+    comments = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
+    for token in reversed(comments):
+        (row, col), (_row, end) = token.start, token.end
+        lines[row - 1] = lines[row - 1][:col] + "   # reworded in line %d" % row + lines[row - 1][end:]
+    return "".join(lines)
+
+
+class CommentOnlyChangeTest(unittest.TestCase):
+    """Rewording every comment of every reference node breaks no mutant (issue 23: anchors are code)."""
+
+    def test_every_mutant_applies_to_its_node_with_every_comment_reworded(self):
+        texts, broken = {}, []
+        for contract in checks.contracts():
+            for mutant in mutants.load_all(contract):
+                if mutant.problem:
+                    continue
+                if mutant.node not in texts:
+                    with open(os.path.join(mutants.REPO_ROOT, mutant.node), encoding="utf-8") as handle:
+                        texts[mutant.node] = reworded(handle.read())
+                try:
+                    mutated = mutants.apply(texts[mutant.node], mutant.replace)
+                    if not os.environ.get("CONFORMANCE_CHECK_FAST"):
+                        compile(mutated, mutant.node, "exec")
+                except (ValueError, SyntaxError) as problem:
+                    broken.append("%s/%s: %s" % (contract, mutant.name, str(problem)[:160]))
+        self.assertEqual(broken, [])
+        self.assertGreaterEqual(len(texts), 4)
+
+
 class RebaseTest(unittest.TestCase):
     def test_a_broken_anchor_is_listed_with_the_lines_most_alike_now(self):
         directory = tempfile.mkdtemp(prefix="test-mutants-")

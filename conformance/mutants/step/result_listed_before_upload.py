@@ -5,8 +5,9 @@ REPLACE = [(
     "                self.record(RESULT_FILENAME, payload.sha256, payload.size, REPORT_PORT)\n"
     "                self.write_object(RESULT_FILENAME, payload)\n",
 ), (
+    "        self.result_state = RESULT_UPLOADED\n"
     "        if not inventory_first:\n"
     "            self.record(RESULT_FILENAME, payload.sha256, payload.size, REPORT_PORT)  # STEP-RESULT-4: ...then inventoried\n",
-    "",
+    "        self.result_state = RESULT_UPLOADED\n",
 )]
 KILLS = ["result.failure-upload-fails"]
