@@ -14,6 +14,10 @@ help: ## list the targets
 test: ## everything CI runs (~23 min on 2 cores; CONTRACT=scan: that contract's share, ~5 min): block sync, traceability, unit tests, conformance, derivatives, mutants; ends with "N passed, N failed, N skipped"
 	@$(PY) -m conformance.suite test $(CONTRACT)
 
+.PHONY: test-pythons
+test-pythons: ## every reference node's platform checks under the oldest and the newest Python here (--python; ~8 min)
+	@$(PY) -m conformance.suite test-pythons
+
 .PHONY: check-fast
 check-fast: ## the quick subset (under 60 s): static checks, block sync, traceability, harness unit tests
 	@$(PY) -m conformance.suite check-fast

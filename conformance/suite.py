@@ -188,6 +188,35 @@ def reference_stages(kind, contract=None, node=None):
                 yield "mutants %s" % name, [PY, "-m", "conformance.mutants", name, "--jobs", "2"], summary_counts
 
 
+def interpreters():
+    """{(major, minor): path} of the Pythons from 3.9 on this machine: on PATH (python3.N) and pyenv's."""
+    import glob
+    found = {}
+    candidates = [shutil.which("python3.%d" % minor) for minor in range(9, 20)]
+    candidates += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3")))
+    for path in [c for c in candidates if c]:
+        try:
+            done = subprocess.run([path, "-I", "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30)
+            major, minor = (int(part) for part in done.stdout.split())
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            continue
+        if (major, minor) >= (3, 9):
+            found.setdefault((major, minor), path)
+    return found
+
+
+def python_stages():
+    """`make test-pythons`: every reference node's platform checks, static ones included, under the oldest
+    and the newest Python this machine has (--python)."""
+    found = interpreters()
+    chosen = sorted(set([min(found), max(found)])) if found else []
+    for version in chosen:
+        for contract, node in REFERENCE_NODES:
+            yield "conformance %s under Python %d.%d" % (node, version[0], version[1]), [
+                PY, "-m", "conformance", contract, node, "--python", found[version], "--jobs", "4"], summary_counts
+
+
 def run_all(fast, selected=None, label=None):
     total = Counts()
     broken = []
@@ -244,6 +273,12 @@ def main(argv=None):
                                                                                  if contract else ""))
     if argv[:1] == ["check-fast"]:
         return run_all(fast=True)
+    if argv[:1] == ["test-pythons"]:
+        selected = list(python_stages())
+        if not selected:
+            print("test-pythons: no Python 3.9 or newer found besides none at all", file=sys.stderr)
+            return 1
+        return run_all(False, selected, label="make test-pythons")
     if argv[:1] == ["help"]:
         return print_help(argv[1] if len(argv) > 1 else "Makefile")
     if argv[:1] == ["clean"]:

@@ -7,6 +7,7 @@ the invariants it applies after every run (secrets, TMPDIR, leftovers, the
 output rules) need no repeating here.
 """
 
+import os
 import re
 
 from conformance import faults
@@ -410,3 +411,24 @@ def capability_pid(ctx, plane):
                diagnosis="in Job mode the monitor forks exactly one child that obtains and uses the lease "
                          "(SESSION-ISOLATION-1)")
     return children[0]
+
+
+def node_program(ctx, plane):
+    """(interpreter, node file) of the running node, learnt from its own process (/proc/PID/exe and
+    its command line), never from this harness's sys.executable: a node judged with --python, or
+    given as `-- python3.9 worker.py`, starts its children with its own interpreter and file.
+    The node file is None when the node is no Python file the harness can name."""
+    pid = plane.proc.host_pid
+    interpreter = os.path.realpath("/proc/%d/exe" % pid)
+    script = ctx.node.path
+    if script is None:
+        argv = plane.proc.cmdline_snapshot or []
+        cwd = os.path.realpath("/proc/%d/cwd" % pid)
+        script = next((os.path.realpath(os.path.join(cwd, cell)) for cell in argv[1:]
+                       if cell.endswith(".py") and os.path.isfile(os.path.join(cwd, cell))), None)
+    return interpreter, script
+
+
+def runs_file(argv, script):
+    """Whether a command line names the node file (any spelling of its path)."""
+    return bool(script) and any(cell and os.path.realpath(cell) == os.path.realpath(script) for cell in argv)

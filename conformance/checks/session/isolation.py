@@ -18,7 +18,8 @@ import time
 
 from conformance.checks import check
 from conformance.checks.session._common import (PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, STOP_BUDGET_S, capability_pid,
-                                                describe_run, expect_summary, faults, proc_alive, proc_field)
+                                                describe_run, expect_summary, faults, node_program, proc_alive,
+                                                proc_field, runs_file)
 from conformance.planes.session import plane as plane_module
 from conformance.runner import descendants, read_cmdline, read_environ
 from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S, Deadline
@@ -280,10 +281,16 @@ def _(ctx):
     fds, cwd, limits = sorted(int(fd) for fd in os.listdir("/proc/%d/fd" % pid)), os.readlink(
         "/proc/%d/cwd" % pid), _limits(pid)
     no_new_privs = proc_field(pid, "NoNewPrivs")
+    # The node's own interpreter and file, read from its process: under --python or `-- python3.9 worker.py`
+    # they are not this harness's.
+    interpreter, script = node_program(ctx, plane)
+    child_interpreter = os.path.realpath("/proc/%d/exe" % pid)
     _stop(plane)
-    wanted_tail = ["-I", "-S"] + ([ctx.node.path] if ctx.node.path else []) + [PROBE_CHILD_FLAG]
-    ctx.expect(argv[-len(wanted_tail):] == wanted_tail and len(argv) == 5,
-               expected="argv [sys.executable, -I, -S, <node file>, --probe-child]", actual="argv %s" % argv,
+    shape = len(argv) == 5 and argv[1:3] == ["-I", "-S"] and argv[4] == PROBE_CHILD_FLAG
+    ctx.expect(shape and child_interpreter == interpreter and (script is None or runs_file(argv[3:4], script)),
+               expected="argv [the node's interpreter (%s), -I, -S, the node file (%s), --probe-child]"
+                        % (interpreter, script or "?"),
+               actual="argv %s, interpreter %s" % (argv, child_interpreter),
                diagnosis="start a probe child as [sys.executable, -I, -S, <node file>, --probe-child] and nothing else")
     ctx.expect(no_new_privs == "1", expected="NoNewPrivs: 1", actual="NoNewPrivs: %s" % no_new_privs,
                diagnosis="set no_new_privs in the probe child before its seccomp filter, so the filter cannot be "
