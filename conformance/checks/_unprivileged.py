@@ -103,7 +103,9 @@ def unprivileged_node(ctx, files=()):
     if os.geteuid() != 0:
         ctx.skip("needs root, to start the node as uid %d: a node running as the harness's own uid owns "
                  "its /proc files whether or not it is dumpable" % UNPRIVILEGED_UID)
-    interpreter = set(unsearchable(sys.executable) + unsearchable(sys.base_prefix))
+    # The harness's interpreter runs DROP_PRIVILEGES; the node's own (--python) runs the node.
+    node_python = ctx.node.argv[0] if ctx.node.path and os.path.isabs(ctx.node.argv[0]) else sys.executable
+    interpreter = set(unsearchable(sys.executable) + unsearchable(sys.base_prefix) + unsearchable(node_python))
     others = [p for p in (ctx.node.path,) + tuple(files) if p and unsearchable(p)]
     if len(interpreter) > 1 or others:
         ctx.skip("the node's files are not reachable by uid %d here: %s" % (

@@ -17,7 +17,6 @@ the launcher). A node given as a command cannot be launched that way: that check
 
 import os
 import signal
-import sys
 import time
 
 from conformance.checks import NodeSpec, check
@@ -193,8 +192,9 @@ def _launch_stepped(ctx, plane, step_file, **start):
         ctx.skip("the node is a command (-- COMMAND): the harness can step only the wall clock of a Python node "
                  "file it launches itself")
     original = ctx.node
-    ctx.node = NodeSpec([sys.executable, "-c", CLOCK_SHIM, step_file] + original.argv[1:], original.path,
-                        original.display)
+    # The node's own interpreter (--python), not this harness's: the shim runs in the node's process.
+    ctx.node = NodeSpec([original.argv[0], "-c", CLOCK_SHIM, step_file] + original.argv[1:], original.path,
+                        original.display, python=original.python)
     try:
         return plane.start(**start)
     finally:
