@@ -1412,8 +1412,37 @@ def _seconds(name):
     return parse
 
 
+def help_epilog():
+    """--help's sections after the options: what the worker reads besides argv, where it keeps its state, and
+    what its exit statuses mean (an operator reads them here, not in the contract)."""
+    return "\n".join([
+        "environment:",
+        "  %-28s the bearer token, when neither --token-file nor --token gives it" % TOKEN_ENV,
+        "  %-28s the state tree's base (default $HOME/.local/state)" % "XDG_STATE_HOME",
+        "  %-28s the bundle and work trees' base (default $HOME/.local/share)" % "XDG_DATA_HOME",
+        "  %-28s when the XDG variables are unset (else the user's home in the password database)" % "HOME",
+        "  %-28s a CA bundle to trust instead of the system's" % "SSL_CERT_FILE",
+        "",
+        "state (keep it across restarts: every step of every slot resumes from it):",
+        "  $XDG_STATE_HOME/truf/remote-worker            slot files, the lock (one worker per tree)",
+        "  $XDG_DATA_HOME/truf/remote-worker/bundles     bundles waiting to be uploaded",
+        "  $XDG_DATA_HOME/truf/remote-worker/work        the runners' working trees",
+        "",
+        "signals: the first SIGTERM drains (no new claim, the work in hand finished) for at most",
+        "--drain-seconds; a second SIGTERM, or SIGINT, stops at once (runners killed, state kept).",
+        "",
+        "exit status:",
+        "  %-3d a drain finished: every slot retired" % EXIT_OK,
+        "  %-3d a slot could not go on, or start-up failed" % EXIT_SLOT_DIED,
+        "  %-3d stopped: a second SIGTERM or SIGINT, or a drain past --drain-seconds" % EXIT_STOPPED,
+        "  %-3d a command line or environment this worker does not take" % EXIT_USAGE,
+        "  %-3d another worker holds this state tree: try later" % EXIT_LOCKED,
+    ])
+
+
 def build_parser():
     parser = _Parser(prog=PROGRAM, allow_abbrev=False,  # SCAN-TOKEN-4: no `--tok` spelling slips past the move
+                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=help_epilog(),
                      description="The remote scan worker: N slots, each claims a scan assignment, runs it in a "
                                  "watched child, uploads the bundle or reports, and survives being killed at any "
                                  "moment (contract/scan.md).")
@@ -1432,7 +1461,8 @@ def build_parser():
     parser.add_argument("--error-delay-seconds", type=_seconds("error_delay_seconds"), default=DEFAULT_ERROR_DELAY_S,
                         help="the base wait after a failed step, doubled up to 8 times, jittered (default 15)")
     parser.add_argument("--http-timeout", type=_seconds("http_timeout"), default=DEFAULT_HTTP_TIMEOUT_S,
-                        help="whole-exchange deadline of a claim, status, upload or report (default 120)")
+                        help="whole-exchange deadline of a claim, status or report; an upload's bound on each "
+                             "piece it sends and on its answer (default 120)")
     parser.add_argument("--drain-seconds", type=_seconds("drain_seconds"), default=DEFAULT_DRAIN_S,
                         help="how long the first SIGTERM's drain may take before it becomes a stop (default 20)")
     # D31: the upstream's command line sends no progress; this worker does, unless told not to
