@@ -170,7 +170,8 @@ def stages(fast, contract=None):
         # make test; `make mutants` runs every mutant (conformance/mutants.py).
         # Six at a time: a mutant's checks mostly wait for its node (measured on 2 cores,
         # 2026-12-04: 953 s for the four sets at 2, 408 s at 6, the parent using about one
-        # core), and load can only make a check fail, which kills a mutant, never spares it.
+        # core). Load makes a check slow or failed, which kills a mutant; only a harness ERROR
+        # would spare one, and none came in those runs.
         for contract, _node in chosen:
             yield "mutants %s (a covering set)" % contract, [PY, "-m", "conformance.mutants", contract,
                                                              "--jobs", str(COVERING_JOBS), "--covering"], summary_counts
