@@ -7,14 +7,12 @@ last test does exactly that with a copy of the reference node.
 """
 
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
 from conformance import checks as _checks
 from conformance import cli
 from conformance.planes import crawler_docs as docs
+from conformance.tests.deployed_node import judge_with_and_without
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODE = os.path.join(ROOT, "nodes", "crawler_job.py")
@@ -38,7 +36,7 @@ OTHER_VALUES = [
 ]
 # Checks each value changes the verdict of: the capability's media type and
 # bound (every run), the child's variable, the codes a child may name.
-SENSITIVE_CHECKS = "cap.accepted,child.env,child.refused-code"
+SENSITIVE_CHECKS = ["cap.accepted", "child.env", "child.refused-code"]
 
 
 class DeploymentSettingsTest(unittest.TestCase):
@@ -103,26 +101,7 @@ class DeployedNodeTest(unittest.TestCase):
     """A node with other deployment values passes with --deploy and fails without."""
 
     def test_the_harness_judges_a_node_with_its_own_values(self):
-        with open(NODE, encoding="utf-8") as handle:
-            text = handle.read()
-        for old, new, _assignment in OTHER_VALUES:
-            self.assertEqual(text.count(old), 1, "section 2 of the reference node no longer has %r" % old)
-            text = text.replace(old, new)
-        with tempfile.TemporaryDirectory() as tmp:
-            os.chmod(tmp, 0o755)  # the node may run as another user in a PID namespace
-            path = os.path.join(tmp, "deployed_crawler_job.py")
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            base = [sys.executable, "-m", "conformance", "crawler", path, "--only", SENSITIVE_CHECKS, "--jobs", "2"]
-            deploy = [arg for item in OTHER_VALUES for arg in ("--deploy", item[2])]
-            judged = subprocess.run(base + deploy, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    universal_newlines=True, timeout=300)
-            self.assertEqual(judged.returncode, 0, judged.stdout[-3000:])
-            self.assertIn("deployment: ", judged.stdout)
-            unjudged = subprocess.run(base, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      universal_newlines=True, timeout=300)
-            self.assertEqual(unjudged.returncode, 1, unjudged.stdout[-3000:])
-            self.assertIn("3 failed", unjudged.stdout)
+        judge_with_and_without(self, "crawler", NODE, OTHER_VALUES, SENSITIVE_CHECKS)
 
 
 if __name__ == "__main__":

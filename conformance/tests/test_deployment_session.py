@@ -8,14 +8,12 @@ differ changes them in its section 2, and the harness judges it with the same va
 """
 
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
 from conformance import checks as _checks
 from conformance.planes.session import deploy
 from conformance.planes.session.control import TEMPLATES, route_of
+from conformance.tests.deployed_node import judge_with_and_without
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODE = os.path.join(ROOT, "nodes", "session_worker.py")
@@ -31,7 +29,7 @@ OTHER_VALUES = [
 ]
 # Checks each value changes the verdict of: the claim's path (every session claims), a result's
 # schema_version, a settled event's success code.
-SENSITIVE_CHECKS = "claim.request,probe.result-bound,progress.settled-facts"
+SENSITIVE_CHECKS = ["claim.request", "probe.result-bound", "progress.settled-facts"]
 
 
 class DeploymentSettingsTest(unittest.TestCase):
@@ -100,26 +98,7 @@ class DeployedNodeTest(unittest.TestCase):
     """A node with other deployment values passes with --deploy and fails without."""
 
     def test_the_harness_judges_a_node_with_its_own_values(self):
-        with open(NODE, encoding="utf-8") as handle:
-            text = handle.read()
-        for old, new, _assignment in OTHER_VALUES:
-            self.assertEqual(text.count(old), 1, "section 2 of the reference node no longer has %r" % old)
-            text = text.replace(old, new)
-        with tempfile.TemporaryDirectory() as tmp:
-            os.chmod(tmp, 0o755)  # the node may run as another user in a PID namespace
-            path = os.path.join(tmp, "deployed_session_worker.py")
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            base = [sys.executable, "-m", "conformance", "session", path, "--only", SENSITIVE_CHECKS, "--jobs", "2"]
-            deploy_args = [arg for item in OTHER_VALUES for arg in ("--deploy", item[2])]
-            judged = subprocess.run(base + deploy_args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    universal_newlines=True, timeout=300)
-            self.assertEqual(judged.returncode, 0, judged.stdout[-3000:])
-            unjudged = subprocess.run(base, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      universal_newlines=True, timeout=300)
-            self.assertEqual(unjudged.returncode, 1, unjudged.stdout[-3000:])
-            for check_id in SENSITIVE_CHECKS.split(","):
-                self.assertRegex(unjudged.stdout, r"FAIL\s+%s\b" % check_id.replace(".", r"\."))
+        judge_with_and_without(self, "session", NODE, OTHER_VALUES, SENSITIVE_CHECKS)
 
 
 if __name__ == "__main__":

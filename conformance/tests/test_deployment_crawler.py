@@ -9,13 +9,11 @@ is not in the seed), so a node deployed where they differ must pass with
 """
 
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
 from conformance import checks as _checks
 from conformance.planes import crawler_docs as docs
+from conformance.tests.deployed_node import judge_with_and_without
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODE = os.path.join(ROOT, "nodes", "crawler_job.py")
@@ -34,7 +32,7 @@ OTHER_VALUES = [
 # A success (the request's and the result's schema), a failure bundle (its
 # schema) and the :redeem bound (the request bound plus 48 KiB): each of the
 # three fails for a node whose values the harness does not share.
-SENSITIVE_CHECKS = "report.success,report.bundle,boot.oversize"
+SENSITIVE_CHECKS = ["report.success", "report.bundle", "boot.oversize"]
 
 
 class CrawlerDeploymentSettingsTest(unittest.TestCase):
@@ -93,26 +91,7 @@ class CrawlerDeployedNodeTest(unittest.TestCase):
     """A node with other schema strings and request bound passes with --deploy and fails without."""
 
     def test_the_harness_judges_a_node_with_its_own_values(self):
-        with open(NODE, encoding="utf-8") as handle:
-            text = handle.read()
-        for old, new, _assignment in OTHER_VALUES:
-            self.assertEqual(text.count(old), 1, "section 2 of the reference node no longer has %r" % old)
-            text = text.replace(old, new)
-        with tempfile.TemporaryDirectory() as tmp:
-            os.chmod(tmp, 0o755)  # the node may run as another user in a PID namespace
-            path = os.path.join(tmp, "deployed_crawler_job.py")
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            base = [sys.executable, "-m", "conformance", "crawler", path, "--only", SENSITIVE_CHECKS, "--jobs", "2"]
-            deploy = [arg for item in OTHER_VALUES for arg in ("--deploy", item[2])]
-            judged = subprocess.run(base + deploy, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    universal_newlines=True, timeout=300)
-            self.assertEqual(judged.returncode, 0, judged.stdout[-3000:])
-            self.assertIn("deployment: ", judged.stdout)
-            unjudged = subprocess.run(base, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      universal_newlines=True, timeout=300)
-            self.assertEqual(unjudged.returncode, 1, unjudged.stdout[-3000:])
-            self.assertIn("3 failed", unjudged.stdout)
+        judge_with_and_without(self, "crawler", NODE, OTHER_VALUES, SENSITIVE_CHECKS)
 
 
 if __name__ == "__main__":

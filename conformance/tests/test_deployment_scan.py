@@ -8,14 +8,12 @@ reference node.
 
 import json
 import os
-import subprocess
-import sys
-import tempfile
 import unittest
 
 from conformance import checks as _checks
 from conformance.planes.scan import bundles, deploy
 from conformance.planes.scan.server import build_values, claim_problems
+from conformance.tests.deployed_node import judge_with_and_without
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODE = os.path.join(ROOT, "nodes", "scan_worker.py")
@@ -35,7 +33,7 @@ OTHER_VALUES = [
 ]
 # The checks each value changes the verdict of: the claim's build, the bundle's header, the answer
 # bound (a status over 1 MiB but under 2 MiB), the scan's piece (a quarter of a line; --reference).
-SENSITIVE_CHECKS = "claim.request,bundle.envelope,http.bounded,work.long-line"
+SENSITIVE_CHECKS = ["claim.request", "bundle.envelope", "http.bounded", "work.long-line"]
 
 
 class _Call(object):
@@ -116,27 +114,7 @@ class DeployedScanNodeTest(unittest.TestCase):
     """A scan node with other deployment values passes with --deploy and fails without."""
 
     def test_the_harness_judges_a_node_with_its_own_values(self):
-        with open(NODE, encoding="utf-8") as handle:
-            text = handle.read()
-        for old, new, _assignment in OTHER_VALUES:
-            self.assertEqual(text.count(old), 1, "section 2 of the reference node no longer has %r" % old)
-            text = text.replace(old, new)
-        with tempfile.TemporaryDirectory() as tmp:
-            os.chmod(tmp, 0o755)  # the node may run as another user in a PID namespace
-            path = os.path.join(tmp, "deployed_scan_worker.py")
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            base = [sys.executable, "-m", "conformance", "scan", path, "--reference", "--only", SENSITIVE_CHECKS,
-                    "--jobs", "2"]
-            deploy_args = [arg for item in OTHER_VALUES for arg in ("--deploy", item[2])]
-            judged = subprocess.run(base + deploy_args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    universal_newlines=True, timeout=600)
-            self.assertEqual(judged.returncode, 0, judged.stdout[-3000:])
-            self.assertIn("deployment: ", judged.stdout)
-            unjudged = subprocess.run(base, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      universal_newlines=True, timeout=600)
-            self.assertEqual(unjudged.returncode, 1, unjudged.stdout[-3000:])
-            self.assertIn("4 failed", unjudged.stdout)
+        judge_with_and_without(self, "scan", NODE, OTHER_VALUES, SENSITIVE_CHECKS, reference=True)
 
 
 if __name__ == "__main__":
