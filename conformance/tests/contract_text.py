@@ -1,6 +1,6 @@
 """The text of a contract document, read for the contract tests.
 
-    doc = ContractText("crawler")
+    doc = ContractText("crawler")                 # or ContractText(name, root) for a copy elsewhere
     doc.clauses(CLAUSE_PARTS_RE)        # [(id, level)] in document order
     doc.decisions(DECISION_HEADING_RE)  # {"D1": text}
     doc.section("### CRAWLER-REPORT-1 "), table_rows(text)
@@ -37,11 +37,11 @@ def table_rows(text):
 
 
 class ContractText(object):
-    def __init__(self, name):
+    def __init__(self, name, root=ROOT):
         self.name = name
-        self.path = os.path.join(ROOT, "contract", name + ".md")
-        self.schema_dir = os.path.join(ROOT, "contract", "schemas", name)
-        self.example_dir = os.path.join(ROOT, "contract", "examples", name)
+        self.path = os.path.join(root, "contract", name + ".md")
+        self.schema_dir = os.path.join(root, "contract", "schemas", name)
+        self.example_dir = os.path.join(root, "contract", "examples", name)
 
     def lines(self):
         return read(self.path).splitlines()
