@@ -5,6 +5,7 @@
     doc.decisions(DECISION_HEADING_RE)  # {"D1": text}
     doc.section("### CRAWLER-REPORT-1 "), table_rows(text)
     doc.schema("request"), doc.examples("valid"), doc.example("valid", name)
+    subschemas(doc.schema("request"))         # (pointer, subschema) of every subschema
 
 The contract tests parse contract/<name>.md here, apart from conformance.clauses,
 so that a defect in the harness's own reader cannot hide a malformed document.
@@ -25,6 +26,26 @@ def read(path):
 def load_json(path):
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
+
+
+def subschemas(node, where="#"):
+    """Yield (JSON pointer, subschema) for a schema and every subschema below it."""
+    if not isinstance(node, dict):
+        return
+    yield where, node
+    for key, value in node.items():
+        if key in ("properties", "$defs", "definitions", "patternProperties"):
+            for name, sub in value.items():
+                yield from subschemas(sub, "%s/%s/%s" % (where, key, name))
+        elif key in ("items", "additionalProperties", "not", "if", "then", "else", "propertyNames"):
+            if isinstance(value, list):
+                for i, sub in enumerate(value):
+                    yield from subschemas(sub, "%s/%s/%d" % (where, key, i))
+            else:
+                yield from subschemas(value, "%s/%s" % (where, key))
+        elif key in ("anyOf", "oneOf", "allOf"):
+            for i, sub in enumerate(value):
+                yield from subschemas(sub, "%s/%s/%d" % (where, key, i))
 
 
 def table_rows(text):

@@ -49,7 +49,7 @@ if ROOT not in sys.path:
 
 from conformance import checks  # noqa: E402
 from conformance.schema import SchemaError, unsupported, validate  # noqa: E402
-from conformance.tests.contract_text import ContractText, read  # noqa: E402
+from conformance.tests.contract_text import ContractText, read, subschemas  # noqa: E402
 
 CONTRACTS = [name for name in checks.contracts() if os.path.exists(ContractText(name).path)]
 CLAUSE_LIST = os.path.join(ROOT, "conformance", "tests", "data", "contract_clauses.txt")
@@ -503,26 +503,6 @@ def defined_here_problems(doc):
 
 
 # ---------------------------------------------------------------- schemas and examples
-
-def subschemas(node, where="#"):
-    """Yield (pointer, subschema) for node and every subschema below it."""
-    if not isinstance(node, dict):
-        return
-    yield where, node
-    for key, value in node.items():
-        if key in ("properties", "$defs", "definitions", "patternProperties"):
-            for name, sub in value.items():
-                yield from subschemas(sub, "%s/%s/%s" % (where, key, name))
-        elif key in ("items", "additionalProperties", "not", "if", "then", "else", "propertyNames"):
-            if isinstance(value, list):
-                for i, sub in enumerate(value):
-                    yield from subschemas(sub, "%s/%s/%d" % (where, key, i))
-            else:
-                yield from subschemas(value, "%s/%s" % (where, key))
-        elif key in ("anyOf", "oneOf", "allOf"):
-            for i, sub in enumerate(value):
-                yield from subschemas(sub, "%s/%s/%d" % (where, key, i))
-
 
 def schema_problems(doc):
     """Each schema uses only the subset conformance/schema.py implements, declares a dialect it
