@@ -1,14 +1,14 @@
 """The text of a contract document, read for the contract tests.
 
-    doc = ContractText("crawler")                 # or ContractText(name, root) for a copy elsewhere
-    doc.clauses(CLAUSE_PARTS_RE)        # [(id, level)] in document order
-    doc.decisions(DECISION_HEADING_RE)  # {"D1": text}
+    doc = ContractText("crawler")          # or ContractText(name, root): a copy elsewhere
+    doc.decisions(DECISION_HEADING_RE)     # {"D1": text}
     doc.section("### CRAWLER-REPORT-1 "), table_rows(text)
     doc.schema("request"), doc.examples("valid"), doc.example("valid", name)
-    subschemas(doc.schema("request"))         # (pointer, subschema) of every subschema
+    subschemas(doc.schema("request"))      # (pointer, subschema) of every subschema
 
-The contract tests parse contract/<name>.md here, apart from conformance.clauses,
-so that a defect in the harness's own reader cannot hide a malformed document.
+The contract tests parse contract/<name>.md here (test_contracts.py's Document on top of it),
+apart from conformance.clauses, so that a defect in the harness's own reader cannot hide a
+malformed document.
 """
 
 import json
@@ -67,17 +67,8 @@ class ContractText(object):
     def lines(self):
         return read(self.path).splitlines()
 
-    def clauses(self, parts_re):
-        """(id, level) of every clause heading parts_re matches, in document order."""
-        out = []
-        for line in self.lines():
-            match = parts_re.match(line)
-            if match:
-                out.append((match.group(1), match.group(2)))
-        return out
-
-    def decisions(self, heading_re, keep_heading=False):
-        """{decision id: text} of the '## Decisions' section (with its heading line when keep_heading)."""
+    def decisions(self, heading_re):
+        """{decision id: text} of the '## Decisions' section."""
         lines = self.lines()
         try:
             start = lines.index("## Decisions")
@@ -90,7 +81,7 @@ class ContractText(object):
             match = heading_re.match(line)
             if match:
                 current = match.group(1)
-                decisions[current] = [line] if keep_heading else []
+                decisions[current] = []
             elif current is not None:
                 decisions[current].append(line)
         return {key: "\n".join(value) for key, value in decisions.items()}
