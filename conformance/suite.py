@@ -139,10 +139,11 @@ def single_counts(status, _out):
 
 
 def contract_unit_tests(contract):
-    """The unit-test modules of one contract: conformance/tests/test_*<contract>*.py, and the knobs test."""
+    """The unit-test modules of one contract: conformance/tests/test_*<contract>*.py, and the tests
+    that hold every contract (the documents' rules, the knobs)."""
     names = sorted(name[:-3] for name in os.listdir(os.path.join(ROOT, "conformance", "tests"))
                    if name.startswith("test_") and name.endswith(".py") and contract in name[5:-3].split("_"))
-    return ["conformance.tests.%s" % name for name in names + ["test_edit_knobs"]]
+    return ["conformance.tests.%s" % name for name in names + ["test_contracts", "test_edit_knobs"]]
 
 
 def stages(fast, contract=None):

@@ -1,13 +1,14 @@
 """The text of a contract document, read for the contract tests.
 
-    doc = ContractText("crawler")
-    doc.clauses(CLAUSE_PARTS_RE)        # [(id, level)] in document order
-    doc.decisions(DECISION_HEADING_RE)  # {"D1": text}
+    doc = ContractText("crawler")          # or ContractText(name, root): a copy elsewhere
+    doc.decisions(DECISION_HEADING_RE)     # {"D1": text}
     doc.section("### CRAWLER-REPORT-1 "), table_rows(text)
     doc.schema("request"), doc.examples("valid"), doc.example("valid", name)
+    subschemas(doc.schema("request"))      # (pointer, subschema) of every subschema
 
-The contract tests parse contract/<name>.md here, apart from conformance.clauses,
-so that a defect in the harness's own reader cannot hide a malformed document.
+The contract tests parse contract/<name>.md here (test_contracts.py's Document on top of it),
+apart from conformance.clauses, so that a defect in the harness's own reader cannot hide a
+malformed document.
 """
 
 import json
@@ -27,6 +28,26 @@ def load_json(path):
         return json.load(handle)
 
 
+def subschemas(node, where="#"):
+    """Yield (JSON pointer, subschema) for a schema and every subschema below it."""
+    if not isinstance(node, dict):
+        return
+    yield where, node
+    for key, value in node.items():
+        if key in ("properties", "$defs", "definitions", "patternProperties"):
+            for name, sub in value.items():
+                yield from subschemas(sub, "%s/%s/%s" % (where, key, name))
+        elif key in ("items", "additionalProperties", "not", "if", "then", "else", "propertyNames"):
+            if isinstance(value, list):
+                for i, sub in enumerate(value):
+                    yield from subschemas(sub, "%s/%s/%d" % (where, key, i))
+            else:
+                yield from subschemas(value, "%s/%s" % (where, key))
+        elif key in ("anyOf", "oneOf", "allOf"):
+            for i, sub in enumerate(value):
+                yield from subschemas(sub, "%s/%s/%d" % (where, key, i))
+
+
 def table_rows(text):
     """The cells of every data row of the markdown tables in text."""
     rows = []
@@ -37,26 +58,17 @@ def table_rows(text):
 
 
 class ContractText(object):
-    def __init__(self, name):
+    def __init__(self, name, root=ROOT):
         self.name = name
-        self.path = os.path.join(ROOT, "contract", name + ".md")
-        self.schema_dir = os.path.join(ROOT, "contract", "schemas", name)
-        self.example_dir = os.path.join(ROOT, "contract", "examples", name)
+        self.path = os.path.join(root, "contract", name + ".md")
+        self.schema_dir = os.path.join(root, "contract", "schemas", name)
+        self.example_dir = os.path.join(root, "contract", "examples", name)
 
     def lines(self):
         return read(self.path).splitlines()
 
-    def clauses(self, parts_re):
-        """(id, level) of every clause heading parts_re matches, in document order."""
-        out = []
-        for line in self.lines():
-            match = parts_re.match(line)
-            if match:
-                out.append((match.group(1), match.group(2)))
-        return out
-
-    def decisions(self, heading_re, keep_heading=False):
-        """{decision id: text} of the '## Decisions' section (with its heading line when keep_heading)."""
+    def decisions(self, heading_re):
+        """{decision id: text} of the '## Decisions' section."""
         lines = self.lines()
         try:
             start = lines.index("## Decisions")
@@ -69,7 +81,7 @@ class ContractText(object):
             match = heading_re.match(line)
             if match:
                 current = match.group(1)
-                decisions[current] = [line] if keep_heading else []
+                decisions[current] = []
             elif current is not None:
                 decisions[current].append(line)
         return {key: "\n".join(value) for key, value in decisions.items()}

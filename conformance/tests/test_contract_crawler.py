@@ -1,23 +1,19 @@
-"""Tests of the crawler contract's own documents: contract/crawler.md, its schemas and examples.
+"""Tests of the crawler contract's own content: the tables, patterns and examples only
+contract/crawler.md has.
 
-The harness quotes clause text by ID and judges the node's documents against the contract;
-all of that rests on the contract, its schemas and its examples agreeing. These tests hold
-them so:
+The rules every contract document keeps (clause headings and IDs, Decisions, the audit's
+columns and reasons, schemas, copies and examples) are conformance/tests/test_contracts.py's.
+Here, what is the crawler's own:
 
-- every valid example validates against its schema and every invalid one fails it for
-  exactly one reason (the schema is chosen by the longest schema name the file name starts
-  with: ``status-line-status-ok.json`` -> status-line);
 - valid examples are real documents: canonical JSON values whose digests, sessions and
-  restated fields agree where a schema cannot say so;
-- the schemas use only the keyword subset ``conformance.schema`` implements, close every
-  object, resolve every ``$ref`` and keep their copies of one another equal;
+  restated fields agree where a schema cannot say so (the schema is chosen by the longest
+  schema name the file name starts with: ``status-line-status-ok.json`` -> status-line);
+- every object of a schema has an exact key set, but the crawl request's (D25);
 - the patterns mean what the clauses say (timestamps, UUIDs, IP literals, base64);
 - the code lists, the required headers, the limits, the clean-room claim and the
   schema_version strings of the schemas equal the contract's tables, parsed from the
   markdown, so the two cannot drift;
-- every clause heading has the exact form ``### CRAWLER-AREA-n (LEVEL) Title``, IDs are
-  unique, every clause of REQUIRED_CLAUSES is present at its level, and every clause or
-  decision cited in the text exists.
+- the audit has a table for every document the node receives.
 
 Run: python3 -m unittest conformance.tests.test_contract_crawler -v
 """
@@ -37,17 +33,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from conformance.schema import unsupported, validate  # noqa: E402
-from conformance.tests.contract_text import ContractText, read, table_rows  # noqa: E402
+from conformance.tests.contract_text import ContractText, read, subschemas, table_rows  # noqa: E402
 
 CONTRACT_MD = os.path.join(ROOT, "contract", "crawler.md")
 
 SCHEMAS = ("request", "capability", "bootstrap", "policy", "evidence", "input-header",
            "result", "failure", "status-line", "fail-body", "child-failure")
-MIN_VALID_EXAMPLES = 2
-MIN_INVALID_EXAMPLES = 3
-DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
-NOT_EXPRESSIBLE = "Not expressible here:"
 
 # "## The documents": each document heading and the schema that holds it.
 DOCUMENT_SCHEMAS = {
@@ -61,14 +52,6 @@ DOCUMENT_SCHEMAS = {
     "Failure bundle": "failure",
 }
 
-# conformance.schema resolves $ref only within one file, so a composite schema carries
-# copies: (schema, its $defs entry) -> the standalone schema it must equal.
-COPIES = {
-    ("bootstrap", "request"): "request",
-    ("bootstrap", "upload_capability"): "capability",
-    ("input-header", "request"): "request",
-}
-
 # Upstream codes the contract names only to say they are never used.
 NEVER_USED_CODES = {"CRAWLER_MEMORY_BOUNDARY"}
 # Names of upstream constants the contract quotes (D21), not codes.
@@ -79,83 +62,23 @@ UPSTREAM_CONSTANT_NAMES = {"CRAWLER_EGRESS_POLICY_ENV", "CRAWLER_RESULT_MEDIA_TY
 MAX_SAFE_INTEGER = 2 ** 53 - 1
 MAX_JSON_DEPTH = 32
 
-# The audit: "Where we differ from the upstream" (issue 20), just before the decisions.
+# The audit: "Where we differ from the upstream" (issue 20).
 AUDIT_HEADING = "## Where we differ from the upstream"
-AUDIT_COLUMNS = ["document: member or aspect", "the upstream accepts (seed line)", "our node accepts",
-                 "stricter because"]
 # Every document the node receives has its table (argv, environment, every answer, the child, files).
 AUDIT_TABLES = ["argv", "Environment variables", "The metadata server's answer", "The `:redeem` answer",
                 "The crawl request (inside the bootstrap)", "The upload capability (inside the bootstrap)",
                 "The `:fail` answer", "The source site's answers", "The child's output",
                 "The store's answer to a PUT", "Files read"]
-# The safety reasons a stricter row may give (ARCHITECTURE.md, "Accept what the upstream accepts").
-SAFETY_REASONS = ("a secret could leak", "a path could escape", "a bound does not hold", "a digest does not hold",
-                  "a binding does not hold", "a fence does not hold")
-SEED_LINES = 1281  # /work/shared/seeds/000_ce324dca92f3d0b8.txt, as the audit's intro says
-SEED_REF_RE = re.compile(r"seed 000:([0-9][0-9, -]*[0-9]|[0-9])")
 
-CLAUSE_HEADING_RE = re.compile(r"^### CRAWLER-[A-Z]+-[1-9][0-9]* \((MUST|SHOULD|MAY)\) \S.*")
-CLAUSE_PARTS_RE = re.compile(r"^### (CRAWLER-[A-Z]+-[0-9]+) \((MUST|SHOULD|MAY)\) ")
-DECISION_HEADING_RE = re.compile(r"^### (D\d+) \S.*")
 DOCUMENT_HEADING_RE = re.compile(r"^### ([A-Z][A-Za-z ]+) \(`([a-z0-9.-]+)`\)$")
-CLAUSE_ID_RE = re.compile(r"CRAWLER-[A-Z]+-\d+")
 CODE_RE = re.compile(r"`(CRAWLER_[A-Z_]+)`")
-
-# Every clause of the contract at its level. A clause is retired, never silently removed
-# from this list; one added to the contract is appended here (a test says so).
-REQUIRED_CLAUSES = {
-    "CRAWLER-ARGV-1": "MUST", "CRAWLER-ARGV-2": "MUST", "CRAWLER-ARGV-3": "SHOULD",
-    "CRAWLER-CONFIG-1": "MUST", "CRAWLER-CONFIG-2": "MUST", "CRAWLER-CONFIG-3": "MUST",
-    "CRAWLER-CONFIG-4": "MUST", "CRAWLER-CONFIG-5": "MUST", "CRAWLER-CONFIG-6": "MUST",
-    "CRAWLER-CONFIG-7": "MUST", "CRAWLER-CONFIG-8": "MUST",
-    "CRAWLER-IDENTITY-1": "MUST", "CRAWLER-IDENTITY-2": "MUST", "CRAWLER-IDENTITY-3": "MUST",
-    "CRAWLER-IDENTITY-4": "MUST",
-    "CRAWLER-BOOT-1": "MUST", "CRAWLER-BOOT-2": "MUST", "CRAWLER-BOOT-3": "MUST",
-    "CRAWLER-BOOT-4": "MUST", "CRAWLER-BOOT-5": "MUST",
-    "CRAWLER-CAP-1": "MUST", "CRAWLER-CAP-2": "MUST", "CRAWLER-CAP-3": "MUST",
-    "CRAWLER-CAP-4": "MUST", "CRAWLER-CAP-5": "MUST", "CRAWLER-CAP-6": "MUST",
-    "CRAWLER-CAP-7": "MUST", "CRAWLER-CAP-8": "MUST", "CRAWLER-CAP-9": "MUST",
-    "CRAWLER-FAIL-1": "MUST", "CRAWLER-FAIL-2": "MUST",
-    "CRAWLER-FETCH-1": "MUST", "CRAWLER-FETCH-2": "MUST", "CRAWLER-FETCH-3": "MUST",
-    "CRAWLER-FETCH-4": "MUST", "CRAWLER-FETCH-5": "MUST", "CRAWLER-FETCH-6": "MUST",
-    "CRAWLER-FETCH-7": "MUST", "CRAWLER-FETCH-8": "MUST",
-    "CRAWLER-CHILD-1": "MUST", "CRAWLER-CHILD-2": "MUST", "CRAWLER-CHILD-3": "MUST",
-    "CRAWLER-CHILD-4": "MUST", "CRAWLER-CHILD-5": "MUST", "CRAWLER-CHILD-6": "MUST",
-    "CRAWLER-CHILD-7": "MUST", "CRAWLER-CHILD-8": "MUST", "CRAWLER-CHILD-9": "MUST",
-    "CRAWLER-CHILD-10": "MUST", "CRAWLER-CHILD-11": "MUST",
-    "CRAWLER-NORM-1": "MUST", "CRAWLER-NORM-2": "MUST", "CRAWLER-NORM-3": "MUST",
-    "CRAWLER-RESULT-1": "MUST", "CRAWLER-RESULT-2": "MUST", "CRAWLER-RESULT-3": "MUST",
-    "CRAWLER-RESULT-4": "MUST", "CRAWLER-RESULT-5": "MUST", "CRAWLER-RESULT-6": "MUST",
-    "CRAWLER-RESULT-7": "MUST", "CRAWLER-RESULT-8": "MUST", "CRAWLER-RESULT-9": "MUST",
-    "CRAWLER-RESULT-10": "MUST",
-    "CRAWLER-UPLOAD-1": "MUST", "CRAWLER-UPLOAD-2": "MUST", "CRAWLER-UPLOAD-3": "MUST",
-    "CRAWLER-UPLOAD-4": "MUST", "CRAWLER-UPLOAD-5": "MUST", "CRAWLER-UPLOAD-6": "MUST",
-    "CRAWLER-REPORT-1": "MUST", "CRAWLER-REPORT-2": "MUST", "CRAWLER-REPORT-3": "MUST",
-    "CRAWLER-REPORT-4": "MUST", "CRAWLER-REPORT-5": "MUST", "CRAWLER-REPORT-6": "MUST",
-    "CRAWLER-STOP-1": "MUST", "CRAWLER-STOP-2": "MUST", "CRAWLER-STOP-3": "MUST",
-    "CRAWLER-STOP-4": "MUST", "CRAWLER-STOP-5": "MUST",
-    "CRAWLER-STREAM-1": "MUST", "CRAWLER-STREAM-2": "MUST", "CRAWLER-STREAM-3": "MUST",
-    "CRAWLER-SECRET-1": "MUST", "CRAWLER-SECRET-2": "MUST", "CRAWLER-SECRET-3": "SHOULD",
-    "CRAWLER-NODE-1": "MUST", "CRAWLER-NODE-2": "SHOULD", "CRAWLER-NODE-3": "MUST",
-    "CRAWLER-PEER-1": "MUST", "CRAWLER-PEER-2": "MUST",
-}
 
 
 # ---------------------------------------------------------------- reading the contract
 
 DOC = ContractText("crawler")
 _read = read
-_contract_lines, _section, _table_rows = DOC.lines, DOC.section, table_rows
-
-
-def _clauses():
-    """(id, level) of every clause heading, in document order."""
-    return DOC.clauses(CLAUSE_PARTS_RE)
-
-
-def _decisions():
-    """{decision id: body text, heading included} for the '## Decisions' section, in order."""
-    return DOC.decisions(DECISION_HEADING_RE, keep_heading=True)
+_section, _table_rows = DOC.section, table_rows
 
 
 def _report_table():
@@ -209,27 +132,6 @@ def _schema_name_for(filename):
     return None
 
 
-def _subschemas(node, where="#"):
-    """Yield (pointer, subschema) for node and every subschema below it."""
-    if not isinstance(node, dict):
-        return
-    yield where, node
-    for key, value in node.items():
-        if key in ("properties", "$defs", "definitions", "patternProperties"):
-            for name, sub in value.items():
-                yield from _subschemas(sub, "%s/%s/%s" % (where, key, name))
-        elif key in ("items", "additionalProperties", "not", "if", "then", "else",
-                     "propertyNames"):
-            if isinstance(value, list):
-                for i, sub in enumerate(value):
-                    yield from _subschemas(sub, "%s/%s/%d" % (where, key, i))
-            else:
-                yield from _subschemas(value, "%s/%s" % (where, key))
-        elif key in ("anyOf", "oneOf", "allOf"):
-            for i, sub in enumerate(value):
-                yield from _subschemas(sub, "%s/%s/%d" % (where, key, i))
-
-
 def _pattern(schema_name, *path):
     """The pattern of a subschema reached by following path (keys) from the schema root."""
     node = _schema(schema_name)
@@ -247,11 +149,6 @@ def _is_open_request_object(schema, where):
     root = _REQUEST_ROOTS.get(schema)
     return root is not None and where in (root, root + "/properties/query",
                                           root + "/properties/query/properties/limits")
-
-
-def _without_annotations(schema):
-    return {k: v for k, v in schema.items()
-            if k not in ("$schema", "$id", "title", "description", "$defs")}
 
 
 def _enum(schema_name, *path):
@@ -298,34 +195,6 @@ def _canonical_value_problems(value, where="#", depth=1):
 # ---------------------------------------------------------------- tests
 
 class ExamplesTest(unittest.TestCase):
-
-    def test_every_example_names_a_known_schema(self):
-        for kind in ("valid", "invalid"):
-            for name in _examples(kind):
-                with self.subTest(example=kind + "/" + name):
-                    self.assertIn(_schema_name_for(name), SCHEMAS)
-
-    def test_valid_examples_validate(self):
-        for name in _examples("valid"):
-            with self.subTest(example=name):
-                errors = validate(_example("valid", name), _schema(_schema_name_for(name)))
-                self.assertEqual(errors, [], "valid/%s should validate" % name)
-
-    def test_invalid_examples_fail_for_exactly_one_reason(self):
-        # One error per example: each breaks exactly the one rule its name says.
-        for name in _examples("invalid"):
-            with self.subTest(example=name):
-                errors = validate(_example("invalid", name), _schema(_schema_name_for(name)))
-                self.assertEqual(len(errors), 1, "invalid/%s should fail its schema once, "
-                                 "not %r" % (name, errors))
-
-    def test_each_schema_has_enough_examples(self):
-        for schema in SCHEMAS:
-            with self.subTest(schema=schema):
-                valid = [n for n in _examples("valid") if _schema_name_for(n) == schema]
-                invalid = [n for n in _examples("invalid") if _schema_name_for(n) == schema]
-                self.assertGreaterEqual(len(valid), MIN_VALID_EXAMPLES)
-                self.assertGreaterEqual(len(invalid), MIN_INVALID_EXAMPLES)
 
     def test_valid_examples_are_canonical_json_values(self):
         for name in _examples("valid"):
@@ -409,47 +278,13 @@ class ValidExamplesAreConsistentTest(unittest.TestCase):
 
 class SchemasTest(unittest.TestCase):
 
-    def test_schemas_use_only_the_supported_subset(self):
-        for schema in SCHEMAS:
-            with self.subTest(schema=schema):
-                self.assertEqual(unsupported(_schema(schema)), [])
-
-    def test_no_schema_leans_on_an_ignored_annotation(self):
-        # conformance.schema ignores "format": a schema using it would look stricter than it is.
-        for schema in SCHEMAS:
-            for where, sub in _subschemas(_schema(schema)):
-                with self.subTest(schema=schema, at=where):
-                    self.assertNotIn("format", sub)
-                    self.assertNotIn("definitions", sub)  # draft 2020-12 spells it $defs
-
-    def test_schemas_say_what_they_are_and_what_they_cannot_express(self):
-        for schema in SCHEMAS:
-            with self.subTest(schema=schema):
-                doc = _schema(schema)
-                self.assertEqual(doc.get("$schema"), DRAFT_2020_12)
-                self.assertTrue(doc.get("title"))
-                self.assertIn(NOT_EXPRESSIBLE, doc.get("description", ""))
-
-    def test_refs_resolve_and_every_def_is_used(self):
-        for schema in SCHEMAS:
-            doc = _schema(schema)
-            defs = doc.get("$defs", {})
-            refs = {sub["$ref"] for _w, sub in _subschemas(doc) if "$ref" in sub}
-            for ref in refs:
-                with self.subTest(schema=schema, ref=ref):
-                    self.assertTrue(ref.startswith("#/$defs/"))
-                    self.assertIn(ref[len("#/$defs/"):], defs)
-            for name in defs:
-                with self.subTest(schema=schema, unused=name):
-                    self.assertIn("#/$defs/" + name, refs)
-
     def test_every_object_has_an_exact_key_set(self):
         # A subschema that declares an object lists every key, requires every key and allows
         # no other: the contract gives exact key sets at every level, but for the crawl
         # request's (D25), which is open: it requires what the node reads, allows more, and
         # lists reader_pin as an optional null (D22).
         for schema in SCHEMAS:
-            for where, sub in _subschemas(_schema(schema)):
+            for where, sub in subschemas(_schema(schema)):
                 if sub.get("type") != "object":
                     continue
                 with self.subTest(schema=schema, at=where):
@@ -461,23 +296,6 @@ class SchemasTest(unittest.TestCase):
                     self.assertIs(sub.get("additionalProperties"), False)
                     self.assertEqual(sorted(sub.get("required", [])),
                                      sorted(sub.get("properties", {})))
-
-    def test_copies_equal_their_standalone_schema(self):
-        for (schema, name), standalone in COPIES.items():
-            with self.subTest(schema=schema, copy=name):
-                doc, original = _schema(schema), _schema(standalone)
-                self.assertEqual(doc["$defs"][name], _without_annotations(original))
-                for def_name, definition in original.get("$defs", {}).items():
-                    self.assertEqual(doc["$defs"].get(def_name), definition, def_name)
-
-    def test_a_def_name_means_the_same_everywhere(self):
-        seen = {}
-        for schema in SCHEMAS:
-            for name, definition in _schema(schema).get("$defs", {}).items():
-                with self.subTest(schema=schema, definition=name):
-                    first = seen.setdefault(name, (schema, definition))
-                    self.assertEqual(definition, first[1], "differs from %s's" % first[0])
-
 
 class PatternsTest(unittest.TestCase):
     """Each pattern means what its clause says, checked against the clause's own pattern or
@@ -637,7 +455,7 @@ class ContractTablesTest(unittest.TestCase):
     def test_every_schema_version_string_appears_in_the_documents_section(self):
         documents = _section("## The documents")
         for schema in SCHEMAS:
-            for where, sub in _subschemas(_schema(schema)):
+            for where, sub in subschemas(_schema(schema)):
                 version = sub.get("properties", {}).get("schema_version", {}).get("const")
                 if version is not None:
                     with self.subTest(schema=schema, at=where):
@@ -689,150 +507,22 @@ class ContractTablesTest(unittest.TestCase):
                     self.assertEqual(schema["properties"][key]["const"], value)
 
 
-class ClausesTest(unittest.TestCase):
-
-    def test_clause_headings_have_the_exact_form(self):
-        for line in _contract_lines():
-            if re.match(r"^#+\s*CRAWLER-", line):
-                with self.subTest(heading=line):
-                    self.assertRegex(line, CLAUSE_HEADING_RE)
-
-    def test_every_level_three_heading_is_a_clause_a_decision_a_document_or_an_audit_table(self):
-        documents = set(_section("## The documents").splitlines())
-        audit = set(_section(AUDIT_HEADING).splitlines())
-        for line in _contract_lines():
-            if line.startswith("### "):
-                with self.subTest(heading=line):
-                    self.assertTrue(CLAUSE_HEADING_RE.match(line)
-                                    or DECISION_HEADING_RE.match(line)
-                                    or (DOCUMENT_HEADING_RE.match(line) and line in documents)
-                                    or line in audit,
-                                    line)
-
-    def test_clause_ids_are_unique(self):
-        ids = [cid for cid, _ in _clauses()]
-        duplicates = sorted({cid for cid in ids if ids.count(cid) > 1})
-        self.assertEqual(duplicates, [])
-
-    def test_every_required_clause_is_present_at_its_level(self):
-        present = dict(_clauses())
-        for cid, level in REQUIRED_CLAUSES.items():
-            with self.subTest(clause=cid):
-                self.assertIn(cid, present)
-                self.assertEqual(present[cid], level)
-
-    def test_every_clause_is_listed_in_required_clauses(self):
-        # A clause added to the contract is appended to REQUIRED_CLAUSES, so its removal
-        # later cannot go unnoticed.
-        self.assertEqual(sorted(cid for cid, _ in _clauses() if cid not in REQUIRED_CLAUSES), [])
-
-    def test_clause_ids_cited_in_the_text_exist(self):
-        present = {cid for cid, _ in _clauses()}
-        # "CRAWLER-CONFIG-*" and "CRAWLER-CAP-1 to 9" are prose, not IDs.
-        for cid in sorted(set(CLAUSE_ID_RE.findall(_read(CONTRACT_MD)))):
-            with self.subTest(cited=cid):
-                self.assertIn(cid, present)
-
-    def test_short_clause_references_exist(self):
-        # Inside the text "CONFIG-1", "CAP-1..3" and "STOP-3" stand for CRAWLER-... IDs.
-        present = {cid for cid, _ in _clauses()}
-        areas = sorted({cid.split("-")[1] for cid in present})
-        short = re.compile(r"(?<![A-Za-z0-9_-])(%s)-(\d+)" % "|".join(areas))
-        for area, number in sorted(set(short.findall(_read(CONTRACT_MD)))):
-            with self.subTest(cited="%s-%s" % (area, number)):
-                self.assertIn("CRAWLER-%s-%s" % (area, number), present)
-
-
-class DecisionsTest(unittest.TestCase):
-
-    def test_there_are_decisions_numbered_in_order(self):
-        decisions = list(_decisions())
-        self.assertTrue(decisions)
-        self.assertEqual(decisions, ["D%d" % i for i in range(1, len(decisions) + 1)])
-
-    def test_each_decision_is_pinned_by_existing_clauses(self):
-        # The crawler decisions say "Pinned by CRAWLER-..." inline: any clause ID in the
-        # decision's text counts, and every one of them must exist.
-        present = {cid for cid, _ in _clauses()}
-        for did, body in _decisions().items():
-            with self.subTest(decision=did):
-                cited = CLAUSE_ID_RE.findall(body)
-                self.assertTrue(cited, "%s names no clause" % did)
-                for cid in cited:
-                    self.assertTrue(cid in present, "%s names unknown %s" % (did, cid))
-
-    def test_decisions_cited_in_the_text_exist(self):
-        decisions = _decisions()
-        text = _read(CONTRACT_MD).split("\n## Decisions\n", 1)[0]
-        # A citation looks like "(D6)" or "(D11, D20)".
-        for did in sorted(set(re.findall(r"(?<=[(, ])D\d+(?=[),])", text))):
-            with self.subTest(cited=did):
-                self.assertTrue(did in decisions, "%s is cited but not decided" % did)
-
-
 class AuditTest(unittest.TestCase):
-    """The audit of issue 20: one table per received document, each stricter row with its reason."""
+    """The audit of issue 20: one table per received document (test_contracts holds its columns,
+    its rows and their reasons)."""
 
-    def _tables(self):
-        """{table heading: [rows as cell lists, header first]}."""
-        tables, current = {}, None
+    def test_every_received_document_has_its_table(self):
+        rows = {}  # table title: its table's lines
         for line in _section(AUDIT_HEADING).splitlines():
             if line.startswith("### "):
-                current = line[4:]
-                tables[current] = []
-            elif current is not None and line.startswith("|") and not re.match(r"^\|[-| ]+\|$", line):
-                tables[current].append([cell.strip() for cell in line.strip("|").split("|")])
-        return tables
-
-    def test_the_audit_comes_just_before_the_decisions(self):
-        headings = [line for line in _contract_lines() if line.startswith("## ")]
-        self.assertIn(AUDIT_HEADING, headings)
-        self.assertEqual(headings[headings.index(AUDIT_HEADING) + 1], "## Decisions")
-        self.assertIn("000_ce324dca92f3d0b8.txt", _section(AUDIT_HEADING))
-        self.assertIn("%d lines" % SEED_LINES, _section(AUDIT_HEADING))
-
-    def test_every_received_document_has_its_table_with_the_four_columns(self):
-        tables = self._tables()
-        self.assertEqual(list(tables), AUDIT_TABLES)
-        for title, rows in tables.items():
+                title = line[4:]
+                rows[title] = []
+            elif rows and line.startswith("|"):
+                rows[title].append(line)
+        self.assertEqual(list(rows), AUDIT_TABLES)
+        for title, lines in rows.items():
             with self.subTest(table=title):
-                self.assertEqual(rows[0], AUDIT_COLUMNS)
-                self.assertTrue(rows[1:], "no rows")
-                for row in rows[1:]:
-                    self.assertEqual(len(row), 4, row)
-
-    def test_every_stricter_row_names_its_safety_reason_and_a_decision(self):
-        decisions = _decisions()
-        for title, rows in self._tables().items():
-            for row in rows[1:]:
-                last = row[3]
-                with self.subTest(table=title, row=row[0]):
-                    if last == "-" or last.startswith("- ("):
-                        continue
-                    self.assertTrue(any(reason in last for reason in SAFETY_REASONS), last)
-                    cited = re.findall(r"\b(D\d+)\b", last)
-                    self.assertTrue(cited, "no Decision named: %s" % last)
-                    for did in cited:
-                        self.assertIn(did, decisions)
-                        self.assertIn("stricter than the upstream", " ".join(decisions[did].split()).lower(),
-                                      "%s does not say why it is stricter than the upstream" % did)
-
-    def test_seed_references_are_lines_of_the_seed(self):
-        text = _read(CONTRACT_MD)
-        refs = SEED_REF_RE.findall(text)
-        self.assertTrue(refs)
-        for ref in refs:
-            for number in re.findall(r"[0-9]+", ref):
-                with self.subTest(ref=ref):
-                    self.assertTrue(1 <= int(number) <= SEED_LINES, ref)
-
-    def test_every_defined_here_says_what_it_stands_in_for(self):
-        text = _read(CONTRACT_MD).split("\n## How to read this document\n", 1)[1].split("\n## ", 1)[1]
-        for match in re.finditer(r"\*\*Defined here\*\*", text):
-            following = text[match.end():match.end() + 400]
-            with self.subTest(at=text[match.start():match.start() + 80]):
-                self.assertRegex(following, r"^(?:[:.]?\*?\*?)?[:.]? ?[^\n]*?(?:\n[^\n]*?){0,3}"
-                                            r"(?:not in\s+the\s+seed|no counterpart)")
+                self.assertGreaterEqual(len(lines), 3, "a header, its rule and a row")
 
     def test_the_open_request_objects_are_the_ones_the_audit_names(self):
         # D25: the request, its query and its limits take unknown members; every other object

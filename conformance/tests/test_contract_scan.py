@@ -1,69 +1,37 @@
-"""Tests of the scan contract's own documents: contract/scan.md, its schemas and examples.
+"""Tests of the scan contract's own content: the tables and examples only contract/scan.md has.
 
-The scan checks quote clause text by ID and judge the worker's documents against the
-schemas, so the contract, its schemas and its examples must agree. These tests hold them so:
+The rules every contract document keeps (clause headings and IDs, Decisions, the audit,
+schemas, copies and examples) are conformance/tests/test_contracts.py's. Here, what is the
+scan's own:
 
-- every clause heading is well formed, IDs are numbered from 1 without a gap in each area,
-  every clause the text mentions exists (single IDs, ``SCAN-TOKEN-1..3`` and ``X to Y``
-  ranges, ``SCAN-AREA-*`` wildcards), and every Decision pins a clause;
-- the documents table names exactly the schemas shipped; the schemas use only the subset
-  ``conformance.schema`` implements, resolve every ``$ref``, and keep their copies of one
-  another equal;
-- every valid example validates and every invalid one fails its schema exactly once (the
-  schema is the longest schema name the file name starts with, followed by ``-``);
-- valid examples are real documents: digests and identities agree where clauses bind them;
 - the lists and tables of the prose (phases, statuses, reasons, the slot-state phase table,
-  the limits) equal what the schemas say, and the limits table agrees with the prose where a
-  value is repeated.
+  the limits, the exit statuses, the waits) equal what the schemas say, and the limits table
+  agrees with the prose where a value is repeated;
+- D30's deployment constants are the reference node's;
+- valid examples are real documents: the worker's own hold no fraction, the server's show
+  the upstream's variety, and digests and identities agree where clauses bind them (the
+  schema of an example is the longest schema name its file name starts with, followed by
+  ``-``).
 
 Run: python3 -m unittest conformance.tests.test_contract_scan -v
 """
 
-import collections
 import hashlib
 import json
 import os
 import re
 import unittest
 
-from conformance.schema import SchemaError, unsupported, validate
-from conformance.tests.contract_text import ContractText, read, table_rows
+from conformance.tests.contract_text import ContractText, table_rows
 
 DOC = ContractText("scan")
-CLAUSE_HEADING = re.compile(r"^### (SCAN-([A-Z]+)-([0-9]+)) \((MUST|SHOULD|MAY)\) \S")
-ANY_HEADING_ID = re.compile(r"^### (SCAN-[A-Z0-9-]+)")
-MENTION = re.compile(r"\b(SCAN-[A-Z]+-[0-9]+)\b")
-RANGE_MENTION = re.compile(r"\b(SCAN-[A-Z]+)-([0-9]+)(?:\.\.| to (?:SCAN-[A-Z]+-)?)([0-9]+)\b")
-WILDCARD_MENTION = re.compile(r"\b(SCAN-[A-Z]+)-\*")
 DECISION_HEADING = re.compile(r"^### (D[0-9]+) \S")
-DOCUMENTS_SECTION = "## Documents, JSON, identifiers and time"
-DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
-NOT_EXPRESSIBLE = "Not expressible here:"
 KIB, MIB = 1024, 1024 * 1024
 
 # The documents the scan server writes: read as the upstream reads them (D24 to D26), so their
 # examples may hold floats, digit strings and members nobody defined.
 SERVER_DOCUMENTS = frozenset(["assignment", "status", "claim-resolution", "progress-ack", "error"])
-AUDIT_SECTION = "## Where we differ from the upstream"
-SEED_FILE = "002_5f99670d9b86cab6.txt"
-# The seeds sit beside the checkout (../shared/seeds), or beside a worktree's parent.
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SEED_PATH = next((path for path in (os.path.join(_REPO, os.pardir, "shared", "seeds", SEED_FILE),
-                                    os.path.join(_REPO, os.pardir, os.pardir, "shared", "seeds", SEED_FILE))
-                  if os.path.exists(path)), os.path.join(_REPO, os.pardir, "shared", "seeds", SEED_FILE))
-SEED_REF = re.compile(r"seed 002:([0-9]+)|(?<=, )002:([0-9]+)")
-# The safety reasons a stricter-than-the-upstream row may give (ARCHITECTURE.md, "Accept what the upstream accepts").
-SAFETY_REASONS = ("a secret could leak", "a path could escape", "a bound", "a digest", "a binding", "a fence")
 NODE_PATH = os.path.join(os.path.dirname(DOC.path), os.pardir, "nodes", "scan_worker.py")
-
-# conformance.schema resolves $ref only within one file, so a composite schema carries
-# copies: (schema, its $defs entry) -> the standalone schema it must equal.
-COPIES = {
-    ("terminal-report", "diagnostic"): "diagnostic",
-    ("slot-state", "terminal_report"): "terminal-report",
-    ("slot-state", "runner_event"): "runner-event",
-}
-ANNOTATIONS = ("$schema", "title", "description", "$defs")
 
 
 def _schema_names():
@@ -77,10 +45,6 @@ def _schema_of(filename, names):
         if filename.startswith(name + "-"):
             return name
     return None
-
-
-def _clause_ids():
-    return {match.group(1) for match in map(CLAUSE_HEADING.match, DOC.lines()) if match}
 
 
 def _canonical(value):
@@ -121,117 +85,7 @@ def _listed(text, member):
     return re.findall(r"`([^`]+)`", match.group(1))
 
 
-def _refs(node):
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "$ref":
-                yield value
-            else:
-                for found in _refs(value):
-                    yield found
-    elif isinstance(node, list):
-        for item in node:
-            for found in _refs(item):
-                yield found
-
-
-def _resolve(root, ref):
-    node = root
-    for part in ref[2:].split("/"):
-        node = node[part]
-    return node
-
-
-def _without(document, keys):
-    return {k: v for k, v in document.items() if k not in keys}
-
-
-class ClausesTest(unittest.TestCase):
-
-    def test_every_clause_heading_is_well_formed(self):
-        for line in DOC.lines():
-            if ANY_HEADING_ID.match(line):
-                with self.subTest(heading=line):
-                    self.assertRegex(line, CLAUSE_HEADING)
-
-    def test_each_area_is_numbered_from_one_without_a_gap(self):
-        numbers = collections.defaultdict(list)
-        for line in DOC.lines():
-            match = CLAUSE_HEADING.match(line)
-            if match:
-                numbers[match.group(2)].append(int(match.group(3)))
-        self.assertGreater(len(numbers), 15)
-        for area, found in numbers.items():
-            with self.subTest(area=area):
-                self.assertEqual(found, list(range(1, len(found) + 1)))
-
-    def test_every_clause_mentioned_exists(self):
-        known = _clause_ids()
-        text = read(DOC.path)
-        for mention in sorted(set(MENTION.findall(text))):
-            with self.subTest(mention=mention):
-                self.assertTrue(mention in known, "%s is mentioned but no clause has that ID" % mention)
-        for prefix, low, high in RANGE_MENTION.findall(text):
-            for n in range(int(low), int(high) + 1):
-                with self.subTest(mention="%s-%d" % (prefix, n)):
-                    self.assertTrue("%s-%d" % (prefix, n) in known, "a range names a clause that does not exist")
-        areas = {clause.rsplit("-", 1)[0] for clause in known}
-        for prefix in sorted(set(WILDCARD_MENTION.findall(text))):
-            with self.subTest(mention=prefix + "-*"):
-                self.assertIn(prefix, areas)
-
-    def test_every_decision_pins_a_clause(self):
-        decisions = DOC.decisions(DECISION_HEADING)
-        self.assertEqual(sorted(decisions, key=lambda d: int(d[1:])),
-                         ["D%d" % n for n in range(1, len(decisions) + 1)])
-        known = _clause_ids()
-        for decision, text in decisions.items():
-            with self.subTest(decision=decision):
-                self.assertTrue(set(MENTION.findall(text)) & known, "cites no clause of this contract")
-
-
 class SchemasTest(unittest.TestCase):
-
-    def test_the_documents_table_names_the_shipped_schemas(self):
-        named = set()
-        for row in table_rows(DOC.section(DOCUMENTS_SECTION))[1:]:
-            named.update(re.findall(r"`([a-z-]+)`", row[-1]))
-        self.assertEqual(sorted(named), _schema_names())
-
-    def test_schemas_use_only_the_supported_subset_and_say_what_they_cannot(self):
-        for name in _schema_names():
-            document = DOC.schema(name)
-            with self.subTest(schema=name):
-                self.assertEqual(unsupported(document), [])
-                self.assertEqual(document.get("$schema"), DRAFT_2020_12)
-                self.assertTrue(document.get("title"))
-                self.assertIn(NOT_EXPRESSIBLE, document.get("description", ""))
-                self.assertEqual(document.get("type"), "object")
-
-    def test_every_ref_resolves(self):
-        for name in _schema_names():
-            document = DOC.schema(name)
-            for ref in sorted(set(_refs(document))):
-                with self.subTest(schema=name, ref=ref):
-                    self.assertTrue(ref.startswith("#/$defs/"))
-                    try:
-                        _resolve(document, ref)
-                    except (KeyError, TypeError):
-                        self.fail("%s does not resolve" % ref)
-
-    def test_copies_of_one_definition_are_equal(self):
-        seen = {}
-        for name in _schema_names():
-            for key, value in DOC.schema(name).get("$defs", {}).items():
-                with self.subTest(schema=name, definition=key):
-                    if key in seen:
-                        self.assertEqual(value, seen[key][1], "differs from the copy in %s" % seen[key][0])
-                    else:
-                        seen[key] = (name, value)
-        for (holder, key), standalone in sorted(COPIES.items()):
-            with self.subTest(copy="%s $defs/%s" % (holder, key)):
-                copy = _without(DOC.schema(holder)["$defs"][key], ("description",))
-                self.assertEqual(copy, _without(DOC.schema(standalone), ANNOTATIONS))
 
     def test_slot_state_branches_are_the_phase_table(self):
         table = {}
@@ -367,64 +221,8 @@ class SchemasTest(unittest.TestCase):
         self.assertEqual(statuses, {name: value for name, value in limits.items() if name.startswith("EXIT_")})
 
 
-class AuditTest(unittest.TestCase):
-    """The section "Where we differ from the upstream": its tables, its seed lines, its Decisions."""
-
-    def rows(self):
-        rows = [row for row in table_rows(DOC.section(AUDIT_SECTION)) if row[0] != "document: member or aspect"]
-        self.assertGreater(len(rows), 40)
-        return rows
-
-    def test_it_comes_just_before_the_decisions(self):
-        headings = [line for line in DOC.lines() if line.startswith("## ")]
-        self.assertEqual(headings[headings.index(AUDIT_SECTION) + 1], "## Decisions")
-        self.assertIn(SEED_FILE, DOC.section(AUDIT_SECTION))
-
-    def test_every_stricter_row_names_its_reason_and_decision(self):
-        decisions = DOC.decisions(DECISION_HEADING)
-        for row in self.rows():
-            with self.subTest(row=row[0]):
-                self.assertEqual(len(row), 4, "four columns")
-                last = row[3]
-                if last == "-" or last.startswith("- ("):
-                    continue
-                self.assertTrue(any(reason in last for reason in SAFETY_REASONS),
-                                "a stricter row names a safety reason: %r" % last)
-                named = re.findall(r"\bD([0-9]+)\b", last)
-                self.assertTrue(named, "a stricter row names its Decision: %r" % last)
-                for number in named:
-                    self.assertIn("D" + number, decisions)
-
-    def test_the_stricter_decisions_say_why(self):
-        decisions = DOC.decisions(DECISION_HEADING)
-        for row in self.rows():
-            if row[3] == "-" or row[3].startswith("- ("):
-                continue
-            for number in re.findall(r"\bD([0-9]+)\b", row[3]):
-                text = " ".join(decisions["D" + number].split())  # phrases cross line breaks
-                with self.subTest(decision="D" + number):
-                    self.assertIn("stricter than the upstream", text.lower())
-                    self.assertTrue(any(reason in text for reason in SAFETY_REASONS),
-                                    "D%s records a stricter point without a safety reason" % number)
-
-    @unittest.skipUnless(os.path.exists(SEED_PATH), "the seeds are not beside this checkout")
-    def test_every_seed_line_exists(self):
-        with open(SEED_PATH, encoding="utf-8") as handle:
-            count = len(handle.read().splitlines())
-        text = " ".join(read(DOC.path).split())
-        found = [int(first or more) for first, more in SEED_REF.findall(text)]
-        self.assertGreater(len(found), 40)
-        for number in sorted(set(found)):
-            with self.subTest(line=number):
-                self.assertTrue(1 <= number <= count)
-
-    def test_every_defined_here_names_what_it_stands_in_for(self):
-        text = read(DOC.path)
-        for paragraph in re.split(r"\n\s*\n", text):
-            if "**Defined here**" not in paragraph or paragraph.startswith("- A paragraph marked"):
-                continue
-            with self.subTest(paragraph=paragraph[:80]):
-                self.assertIn("the upstream", paragraph.replace("The upstream", "the upstream"))
+class DeploymentConstantsTest(unittest.TestCase):
+    """D30's table names the values of the reference node's section 2."""
 
     def test_the_deployment_constants_are_the_nodes(self):
         # D30's table against section 2 of the reference node, by name and value.
@@ -450,28 +248,6 @@ class AuditTest(unittest.TestCase):
 
 
 class ExamplesTest(unittest.TestCase):
-
-    def test_valid_examples_validate_and_invalid_ones_fail_once(self):
-        names = _schema_names()
-        seen = collections.Counter()
-        for kind in ("valid", "invalid"):
-            for example in DOC.examples(kind):
-                schema = _schema_of(example, names)
-                with self.subTest(example=kind + "/" + example):
-                    self.assertIsNotNone(schema, "names no schema")
-                    try:
-                        errors = validate(DOC.example(kind, example), DOC.schema(schema))
-                    except SchemaError as exc:
-                        self.fail("schema %s is malformed: %s" % (schema, exc))
-                    if kind == "valid":
-                        self.assertEqual(errors, [])
-                    else:
-                        self.assertEqual(len(errors), 1, errors)
-                seen[(schema, kind)] += 1
-        for name in names:
-            with self.subTest(schema=name):
-                self.assertGreaterEqual(seen[(name, "valid")], 1)
-                self.assertGreaterEqual(seen[(name, "invalid")], 1)
 
     def test_examples_hold_json_the_worker_can_parse(self):
         names = _schema_names()
