@@ -44,7 +44,7 @@ progress_stale_when_resolved, first_reservation_id, dialect, upload_status) and 
 proxies, token, token_grace_s, extra_env, drop_env, untrusted.
 
 Peer variety (area PEER): ``dialect=("members", "floats", ...)`` rewrites every JSON answer as a
-real server may write it (server.DIALECTS: members nobody defined, floats, numbers as text,
+real server may write it (protocol.DIALECTS: members nobody defined, floats, numbers as text,
 instants in other zones or none, indented JSON); ``upload_status=201`` accepts uploads with 201;
 ``plane.server.bundle_pace = (slow_bytes, bytes_per_s)`` reads uploads as a slow link would.
 An assignment names the claiming worker's first capability unless a check gives one, and the
@@ -54,8 +54,8 @@ deployment constants in force (--deploy, D30) are read from ``deploy`` at call t
 from conformance.planes.scan.bundles import (BundleReport, build_bundle, bundle_problems, expectation,
                                              read_bundle)
 from conformance.planes.scan.plane import PHASE_TIMEOUT_S, READY_PREFIX, RUN_TIMEOUT_S, ScanPlane
-from conformance.planes.scan.server import (DELETE, KEEP, Reservation, ScanCall, ScanServer, canonical,
-                                            error_answer, instant, parse_strict)
+from conformance.planes.scan.protocol import DELETE, KEEP, canonical, error_answer, instant, parse_strict
+from conformance.planes.scan.server import Reservation, ScanCall, ScanServer
 from conformance.planes.scan.verdict import SAFE_LINE, slot_file_problems, unsafe_lines
 
 __all__ = ["ScanPlane", "Plane", "make_plane", "ScanServer", "Reservation", "ScanCall", "error_answer", "canonical",

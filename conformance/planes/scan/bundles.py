@@ -21,7 +21,7 @@ import io
 import re
 
 from conformance.planes.scan import deploy as _deploy
-from conformance.planes.scan.server import JsonError, canonical, parse_strict
+from conformance.planes.scan.protocol import JsonError, canonical, parse_strict
 
 __all__ = ["bundle_problems", "read_bundle", "build_bundle", "BundleReport", "expectation", "HEADER_KEYS",
            "TRAILER_KEYS", "TARGET_DONE_KEYS", "FORMAT", "MAX_BUNDLE_LINE_BYTES", "SCAN_STAGE_PHASES"]

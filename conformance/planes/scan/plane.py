@@ -22,8 +22,9 @@ from conformance.invariants import Violation, read_for_scan
 from conformance.lifecycle import Lifecycle
 from conformance.planes.scan import bundles as _bundles
 from conformance.planes.scan import verdict
-from conformance.planes.scan.server import (DELETE, KEEP, ScanServer, canonical, error_answer, parse_document,
-                                            parse_strict, token_pieces)
+from conformance.planes.scan.protocol import (DELETE, KEEP, canonical, error_answer, parse_document, parse_strict,
+                                              token_pieces)
+from conformance.planes.scan.server import ScanServer
 from conformance.planes.session.watch import Watch
 from conformance.runner import HarnessError
 from conformance.servers import CA_FILE, UNTRUSTED_CERT_CHAIN, LoopbackServer, Reply

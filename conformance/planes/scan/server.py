@@ -45,45 +45,26 @@ before or after the server acted.
 """
 
 import collections
-import datetime
 import hashlib
 import json
 import os
-import re
 import secrets as _secrets
 import threading
 import time
 
-from conformance import dialect as _dialect
-from conformance import faults
 from conformance.fake import Fake, read_body
 from conformance.faults import Match
-from conformance.planes import crawler_docs as _docs
 from conformance.planes.scan import deploy as _deploy
+from conformance.planes.scan.protocol import (ASSIGNMENTS_PATH, DIALECTS, DIGEST_RE, FAILURE_CODES, KEEP,
+                                              REQUEST_ID_RE, TERMINAL_REPORT_MAX_BYTES, VERBS, JsonError, Refused,
+                                              canonical, deep_patch, dialect_bytes, error_answer, instant,
+                                              parse_strict, route_of, speak, token_pieces)
 from conformance.servers import MASK, LoopbackServer
 
-__all__ = ["ScanServer", "Reservation", "ScanCall", "Script", "error_answer", "canonical", "parse_strict",
-           "parse_document", "DIALECTS", "speak", "JsonError", "instant", "CLAIM_PATH", "ASSIGNMENTS_PATH", "VERBS",
-           "RESOLUTIONS", "FAILURE_CODES",
-           "NO_WORK_REASONS", "TERMINAL_REPORT_MAX_BYTES", "DELETE", "KEEP"]
+__all__ = ["ScanServer", "Reservation", "ScanCall", "Script"]
 
-# ---------------------------------------------------------------- the contract's numbers and words
+# ---------------------------------------------------------------- the model's numbers
 
-CLAIM_PATH = "/api/v1/worker/claim"
-ASSIGNMENTS_PATH = "/api/v1/worker/assignments/"
-# verb -> (method, path glob of the route; {r} is the reservation id or *)
-VERBS = collections.OrderedDict([
-    ("claim", ("POST", CLAIM_PATH)),
-    ("status", ("GET", ASSIGNMENTS_PATH + "{r}")),
-    ("progress", ("POST", ASSIGNMENTS_PATH + "{r}/progress")),
-    ("terminal", ("POST", ASSIGNMENTS_PATH + "{r}/terminal")),
-    ("bundle", ("PUT", ASSIGNMENTS_PATH + "{r}/bundle")),
-])
-RESOLUTIONS = ("bundle_accepted", "prebundle_report", "expired")
-FAILURE_CODES = ("client_process_failed", "client_storage_failed")
-NO_WORK_REASONS = ("empty_queue", "assignment_cap", "dispatch_paused", "capacity", "compatibility")
-TERMINAL_REPORT_MAX_BYTES = 16384          # SCAN-TERMINAL-3
-MAX_JSON_INTEGER = 9007199254740991
 # The (source, platform, planning_kind) of an assignment granted before any claim named a capability:
 # the reference node's.
 DEFAULT_CAPABILITY = ("fixture", "local", "files")
@@ -99,164 +80,6 @@ BUNDLE_BLOCK_BYTES = 1 << 20
 PACE_BLOCK_BYTES = 16 * 1024
 # A token shorter than this is not looked for (it would match by accident).
 MIN_SECRET_CHARS = 16
-# SCAN-SECRET-1: any piece of the token this long counts as the token.
-TOKEN_PIECE_CHARS = 16
-
-_REQUEST_ID_RE = re.compile(r"^[a-f0-9]{32}\Z")
-_DIGEST_RE = re.compile(r"^[a-f0-9]{64}\Z")
-_RESERVATION_RE = re.compile(r"^[1-9][0-9]{0,15}\Z")
-_CODE_RE = re.compile(r"^[a-z0-9_]{1,64}\Z")
-
-# Sentinels: DELETE removes a member (patches, overrides); KEEP leaves a setting as it is.
-DELETE = object()
-KEEP = object()
-
-JsonError = _docs.JsonError
-
-
-def canonical(value):
-    """The scan contract's canonical JSON: sorted keys, no whitespace, ASCII with \\u escapes."""
-    return json.dumps(value, ensure_ascii=True, sort_keys=True, separators=(",", ":"),
-                      allow_nan=False).encode("ascii")
-
-
-def parse_strict(data):
-    """The contract's strict parser (section *Documents*): raises JsonError and nothing else."""
-    return _docs.parse_lenient(data)
-
-
-def parse_document(data):
-    """The strict parser with floats allowed: a slot state keeps the assignment as the server wrote
-    it, and a server may write any number as a float (D24)."""
-    return _docs.parse_lenient(data, floats=True)
-
-
-# ---------------------------------------------------------------- peer variety (area PEER)
-
-# Each dialect rewrites every JSON answer the way a real server, whose code nobody here has seen,
-# may write it; the upstream reads them all alike (json.loads, .get(), int(), fromisoformat):
-#   members         a member nobody defined, in every object at every level (a later release)
-#   floats          every whole number written as a float (5 -> 5.0)
-#   texts           the whole numbers the upstream reads with int() written as decimal strings
-#                   (a generated client's 64-bit integers)
-#   instant-offset  every instant in another zone, with microseconds (2026-12-04T15:15:00.250000-05:00)
-#   instant-naive   every instant without a zone, in UTC (Python's isoformat() of a naive datetime)
-#   instant-space   every instant with a space for its T (str() of an aware datetime)
-#   pretty          indented, keys unsorted, non-ASCII characters unescaped
-DIALECTS = ("members", "floats", "texts", "instant-offset", "instant-naive", "instant-space", "pretty")
-# The members the upstream reads with int() (D25): "texts" writes these as strings.
-INT_MEMBERS = frozenset(["reservation_id", "attempts", "declared_bundle_bytes", "target_scan_timeout_seconds",
-                         "sequence"])
-_SERVED_INSTANT_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z")
-
-
-def _every_key(doc):
-    keys = set()
-    if isinstance(doc, dict):
-        for key, value in doc.items():
-            keys.add(key)
-            keys |= _every_key(value)
-    elif isinstance(doc, list):
-        for item in doc:
-            keys |= _every_key(item)
-    return keys
-
-
-def _rewrite_instants(doc, form):
-    def visit(node):
-        if isinstance(node, dict):
-            return dict((key, visit(value)) for key, value in node.items())
-        if isinstance(node, list):
-            return [visit(item) for item in node]
-        if isinstance(node, str) and _SERVED_INSTANT_RE.match(node):
-            moment = datetime.datetime.strptime(node, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
-            if form == "naive":
-                return moment.replace(tzinfo=None).isoformat()
-            if form == "space":
-                return moment.isoformat(sep=" ")
-            return _dialect.instant(moment, "offset-fraction")
-        return node
-    return visit(doc)
-
-
-def _as_texts(doc):
-    def visit(node):
-        if isinstance(node, dict):
-            return dict((key, str(value) if key in INT_MEMBERS and isinstance(value, int)
-                         and not isinstance(value, bool) else visit(value)) for key, value in node.items())
-        if isinstance(node, list):
-            return [visit(item) for item in node]
-        return node
-    return visit(doc)
-
-
-def speak(doc, dialects):
-    """doc (a JSON answer) rewritten in each of dialects, in DIALECTS' order."""
-    if "members" in dialects:
-        doc = _dialect.unknown_members(doc)
-    if "texts" in dialects:
-        doc = _as_texts(doc)
-    if "floats" in dialects:
-        doc = _dialect.floats(doc, _every_key(doc))
-    for form in ("offset", "naive", "space"):
-        if "instant-" + form in dialects:
-            doc = _rewrite_instants(doc, form)
-    return doc
-
-
-def dialect_bytes(doc, dialects):
-    """The bytes of an answer: canonical, or (pretty) indented with keys unsorted and UTF-8 unescaped."""
-    if "pretty" in dialects:
-        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    return canonical(doc)
-
-
-def instant(epoch_s):
-    """An instant as the server writes it: milliseconds and Z."""
-    millis = int(round(epoch_s * 1000))
-    when = datetime.datetime.fromtimestamp(millis // 1000, datetime.timezone.utc)
-    return when.strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (millis % 1000)
-
-
-def error_body(code, message):
-    return canonical({"error": {"code": code, "message": message}})
-
-
-def error_answer(status, code, message="refused by the conformance scan server", retry_after=None, marker=""):
-    """A status fault whose body is the contract's error shape: install it with add_fault, e.g.
-    ``server.add_fault(error_answer(409, "bundle_conflict"), server.bundle_match(first=1))``.
-    retry_after: whole seconds for the Retry-After header (None: no header). marker: text added
-    to the message (ScanServer.error_answer adds the server's own)."""
-    text = message + (" (%s)" % marker if marker else "")
-    return faults.status(status, body=error_body(code, text), retry_after_s=retry_after)
-
-
-def deep_patch(doc, patch):
-    """doc with patch applied: a dict merges member by member (nested dicts too), DELETE removes
-    a member; a callable gets the doc and returns the new one (or None: it changed it in place)."""
-    if patch is None:
-        return doc
-    if callable(patch):
-        changed = patch(doc)
-        return doc if changed is None else changed
-    if not isinstance(doc, dict) or not isinstance(patch, dict):
-        return patch
-    merged = dict(doc)
-    for key, value in patch.items():
-        if value is DELETE:
-            merged.pop(key, None)
-        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_patch(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
-def token_pieces(token):
-    """The token and every piece of it TOKEN_PIECE_CHARS long (SCAN-SECRET-1)."""
-    if len(token) <= TOKEN_PIECE_CHARS:
-        return [token]
-    return sorted(set(token[i:i + TOKEN_PIECE_CHARS] for i in range(len(token) - TOKEN_PIECE_CHARS + 1)))
 
 
 # ---------------------------------------------------------------- records
@@ -442,30 +265,6 @@ class Script(object):
         return new_status, data, self.headers if self.headers else (headers if new_status == status else [])
 
 
-# ---------------------------------------------------------------- the fake
-
-def route_of(method, path):
-    """(verb, reservation id or None, method_ok) of a request path."""
-    if path == CLAIM_PATH:
-        return "claim", None, method == "POST"
-    if not path.startswith(ASSIGNMENTS_PATH):
-        return "other", None, True
-    parts = path[len(ASSIGNMENTS_PATH):].split("/")
-    if not _RESERVATION_RE.match(parts[0]) or len(parts) > 2:
-        return "other", None, True
-    rid = int(parts[0])
-    if len(parts) == 1:
-        return "status", rid, method in ("GET", "HEAD")
-    verb = parts[1]
-    if verb not in ("progress", "terminal", "bundle"):
-        return "other", None, True
-    return verb, rid, method == VERBS[verb][0]
-
-
-class _Refused(Exception):
-    def __init__(self, status, code, message, headers=()):
-        Exception.__init__(self, code)
-        self.status, self.code, self.message, self.headers = status, code, message, list(headers)
 
 
 class ScanServer(Fake):
@@ -707,13 +506,13 @@ class ScanServer(Fake):
             return
         try:
             if verb == "other":
-                raise _Refused(404, "not_found", "no such route")
+                raise Refused(404, "not_found", "no such route")
             if call.auth != "ok":
-                raise _Refused(401, "unauthorized", "the bearer token is not accepted")
+                raise Refused(401, "unauthorized", "the bearer token is not accepted")
             if not method_ok:
-                raise _Refused(405, "method_not_allowed", "this path takes another method")
+                raise Refused(405, "method_not_allowed", "this path takes another method")
             answer = self._answer(call)
-        except _Refused as refused:
+        except Refused as refused:
             answer = self._refusal(call, refused)
         self._send(ctx, call, answer)
 
@@ -727,7 +526,7 @@ class ScanServer(Fake):
                 return script.answer(call, None, None, [])
             try:
                 status, doc, headers = self._routes[call.verb](call)
-            except _Refused as refused:
+            except Refused as refused:
                 status, doc, headers = self._refusal(call, refused)
             if script is not None:
                 call.scripted = True
@@ -782,15 +581,15 @@ class ScanServer(Fake):
         """The Reservation of a call's path, or 404."""
         res = self._reservations.get(call.reservation_id)
         if res is None or res.doc is None:
-            raise _Refused(404, "not_found", "no such reservation")
+            raise Refused(404, "not_found", "no such reservation")
         call.reservation = res
         return res
 
     def _claim(self, call):
         doc = call.doc
         if not isinstance(doc, dict) or not isinstance(doc.get("request_id"), str) \
-                or not _REQUEST_ID_RE.match(doc["request_id"]):
-            raise _Refused(400, "invalid_request", "a claim carries a request_id of 32 lowercase hex digits")
+                or not REQUEST_ID_RE.match(doc["request_id"]):
+            raise Refused(400, "invalid_request", "a claim carries a request_id of 32 lowercase hex digits")
         call.problems = claim_problems(call)
         request_id = call.request_id = doc["request_id"]
         offered = build_values(doc.get("build"), "$capabilities")
@@ -821,7 +620,7 @@ class ScanServer(Fake):
             call.problems.append("a body on a status read")
         if res.status_error is not None:
             status, code = res.status_error
-            raise _Refused(status, code, "the reservation is not available")
+            raise Refused(status, code, "the reservation is not available")
         return 200, res.status_doc(), []
 
     def _progress(self, call):
@@ -829,12 +628,12 @@ class ScanServer(Fake):
         doc = call.doc
         if not isinstance(doc, dict) or isinstance(doc.get("sequence"), bool) \
                 or not isinstance(doc.get("sequence"), int) or doc.get("reservation_id") != res.reservation_id:
-            raise _Refused(400, "invalid_request", "a progress event names its sequence and this reservation")
+            raise Refused(400, "invalid_request", "a progress event names its sequence and this reservation")
         if not call.canonical:
             call.problems.append("not canonical JSON")
         if res.resolution is not None and self.progress_stale_when_resolved:
             self._progress_log.append((call, doc, None))
-            raise _Refused(410, "progress_stale", "the reservation is resolved")
+            raise Refused(410, "progress_stale", "the reservation is resolved")
         key = (res.reservation_id, doc["sequence"])
         call.replayed = key in self._progress_seen
         self._progress_seen.add(key)
@@ -846,22 +645,22 @@ class ScanServer(Fake):
         res = self._held(call)
         res.terminals.append(call)
         if call.body_total > TERMINAL_REPORT_MAX_BYTES:
-            raise _Refused(413, "payload_too_large", "a terminal report is at most %d bytes"
+            raise Refused(413, "payload_too_large", "a terminal report is at most %d bytes"
                            % TERMINAL_REPORT_MAX_BYTES)
         doc = call.doc
         call.problems = report_problems(call)
         if not isinstance(doc, dict) or doc.get("failure_code") not in FAILURE_CODES \
                 or not isinstance(doc.get("detail"), str):
-            raise _Refused(400, "invalid_request", "a report carries a known failure_code and a detail")
+            raise Refused(400, "invalid_request", "a report carries a known failure_code and a detail")
         if res.resolution == "prebundle_report" and res.resolved_by == "terminal":
             if call.body != res.terminal_body:
-                raise _Refused(409, "terminal_conflict", "another report was accepted for this reservation")
+                raise Refused(409, "terminal_conflict", "another report was accepted for this reservation")
             call.replayed = True
             return 200, res.status_doc(), []
         if res.resolution == "expired":
-            raise _Refused(410, "assignment_expired", "the reservation has expired")
+            raise Refused(410, "assignment_expired", "the reservation has expired")
         if res.resolution is not None:
-            raise _Refused(409, "already_resolved", "the reservation is resolved")
+            raise Refused(409, "already_resolved", "the reservation is resolved")
         res.settle("prebundle_report", "terminal", hashlib.sha256(call.body).hexdigest(), doc["failure_code"])
         res.terminal_body, call.accepted = call.body, True
         return 200, res.status_doc(), []
@@ -928,24 +727,24 @@ class ScanServer(Fake):
     def _bundle_verb(self, call):
         res = self._held(call)
         if call.content_length is None or call.chunked:
-            raise _Refused(411, "length_required", "an upload carries a Content-Length")
-        if call.digest_header is None or not _DIGEST_RE.match(call.digest_header):
-            raise _Refused(400, "invalid_request", "an upload carries X-Truf-Payload-SHA256")
+            raise Refused(411, "length_required", "an upload carries a Content-Length")
+        if call.digest_header is None or not DIGEST_RE.match(call.digest_header):
+            raise Refused(400, "invalid_request", "an upload carries X-Truf-Payload-SHA256")
         if call.content_length > res.declared_bundle_bytes:
-            raise _Refused(413, "payload_too_large", "the bundle is larger than declared")
+            raise Refused(413, "payload_too_large", "the bundle is larger than declared")
         if not call.complete:
-            raise _Refused(400, "invalid_request", "the body is shorter than its Content-Length")
+            raise Refused(400, "invalid_request", "the body is shorter than its Content-Length")
         if call.body_sha256 != call.digest_header:
-            raise _Refused(400, "payload_digest_mismatch", "the bytes do not hash to X-Truf-Payload-SHA256")
+            raise Refused(400, "payload_digest_mismatch", "the bytes do not hash to X-Truf-Payload-SHA256")
         if res.resolution == "bundle_accepted" and res.resolved_by == "bundle":
             if call.body_sha256 != res.payload_sha256:
-                raise _Refused(409, "bundle_conflict", "another bundle was accepted for this reservation")
+                raise Refused(409, "bundle_conflict", "another bundle was accepted for this reservation")
             call.replayed = True
             return 200, res.status_doc(), []
         if res.resolution == "expired":
-            raise _Refused(410, "assignment_expired", "the reservation has expired")
+            raise Refused(410, "assignment_expired", "the reservation has expired")
         if res.resolution is not None:
-            raise _Refused(409, "already_resolved", "the reservation is resolved")
+            raise Refused(409, "already_resolved", "the reservation is resolved")
         res.settle("bundle_accepted", "bundle", call.body_sha256)
         res.bundle_path, call.accepted = res.bundle_files.get(call.body_sha256), True
         return self.upload_status, res.status_doc(), []
@@ -1003,7 +802,7 @@ def claim_problems(call):
         found.append("members are not exactly build and request_id")
     # SCAN-CLAIM-2, D30: the build is the CLAIM_BUILD in force, its placeholders filled
     found += _deploy.build_problems(doc.get("build"), capabilities_ok, lambda value: isinstance(value, str)
-                                    and _DIGEST_RE.match(value) is not None)
+                                    and DIGEST_RE.match(value) is not None)
     return found
 
 

@@ -13,7 +13,7 @@ import os
 import re
 
 from conformance.invariants import Violation, read_for_scan
-from conformance.planes.scan.server import JsonError, canonical, parse_document, token_pieces
+from conformance.planes.scan.protocol import JsonError, canonical, parse_document, token_pieces
 
 __all__ = ["SAFE_LINE", "unsafe_lines", "slot_file_problems", "token_hits", "server_violations", "PHASES",
            "SLOT_FILE_RE", "STALE_FILE_RE", "TRACEBACK"]
