@@ -15,7 +15,7 @@ import unittest
 
 from conformance import checks as _checks
 from conformance.planes.scan import bundles, deploy
-from conformance.planes.scan.server import build_values, claim_problems
+from conformance.planes.scan.calls import build_values, claim_problems
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODE = os.path.join(ROOT, "nodes", "scan_worker.py")
