@@ -56,7 +56,8 @@ from conformance.planes.scan.bundles import (BundleReport, build_bundle, bundle_
 from conformance.planes.scan.plane import PHASE_TIMEOUT_S, READY_PREFIX, RUN_TIMEOUT_S, ScanPlane
 from conformance.planes.scan.protocol import DELETE, KEEP, canonical, error_answer, instant, parse_strict
 from conformance.planes.scan.calls import ScanCall
-from conformance.planes.scan.server import Reservation, ScanServer
+from conformance.planes.scan.reservations import Reservation
+from conformance.planes.scan.server import ScanServer
 from conformance.planes.scan.verdict import SAFE_LINE, slot_file_problems, unsafe_lines
 
 __all__ = ["ScanPlane", "Plane", "make_plane", "ScanServer", "Reservation", "ScanCall", "error_answer", "canonical",

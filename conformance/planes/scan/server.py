@@ -44,7 +44,6 @@ an answer with any status, headers and body (malformed 201s, receipts that do no
 before or after the server acted.
 """
 
-import collections
 import hashlib
 import json
 import os
@@ -57,20 +56,15 @@ from conformance.faults import Match
 from conformance.planes.scan.calls import (MAX_RECORDED_BODY_BYTES, ScanCall, build_values, capabilities_ok,
                                            claim_problems, report_problems, upload_problems)
 from conformance.planes.scan.protocol import (ASSIGNMENTS_PATH, DIALECTS, DIGEST_RE, FAILURE_CODES, KEEP,
-                                              REQUEST_ID_RE, TERMINAL_REPORT_MAX_BYTES, VERBS, Refused, deep_patch,
-                                              dialect_bytes, error_answer, instant, route_of, speak, token_pieces)
+                                              REQUEST_ID_RE, TERMINAL_REPORT_MAX_BYTES, VERBS, Refused, dialect_bytes,
+                                              error_answer, instant, route_of, speak, token_pieces)
+from conformance.planes.scan.reservations import Reservations
 from conformance.servers import LoopbackServer
 
-__all__ = ["ScanServer", "Reservation", "Script"]
+__all__ = ["ScanServer", "Script"]
 
 # ---------------------------------------------------------------- the model's numbers
 
-# The (source, platform, planning_kind) of an assignment granted before any claim named a capability:
-# the reference node's.
-DEFAULT_CAPABILITY = ("fixture", "local", "files")
-# What the status's `state` says while a reservation is held, and after each resolution.
-STATE_SCANNING = "scanning"
-STATE_OF = {"bundle_accepted": "completed", "prebundle_report": "reported", "expired": "expired"}
 # Bundle bodies are streamed to disk in blocks of this size and hashed on the way.
 BUNDLE_BLOCK_BYTES = 1 << 20
 # A paced upload (bundle_pace) is read in blocks of this size, each when the pace allows it.
@@ -80,98 +74,6 @@ MIN_SECRET_CHARS = 16
 
 
 # ---------------------------------------------------------------- records
-
-class Reservation(object):
-    """One reservation: its identity, its targets, its assignment (built at the grant), what the
-    server decided and every mutation it received.
-
-    reservation_id, bundle_id, scan_event_id, execution_snapshot_sha256, source, platform,
-    planning_kind, targets (the pins, in order), declared_bundle_bytes, target_scan_timeout_s,
-    assignment_deadline_in_s (from the grant), attempts; doc (the assignment as served, None
-    until granted), granted_at (wall), expires_at (wall: the assignment deadline), request_ids
-    (every request id it was granted to: one), state, resolution, receipt_id, payload_sha256,
-    failure_code, resolved_by ("bundle", "terminal", "check"), overrides (status members served
-    instead of the model's), status_error ((status, code) answered to status reads), touched
-    (a check changed the server's mind about it: resolve, set_status), puts and terminals (the
-    ScanCalls of every upload and report), bundle_path (the accepted bundle's bytes on disk),
-    bundle_files ({sha256: path} of every whole upload whose digest header held), terminal_body
-    (the accepted report's bytes)."""
-
-    def __init__(self, reservation_id, targets, declared_bundle_bytes, target_scan_timeout_s,
-                 assignment_deadline_in_s, patch=None, source=None, platform=None, planning_kind=None,
-                 attempts=0):
-        self.reservation_id = reservation_id
-        self.bundle_id = _secrets.token_hex(16)
-        self.scan_event_id = _secrets.token_hex(16)
-        self.execution_snapshot_sha256 = _secrets.token_hex(32)
-        # None: at the grant, the claiming worker's first capability (as a server dispatches by capability:
-        # a node whose [EDIT] CAPABILITIES differ is served work it can run), else DEFAULT_CAPABILITY
-        self.source, self.platform, self.planning_kind, self.attempts = source, platform, planning_kind, attempts
-        self.targets = [dict(t) for t in targets]
-        self.declared_bundle_bytes = declared_bundle_bytes
-        self.target_scan_timeout_s = target_scan_timeout_s
-        self.assignment_deadline_in_s = assignment_deadline_in_s
-        self.patch = patch
-        self.doc = None
-        self.granted_at = self.expires_at = None
-        self.request_ids = []
-        self.state = STATE_SCANNING
-        self.resolution = self.receipt_id = self.payload_sha256 = self.failure_code = None
-        self.resolved_by = None
-        self.overrides = {}
-        self.status_error = None
-        self.touched = False
-        self.puts, self.terminals = [], []
-        self.bundle_path = None
-        self.bundle_files = {}
-        self.terminal_body = None
-
-    def __repr__(self):
-        return "Reservation(%d, %s, requests=%r)" % (self.reservation_id, self.resolution or self.state,
-                                                    self.request_ids)
-
-    def __int__(self):
-        return self.reservation_id
-
-    @property
-    def identity(self):
-        """What a bundle header and a resolution must repeat (SCAN-BUNDLE-2, SCAN-RECONCILE-2)."""
-        return {"reservation_id": self.reservation_id, "bundle_id": self.bundle_id,
-                "scan_event_id": self.scan_event_id, "execution_snapshot_sha256": self.execution_snapshot_sha256}
-
-    def build(self, now):
-        """The assignment (SCAN-ASSIGN-1) as of a grant at wall time now, with the patch applied."""
-        deadline = now + self.assignment_deadline_in_s
-        source, platform, planning_kind = (given if given is not None else default for given, default in zip(
-            (self.source, self.platform, self.planning_kind), DEFAULT_CAPABILITY))
-        reservation = {"reservation_id": self.reservation_id, "bundle_id": self.bundle_id,
-                       "scan_event_id": self.scan_event_id, "source": source, "platform": platform,
-                       "attempts": self.attempts, "remote_issued_at": instant(now),
-                       "remote_expires_at": instant(deadline), "declared_bundle_bytes": self.declared_bundle_bytes}
-        doc = {"reservation": reservation,
-               "deadlines": {"assignment_deadline_at": instant(deadline),
-                             "target_scan_timeout_seconds": self.target_scan_timeout_s},
-               "execution_snapshot_sha256": self.execution_snapshot_sha256,
-               "planning_kind": planning_kind,
-               "targets": [dict(t) for t in self.targets]}
-        return deep_patch(doc, self.patch), deadline
-
-    def status_doc(self):
-        """The flat status document (and receipt): the model's members, then the overrides."""
-        doc = {"reservation_id": self.reservation_id, "bundle_id": self.bundle_id,
-               "scan_event_id": self.scan_event_id, "state": self.state,
-               "expires_at": instant(self.expires_at) if self.expires_at is not None else None,
-               "resolution": self.resolution, "receipt_id": self.receipt_id,
-               "payload_sha256": self.payload_sha256, "failure_code": self.failure_code}
-        return deep_patch(doc, self.overrides) if self.overrides else doc
-
-    def settle(self, resolution, by, payload_sha256=None, failure_code=None, state=None):
-        self.resolution, self.resolved_by = resolution, by
-        self.payload_sha256, self.failure_code = payload_sha256, failure_code
-        self.state = state or STATE_OF.get(resolution, self.state)
-        self.receipt_id = hashlib.sha256(("receipt:%d:%s:%s:%s" % (
-            self.reservation_id, resolution, payload_sha256 or "", failure_code or "")).encode("ascii")).hexdigest()
-
 
 class Script(object):
     """An answer that replaces the server's for some requests of one verb (see ScanServer.script)."""
@@ -247,16 +149,11 @@ class ScanServer(Fake):
         # SCAN-SECRET-2: every error message carries it; no output of the worker may.
         self.marker = "MARKER" + _secrets.token_hex(8)
         self._lock = threading.RLock()
-        self._next_id = first_reservation_id
-        self._queue = collections.deque()
-        self._reservations = collections.OrderedDict()   # reservation id -> Reservation
-        self._by_request = {}                            # request id -> Reservation
-        self._no_work = []                               # request ids answered 204
+        self.book = Reservations(self._lock, first_reservation_id)   # the reservations: queued, granted, resolved
         self._records = {}                               # exchange seq -> ScanCall
         self._progress_log = []                          # (ScanCall, doc, replayed)
         self._progress_seen = set()                      # (reservation id, sequence)
         self._scripts = []
-        self._capability = DEFAULT_CAPABILITY  # the last claiming worker's first capability
         self._secret_values = secret_values or (lambda: ())
         Fake.__init__(self, LoopbackServer("scan", tls=True, seed=seed, secret_values=self._secret_values,
                                            cert_chain=cert_chain))
@@ -302,90 +199,36 @@ class ScanServer(Fake):
         """error_answer() with this server's marker in the message."""
         return error_answer(status, code, message, retry_after, self.marker)
 
-    # ---------------------------------------------------------------- arranging
+    # ---------------------------------------------------------------- arranging (the book: reservations.py)
     def add_reservation(self, targets, declared_bundle_bytes=1 << 20, target_scan_timeout_s=30,
                         assignment_deadline_in_s=120.0, patch=None, queued=True, **identity):
-        """A new reservation (ids increasing), queued for the next new request id unless queued
-        is False (grant() binds it then). identity: source, platform, planning_kind, attempts."""
-        with self._lock:
-            res = Reservation(self._next_id, targets, declared_bundle_bytes, target_scan_timeout_s,
-                              assignment_deadline_in_s, patch, **identity)
-            self._next_id += 1
-            self._reservations[res.reservation_id] = res
-            if queued:
-                self._queue.append(res)
-            return res
+        """A new Reservation, queued for the next new request id unless queued is False
+        (Reservations.add). identity: source, platform, planning_kind, attempts."""
+        return self.book.add(targets, declared_bundle_bytes, target_scan_timeout_s, assignment_deadline_in_s, patch,
+                             queued, **identity)
 
     def grant(self, reservation, request_id=None):
-        """Bind a reservation to request_id (default a fresh one) as a claim would, without one,
-        and return (request id, assignment): a check plants a slot state that holds it."""
-        res = self.reservation(reservation)
-        with self._lock:
-            if res in self._queue:
-                self._queue.remove(res)
-            request_id = request_id or _secrets.token_hex(16)
-            self._grant(res, request_id)
-            return request_id, res.doc
-
-    def _grant(self, res, request_id):
-        if res.doc is None:
-            for name, value in zip(("source", "platform", "planning_kind"), self._capability):
-                if getattr(res, name) is None:
-                    setattr(res, name, value)
-            now = time.time()
-            res.doc, res.expires_at = res.build(now)
-            res.granted_at = now
-        if request_id not in res.request_ids:
-            res.request_ids.append(request_id)
-        self._by_request[request_id] = res
+        """(request id, assignment) of a reservation bound without a claim (Reservations.grant)."""
+        return self.book.grant(reservation, request_id)
 
     def reservation(self, reservation):
         """The Reservation of an id (or the Reservation itself)."""
-        with self._lock:
-            return self._reservations[int(reservation)]
+        return self.book.get(reservation)
 
     def reservations(self):
-        with self._lock:
-            return list(self._reservations.values())
+        return self.book.all()
 
     def queued(self):
-        with self._lock:
-            return list(self._queue)
+        return self.book.queued()
 
     def resolve(self, reservation, resolution="expired", payload_sha256=None, failure_code=None, state=None):
-        """The server resolves a reservation on its own (racing the worker): the next status
-        read, claim replay, upload or report sees it. resolution None makes it unresolved again."""
-        res = self.reservation(reservation)
-        with self._lock:
-            res.touched = True
-            if resolution is None:
-                res.resolution = res.receipt_id = res.payload_sha256 = res.failure_code = res.resolved_by = None
-                res.state = state or STATE_SCANNING
-            else:
-                res.settle(resolution, "check", payload_sha256, failure_code, state)
-        return res.status_doc()
+        """The server resolves a reservation on its own, racing the worker (Reservations.resolve)."""
+        return self.book.resolve(reservation, resolution, payload_sha256, failure_code, state)
 
-    def set_status(self, reservation, state=KEEP, resolution=KEEP, status_error=KEEP, clear_overrides=False,
-                   **members):
-        """What the server says of a reservation from now on. state: the status's state;
-        resolution: as resolve() (payload_sha256 and failure_code among members then count);
-        status_error: (status, code) answered to every status read (404, 409, 410...), None to
-        clear; members: status members served instead of the model's (bundle_id="ff" * 16 for a
-        resolution of another bundle, expires_at="..." for a deadline in the past; DELETE leaves
-        one out); clear_overrides: forget the members given before."""
-        res = self.reservation(reservation)
-        with self._lock:
-            res.touched = True
-            if resolution is not KEEP:
-                self.resolve(res, resolution, members.pop("payload_sha256", None), members.pop("failure_code", None))
-            if state is not KEEP:
-                res.state = state
-            if status_error is not KEEP:
-                res.status_error = status_error
-            if clear_overrides:
-                res.overrides = {}
-            res.overrides.update(members)
-        return res.status_doc()
+    def set_status(self, reservation, **changes):
+        """What the server says of a reservation from now on (Reservations.set_status: state,
+        resolution, status_error, clear_overrides, status members)."""
+        return self.book.set_status(reservation, **changes)
 
     def set_no_work(self, retry_after=KEEP, reason=KEEP):
         """The 204 from now on: Retry-After (int or any text; None: absent), X-Truf-No-Work-Reason."""
@@ -522,8 +365,8 @@ class ScanServer(Fake):
     # ---------------------------------------------------------------- the routes (under the lock)
     def _held(self, call):
         """The Reservation of a call's path, or 404."""
-        res = self._reservations.get(call.reservation_id)
-        if res is None or res.doc is None:
+        res = self.book.granted_one(call.reservation_id)
+        if res is None:
             raise Refused(404, "not_found", "no such reservation")
         call.reservation = res
         return res
@@ -537,19 +380,13 @@ class ScanServer(Fake):
         request_id = call.request_id = doc["request_id"]
         offered = build_values(doc.get("build"), "$capabilities")
         if offered and capabilities_ok(offered[0]):
-            self._capability = tuple(offered[0][0])  # what the next grant's assignment asks for (the first)
-        res = self._by_request.get(request_id)
+            self.book.capability = tuple(offered[0][0])  # what the next grant's assignment asks for (the first)
+        res, call.replayed = self.book.claim(request_id)
         if res is not None:
-            call.reservation, call.replayed = res, True
-            if res.resolution is not None:
+            call.reservation = res
+            if call.replayed and res.resolution is not None:
                 return 200, {"resolution": res.status_doc()}, []
             return 201, {"assignment": res.doc}, []
-        if self._queue:
-            res = self._queue.popleft()
-            self._grant(res, request_id)
-            call.reservation = res
-            return 201, {"assignment": res.doc}, []
-        self._no_work.append(request_id)
         headers = []
         if self.retry_after is not None:
             headers.append(("Retry-After", str(self.retry_after)))
@@ -614,8 +451,8 @@ class ScanServer(Fake):
         call.digest_header = req.headers.get("x-truf-payload-sha256")
         call.problems = upload_problems(call)
         with self._lock:
-            res = self._reservations.get(call.reservation_id)
-            if res is not None and res.doc is not None:
+            res = self.book.granted_one(call.reservation_id)
+            if res is not None:
                 call.reservation = res
                 res.puts.append(call)
         part = os.path.join(self.received_dir, "put-%d.part" % ctx.exchange.seq)
@@ -726,10 +563,8 @@ class ScanServer(Fake):
 
     def no_work_request_ids(self):
         """Request ids answered 204, in order."""
-        with self._lock:
-            return list(self._no_work)
+        return self.book.no_work_request_ids()
 
     def granted(self):
         """{request id: reservation id} of every grant."""
-        with self._lock:
-            return dict((rid, res.reservation_id) for rid, res in self._by_request.items())
+        return self.book.granted()
