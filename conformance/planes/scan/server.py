@@ -45,7 +45,6 @@ before or after the server acted.
 """
 
 import hashlib
-import json
 import os
 import secrets as _secrets
 import threading
@@ -59,9 +58,10 @@ from conformance.planes.scan.protocol import (ASSIGNMENTS_PATH, DIALECTS, DIGEST
                                               REQUEST_ID_RE, TERMINAL_REPORT_MAX_BYTES, VERBS, Refused, dialect_bytes,
                                               error_answer, instant, route_of, speak, token_pieces)
 from conformance.planes.scan.reservations import Reservations
+from conformance.planes.scan.scripts import Scripts
 from conformance.servers import LoopbackServer
 
-__all__ = ["ScanServer", "Script"]
+__all__ = ["ScanServer"]
 
 # ---------------------------------------------------------------- the model's numbers
 
@@ -74,43 +74,6 @@ MIN_SECRET_CHARS = 16
 
 
 # ---------------------------------------------------------------- records
-
-class Script(object):
-    """An answer that replaces the server's for some requests of one verb (see ScanServer.script)."""
-
-    def __init__(self, verb, status, body, headers, reservation, skip, first, commit):
-        self.verb, self.status, self.body, self.headers = verb, status, body, list(headers or ())
-        self.reservation, self.skip, self.first, self.commit = reservation, skip, first, commit
-        self.seen = self.applied = 0
-
-    def consider(self, call):
-        if call.verb != self.verb:
-            return False
-        if self.reservation is not None and call.reservation_id != self.reservation:
-            return False
-        self.seen += 1
-        if self.seen <= self.skip or (self.first is not None and self.applied >= self.first):
-            return False
-        self.applied += 1
-        return True
-
-    def answer(self, call, status, doc, headers):
-        """(status, body bytes, headers) of the scripted answer, given the server's own."""
-        if callable(self.body):
-            made = self.body(call, status, doc)
-            new_status, body = made if isinstance(made, tuple) else (self.status or status, made)
-        else:
-            new_status, body = self.status or status, self.body
-        if body is None:
-            data = b""
-        elif isinstance(body, (bytes, bytearray)):
-            data = bytes(body)
-        else:
-            data = json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")
-        return new_status, data, self.headers if self.headers else (headers if new_status == status else [])
-
-
-
 
 class ScanServer(Fake):
     """The scan server of one plane.
@@ -153,7 +116,7 @@ class ScanServer(Fake):
         self._records = {}                               # exchange seq -> ScanCall
         self._progress_log = []                          # (ScanCall, doc, replayed)
         self._progress_seen = set()                      # (reservation id, sequence)
-        self._scripts = []
+        self.scripts = Scripts(self._lock)   # answers of the checks' choosing (script())
         self._secret_values = secret_values or (lambda: ())
         Fake.__init__(self, LoopbackServer("scan", tls=True, seed=seed, secret_values=self._secret_values,
                                            cert_chain=cert_chain))
@@ -249,15 +212,7 @@ class ScanServer(Fake):
         an upload is not accepted); True: it acts, then the scripted answer goes out instead of
         its own (a receipt that does not bind). When two scripts apply to one request, the one
         installed first answers."""
-        if verb not in VERBS:
-            raise ValueError("script: verb must be one of %s" % ", ".join(VERBS))
-        if not commit and status is None and not callable(body):
-            raise ValueError("script: an answer given instead of the server's (commit=False) needs a status")
-        rule = Script(verb, status, body, headers, None if reservation is None else int(reservation),
-                      nth - 1, first, commit)
-        with self._lock:
-            self._scripts.append(rule)
-        return rule
+        return self.scripts.add(verb, status, body, headers, reservation, nth, first, commit)
 
     def script_claim_answer(self, nth, status, body=None, headers=()):
         """The nth claim from now gets exactly this answer and grants nothing (malformed 200,
@@ -304,20 +259,14 @@ class ScanServer(Fake):
 
     def _answer(self, call):
         """(status, doc or None, headers) of a call that passed the common checks, scripted or not."""
-        with self._lock:
-            chosen = [s for s in self._scripts if s.consider(call)]  # each counts every call of its verb
-            script = chosen[0] if chosen else None
-            if script is not None and not script.commit:
-                call.scripted = True
-                return script.answer(call, None, None, [])
-            try:
-                status, doc, headers = self._routes[call.verb](call)
-            except Refused as refused:
-                status, doc, headers = self._refusal(call, refused)
-            if script is not None:
-                call.scripted = True
-                return script.answer(call, status, doc, headers)
-            return status, doc, headers
+        return self.scripts.answer(call, self._act)
+
+    def _act(self, call):
+        """The model's own answer to a call: its route's, or the route's refusal."""
+        try:
+            return self._routes[call.verb](call)
+        except Refused as refused:
+            return self._refusal(call, refused)
 
     def _refusal(self, call, refused):
         call.code = refused.code
