@@ -46,7 +46,7 @@ proxies, token, token_grace_s, extra_env, drop_env, untrusted.
 Peer variety (area PEER): ``dialect=("members", "floats", ...)`` rewrites every JSON answer as a
 real server may write it (protocol.DIALECTS: members nobody defined, floats, numbers as text,
 instants in other zones or none, indented JSON); ``upload_status=201`` accepts uploads with 201;
-``plane.server.bundle_pace = (slow_bytes, bytes_per_s)`` reads uploads as a slow link would.
+``plane.server.uploads.pace = (slow_bytes, bytes_per_s)`` reads uploads as a slow link would.
 An assignment names the claiming worker's first capability unless a check gives one, and the
 deployment constants in force (--deploy, D30) are read from ``deploy`` at call time.
 """

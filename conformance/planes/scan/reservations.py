@@ -18,7 +18,7 @@ import hashlib
 import secrets as _secrets
 import time
 
-from conformance.planes.scan.protocol import KEEP, deep_patch, instant
+from conformance.planes.scan.protocol import KEEP, Refused, deep_patch, instant
 
 __all__ = ["Reservation", "Reservations", "DEFAULT_CAPABILITY", "STATE_SCANNING", "STATE_OF"]
 
@@ -234,6 +234,14 @@ class Reservations(object):
         with self._lock:
             res = self._by_id.get(reservation_id)
             return res if res is not None and res.doc is not None else None
+
+    def held(self, call):
+        """The granted Reservation a call's path names, noted on the call; Refused 404 when there is none."""
+        res = self.granted_one(call.reservation_id)
+        if res is None:
+            raise Refused(404, "not_found", "no such reservation")
+        call.reservation = res
+        return res
 
     def all(self):
         with self._lock:

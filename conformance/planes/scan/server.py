@@ -42,6 +42,15 @@ status_match, progress_match, terminal_match, bundle_match); a refusing fault ch
 (a claim it answers grants nothing, an upload is not accepted). ``script(verb, ...)`` replaces
 an answer with any status, headers and body (malformed 201s, receipts that do not bind),
 before or after the server acted.
+
+The server is this module's ScanServer (the handler, the claim, status, progress and terminal
+routes, what it observed) and a part per module:
+
+    protocol.py      the routes, canonical JSON, the error shape, dialects: the words every part speaks
+    calls.py         ScanCall (one request as received and answered) and the form problems it records
+    reservations.py  Reservation and the book (server.book): queue, grants, resolutions, no-work answers
+    scripts.py       the scripted answers (server.scripts; script())
+    upload.py        the upload route (server.uploads): streamed to disk, hashed, kept, judged
 """
 
 import hashlib
@@ -53,30 +62,23 @@ import time
 from conformance.fake import Fake, read_body
 from conformance.faults import Match
 from conformance.planes.scan.calls import (MAX_RECORDED_BODY_BYTES, ScanCall, build_values, capabilities_ok,
-                                           claim_problems, report_problems, upload_problems)
-from conformance.planes.scan.protocol import (ASSIGNMENTS_PATH, DIALECTS, DIGEST_RE, FAILURE_CODES, KEEP,
-                                              REQUEST_ID_RE, TERMINAL_REPORT_MAX_BYTES, VERBS, Refused, dialect_bytes,
-                                              error_answer, instant, route_of, speak, token_pieces)
+                                           claim_problems, report_problems)
+from conformance.planes.scan.protocol import (ASSIGNMENTS_PATH, DIALECTS, FAILURE_CODES, KEEP, REQUEST_ID_RE,
+                                              TERMINAL_REPORT_MAX_BYTES, VERBS, Refused, dialect_bytes, error_answer,
+                                              instant, route_of, speak, token_pieces)
 from conformance.planes.scan.reservations import Reservations
 from conformance.planes.scan.scripts import Scripts
+from conformance.planes.scan.upload import Uploads
 from conformance.servers import LoopbackServer
 
 __all__ = ["ScanServer"]
 
-# ---------------------------------------------------------------- the model's numbers
-
-# Bundle bodies are streamed to disk in blocks of this size and hashed on the way.
-BUNDLE_BLOCK_BYTES = 1 << 20
-# A paced upload (bundle_pace) is read in blocks of this size, each when the pace allows it.
-PACE_BLOCK_BYTES = 16 * 1024
 # A token shorter than this is not looked for (it would match by accident).
 MIN_SECRET_CHARS = 16
 
 
-# ---------------------------------------------------------------- records
-
 class ScanServer(Fake):
-    """The scan server of one plane.
+    """The scan server of one plane: its routes, the records of every request, and its parts.
 
     token_check(token) -> the token's index in the plane's history when the plane accepts it
     now, else None. received_dir: where whole uploads are kept (one file per reservation and
@@ -84,7 +86,11 @@ class ScanServer(Fake):
     Retry-After, an int or any text; None: no header), no_work_reason (None: no
     X-Truf-No-Work-Reason), progress_stale_when_resolved (a progress event for a resolved
     reservation is answered 410 progress_stale, which the worker counts as delivered),
-    first_reservation_id (1).
+    first_reservation_id (1), dialect (DIALECTS), upload_status (uploads.status).
+
+    Its parts: ``book`` (Reservations: the queue, the grants, the resolutions), ``scripts``
+    (Scripts: answers of a check's choosing), ``uploads`` (Uploads: the bundle route;
+    ``uploads.pace`` reads upload bodies as a slow link would).
     """
 
     OPTIONS = ("retry_after", "no_work_reason", "progress_stale_when_resolved", "first_reservation_id", "dialect",
@@ -94,7 +100,6 @@ class ScanServer(Fake):
                  no_work_reason=None, progress_stale_when_resolved=True, first_reservation_id=1, dialect=(),
                  upload_status=200):
         self.token_check = token_check
-        self.received_dir = received_dir
         os.makedirs(received_dir, exist_ok=True)
         self.retry_after, self.no_work_reason = retry_after, no_work_reason
         self.progress_stale_when_resolved = progress_stale_when_resolved
@@ -105,23 +110,20 @@ class ScanServer(Fake):
             raise ValueError("ScanServer: unknown dialect(s) %s (known: %s)"
                              % (", ".join(unknown), ", ".join(DIALECTS)))
         self.dialect = tuple(dialect)
-        self.upload_status = upload_status
-        # (slow bytes, bytes per second): the first slow bytes of every upload body are read at that
-        # pace (a slow link), the rest at once; None: every body is read as fast as it comes.
-        self.bundle_pace = None
         # SCAN-SECRET-2: every error message carries it; no output of the worker may.
         self.marker = "MARKER" + _secrets.token_hex(8)
         self._lock = threading.RLock()
-        self.book = Reservations(self._lock, first_reservation_id)   # the reservations: queued, granted, resolved
+        self.book = Reservations(self._lock, first_reservation_id)
+        self.scripts = Scripts(self._lock)
+        self.uploads = Uploads(self._lock, self.book, received_dir, upload_status)
         self._records = {}                               # exchange seq -> ScanCall
         self._progress_log = []                          # (ScanCall, doc, replayed)
         self._progress_seen = set()                      # (reservation id, sequence)
-        self.scripts = Scripts(self._lock)   # answers of the checks' choosing (script())
         self._secret_values = secret_values or (lambda: ())
         Fake.__init__(self, LoopbackServer("scan", tls=True, seed=seed, secret_values=self._secret_values,
                                            cert_chain=cert_chain))
         self._routes = {"claim": self._claim, "status": self._status, "progress": self._progress,
-                        "terminal": self._terminal, "bundle": self._bundle_verb}
+                        "terminal": self._terminal, "bundle": self.uploads.judge}
         self.server.route("*", "/*", self._handle, raw=True)
 
     @property
@@ -237,10 +239,11 @@ class ScanServer(Fake):
             self._records[ctx.exchange.seq] = call
         ctx.note(verb=verb, reservation=rid)
         if verb == "bundle" and method_ok and call.auth == "ok":
-            return self._bundle(ctx, call)
-        body = read_body(ctx, MAX_RECORDED_BODY_BYTES)
-        call.parse(body, ctx.body.consumed)
-        call.secret_places += self._body_secrets(body)
+            self.uploads.receive(ctx, call)  # streamed to disk and hashed, never held in memory
+        else:
+            body = read_body(ctx, MAX_RECORDED_BODY_BYTES)
+            call.parse(body, ctx.body.consumed)
+            call.secret_places += self._body_secrets(body)
         if ctx.refused:
             call.status = "fault"
             ctx.respond(500)  # replaced by the fault's answer: the server did nothing
@@ -312,14 +315,6 @@ class ScanServer(Fake):
         return values
 
     # ---------------------------------------------------------------- the routes (under the lock)
-    def _held(self, call):
-        """The Reservation of a call's path, or 404."""
-        res = self.book.granted_one(call.reservation_id)
-        if res is None:
-            raise Refused(404, "not_found", "no such reservation")
-        call.reservation = res
-        return res
-
     def _claim(self, call):
         doc = call.doc
         if not isinstance(doc, dict) or not isinstance(doc.get("request_id"), str) \
@@ -344,7 +339,7 @@ class ScanServer(Fake):
         return 204, None, headers
 
     def _status(self, call):
-        res = self._held(call)
+        res = self.book.held(call)
         if call.body_total:
             call.problems.append("a body on a status read")
         if res.status_error is not None:
@@ -353,7 +348,7 @@ class ScanServer(Fake):
         return 200, res.status_doc(), []
 
     def _progress(self, call):
-        res = self._held(call)
+        res = self.book.held(call)
         doc = call.doc
         if not isinstance(doc, dict) or isinstance(doc.get("sequence"), bool) \
                 or not isinstance(doc.get("sequence"), int) or doc.get("reservation_id") != res.reservation_id:
@@ -371,7 +366,7 @@ class ScanServer(Fake):
                      "received_at": instant(time.time()), "replayed": call.replayed}, []
 
     def _terminal(self, call):
-        res = self._held(call)
+        res = self.book.held(call)
         res.terminals.append(call)
         if call.body_total > TERMINAL_REPORT_MAX_BYTES:
             raise Refused(413, "payload_too_large", "a terminal report is at most %d bytes"
@@ -393,90 +388,6 @@ class ScanServer(Fake):
         res.settle("prebundle_report", "terminal", hashlib.sha256(call.body).hexdigest(), doc["failure_code"])
         res.terminal_body, call.accepted = call.body, True
         return 200, res.status_doc(), []
-
-    def _bundle(self, ctx, call):
-        """An upload, streamed to disk and hashed; judged once its body has arrived."""
-        req = ctx.request
-        call.digest_header = req.headers.get("x-truf-payload-sha256")
-        call.problems = upload_problems(call)
-        with self._lock:
-            res = self.book.granted_one(call.reservation_id)
-            if res is not None:
-                call.reservation = res
-                res.puts.append(call)
-        part = os.path.join(self.received_dir, "put-%d.part" % ctx.exchange.seq)
-        digest = hashlib.sha256()
-        buf = bytearray(BUNDLE_BLOCK_BYTES)
-        view = memoryview(buf)
-        pace, started, got = self.bundle_pace, time.monotonic(), 0
-        with open(part, "wb") as out:
-            while True:
-                if pace is not None and got < pace[0]:
-                    # a slow link: never ahead of pace[1] bytes per second over the first pace[0] bytes
-                    ahead = started + got / float(pace[1]) - time.monotonic()
-                    if ahead > 0:
-                        time.sleep(ahead)
-                    n = ctx.body.readinto(view[:min(PACE_BLOCK_BYTES, pace[0] - got)])
-                else:
-                    n = ctx.body.readinto(view)
-                if not n:
-                    break
-                got += n
-                digest.update(view[:n])
-                out.write(view[:n])
-        ctx.body_finished()
-        call.body_total, call.body_sha256 = ctx.body.consumed, digest.hexdigest()
-        call.complete = not req.chunked and req.content_length == call.body_total
-        ctx.note(body_bytes=call.body_total, body_sha256=call.body_sha256)
-        self._keep(call, part)
-        if ctx.refused:
-            call.status = "fault"
-            ctx.respond(500)  # replaced by the fault's answer: nothing is accepted
-            return
-        self._send(ctx, call, self._answer(call))
-
-    def _keep(self, call, part):
-        """Keep a whole upload whose digest header held (once per reservation and digest)."""
-        res = call.reservation
-        good = call.complete and call.digest_header == call.body_sha256 and res is not None
-        if not good:
-            os.unlink(part)
-            return None
-        with self._lock:
-            path = res.bundle_files.get(call.body_sha256)
-            if path is None:
-                path = os.path.join(self.received_dir, "bundle-%d-%s.jsonl" % (res.reservation_id,
-                                                                             call.body_sha256[:16]))
-                os.replace(part, path)
-                res.bundle_files[call.body_sha256] = path
-            else:
-                os.unlink(part)
-        return path
-
-    def _bundle_verb(self, call):
-        res = self._held(call)
-        if call.content_length is None or call.chunked:
-            raise Refused(411, "length_required", "an upload carries a Content-Length")
-        if call.digest_header is None or not DIGEST_RE.match(call.digest_header):
-            raise Refused(400, "invalid_request", "an upload carries X-Truf-Payload-SHA256")
-        if call.content_length > res.declared_bundle_bytes:
-            raise Refused(413, "payload_too_large", "the bundle is larger than declared")
-        if not call.complete:
-            raise Refused(400, "invalid_request", "the body is shorter than its Content-Length")
-        if call.body_sha256 != call.digest_header:
-            raise Refused(400, "payload_digest_mismatch", "the bytes do not hash to X-Truf-Payload-SHA256")
-        if res.resolution == "bundle_accepted" and res.resolved_by == "bundle":
-            if call.body_sha256 != res.payload_sha256:
-                raise Refused(409, "bundle_conflict", "another bundle was accepted for this reservation")
-            call.replayed = True
-            return 200, res.status_doc(), []
-        if res.resolution == "expired":
-            raise Refused(410, "assignment_expired", "the reservation has expired")
-        if res.resolution is not None:
-            raise Refused(409, "already_resolved", "the reservation is resolved")
-        res.settle("bundle_accepted", "bundle", call.body_sha256)
-        res.bundle_path, call.accepted = res.bundle_files.get(call.body_sha256), True
-        return self.upload_status, res.status_doc(), []
 
     # ---------------------------------------------------------------- observe (safe while the node runs)
     def calls(self, verb=None, reservation=None, since=None):
