@@ -22,9 +22,9 @@ from conformance.invariants import Violation, read_for_scan
 from conformance.lifecycle import Lifecycle
 from conformance.planes.scan import bundles as _bundles
 from conformance.planes.scan import verdict
-from conformance.planes.scan.protocol import (DELETE, KEEP, canonical, error_answer, parse_document, parse_strict,
-                                              token_pieces)
+from conformance.planes.scan.protocol import DELETE, KEEP, error_answer, token_pieces
 from conformance.planes.scan.server import ScanServer
+from conformance.planes.scan.trees import Trees, private_dirs, write_atomic
 from conformance.planes.session.watch import Watch
 from conformance.runner import HarnessError
 from conformance.servers import CA_FILE, UNTRUSTED_CERT_CHAIN, LoopbackServer, Reply
@@ -51,8 +51,6 @@ POLL_S = 0.2
 ERROR_DELAY_S = 0.5
 HTTP_TIMEOUT_S = 5
 DRAIN_S = 5
-# The tree of a worker (SCAN-CONFIG-3), under XDG_STATE_HOME and XDG_DATA_HOME.
-TREE = os.path.join("truf", "remote-worker")
 # A wait re-checks its condition at least this often (a file on disk wakes nobody).
 WAIT_SLICE_S = 0.02
 # Bytes of the default target: a few short lines.
@@ -63,30 +61,6 @@ def _number(value):
     if isinstance(value, str):
         return value
     return str(value) if isinstance(value, int) else (("%.6f" % value).rstrip("0").rstrip(".") or "0")
-
-
-def _private_dirs(path):
-    """Create path and its missing parents, each 0700 (SCAN-STATE-1 asks it of the trees)."""
-    missing = []
-    while path and not os.path.isdir(path):
-        missing.append(path)
-        path = os.path.dirname(path)
-    for directory in reversed(missing):
-        os.mkdir(directory, 0o700)
-        os.chmod(directory, 0o700)
-
-
-def _write_atomic(path, data, mode):
-    """data to path through a new file in the same directory and os.replace (a new inode)."""
-    tmp = "%s.tmp-%s" % (path, _secrets.token_hex(4))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, data)
-        os.fchmod(fd, mode)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 class _Starter(object):
@@ -131,17 +105,15 @@ class ScanPlane(object):
         self.home = ctx.tmpdir("scan-plane-%d" % ScanPlane._count)
         self.state_home, self.data_home = ctx.tmpdir(self.home_name("state")), ctx.tmpdir(self.home_name("data"))
         self.home_dir, self.tmp = ctx.tmpdir(self.home_name("home")), ctx.tmpdir(self.home_name("tmp"))
-        self.state_dir = os.path.join(self.state_home, TREE)
-        self.bundle_dir = os.path.join(self.data_home, TREE, "bundles")
-        self.work_dir = os.path.join(self.data_home, TREE, "work")
+        self.trees = trees = Trees(self.state_home, self.data_home)   # the slot files, the journal, the listings
+        self.state_dir, self.bundle_dir, self.work_dir = trees.state_dir, trees.bundle_dir, trees.work_dir
         secret_dir = os.path.join(self.home, "secret")
-        _private_dirs(secret_dir)
+        private_dirs(secret_dir)
         self.token_file = os.path.join(secret_dir, "token")
         self._lock = threading.Lock()
         self.tokens = []           # every token the file held, in order (index = ScanCall.token_index)
         self.written = []          # text of every write_token_file (an invalid rotation)
         self._current, self._previous = None, None
-        self._planted = set()      # bytes of slot files a check planted (kept as planted by design)
         self.lifecycles, self._runs, self._fakes = [], [], []
         self.targets = {}          # url -> store key
         seed = getattr(ctx, "seed", 0)
@@ -198,7 +170,7 @@ class ScanPlane(object):
             self.tokens.append(new)
             previous, self._current = self._current, len(self.tokens) - 1
             self._previous = (previous, time.monotonic() + grace) if previous is not None and grace > 0 else None
-        _write_atomic(self.token_file, (new + "\n").encode("ascii"), 0o600)
+        write_atomic(self.token_file, (new + "\n").encode("ascii"), 0o600)
         return new
 
     def write_token_file(self, text, mode=0o600):
@@ -209,7 +181,7 @@ class ScanPlane(object):
             stripped = data.decode("utf-8", "replace").strip()
             if len(stripped) >= 16:
                 self.written.append(stripped)
-        _write_atomic(self.token_file, data, mode)
+        write_atomic(self.token_file, data, mode)
 
     def _token_index(self, token):
         """The server's question: the token's index when it is accepted now, else None."""
@@ -408,13 +380,8 @@ class ScanPlane(object):
 
     def wait_phase(self, slot, phase, timeout=PHASE_TIMEOUT_S, running=True):
         """The slot's state once its phase is phase (None: once the slot file is gone)."""
-        self.wait_for(self._phase_is(slot, phase), "slot %d in phase %s" % (slot, phase), timeout, running=running)
+        self.wait_for(self.trees.phase_is(slot, phase), "slot %d in phase %s" % (slot, phase), timeout, running=running)
         return self.slot_state(slot)
-
-    def _phase_is(self, slot, phase):
-        if phase is None:
-            return lambda: self.slot_raw(slot) is None
-        return lambda: (self.slot_state(slot) or {}).get("phase") == phase
 
     # ---------------------------------------------------------------- crash points (lifecycle triggers)
     def held(self, verb, nth=1, processed=False, reservation=None):
@@ -429,74 +396,34 @@ class ScanPlane(object):
 
     def when_phase(self, slot, phase):
         """Kill when slot's state file shows phase (None: when it is gone)."""
-        return _lifecycle.when(self._phase_is(slot, phase), "slot %d is in phase %s" % (slot, phase))
+        return _lifecycle.when(self.trees.phase_is(slot, phase), "slot %d is in phase %s" % (slot, phase))
 
     def when_calls(self, verb, n=1, reservation=None):
         """Kill once n requests of verb have arrived (the handler need not have run)."""
         return _lifecycle.when(lambda: len(self.server.calls(verb, reservation)) >= n,
                                "%d %s request(s) arrived" % (n, verb))
 
-    # ---------------------------------------------------------------- the trees
+    # ---------------------------------------------------------------- the trees (trees.py)
     def slot_path(self, slot, stale=False):
-        return os.path.join(self.state_dir, "slot-%d%s.json" % (slot, "-stale" if stale else ""))
+        return self.trees.slot_path(slot, stale)
 
     def slot_raw(self, slot, stale=False):
-        """The slot file's bytes, or None when there is none."""
-        try:
-            with open(self.slot_path(slot, stale), "rb") as handle:
-                return handle.read()
-        except OSError:
-            return None
+        return self.trees.slot_raw(slot, stale)
 
     def slot_state(self, slot, stale=False):
-        """The slot file parsed strictly (floats allowed: D24), or None (absent, or not strict JSON)."""
-        raw = self.slot_raw(slot, stale)
-        if raw is None:
-            return None
-        try:
-            return parse_document(raw)
-        except ValueError:
-            return None
+        return self.trees.slot_state(slot, stale)
 
     def write_slot(self, slot, doc, stale=False, mode=0o600):
-        """Plant a slot file (a doc, written canonical, or bytes) before a life starts; the
-        invariants leave bytes planted this way alone (a state the worker must keep untouched)."""
-        data = doc if isinstance(doc, bytes) else canonical(doc)
-        _private_dirs(self.state_dir)
-        _write_atomic(self.slot_path(slot, stale), data, mode)
-        with self._lock:
-            self._planted.add(data)
-        return self.slot_path(slot, stale)
+        return self.trees.write_slot(slot, doc, stale, mode)
 
     def read_json(self, relative):
-        """A JSON file of the state tree (e.g. "progress-cursor.json") parsed strictly, or None."""
-        try:
-            with open(os.path.join(self.state_dir, relative), "rb") as handle:
-                return parse_strict(handle.read())
-        except (OSError, ValueError):
-            return None
+        return self.trees.read_json(relative)
 
     def journal(self):
-        """The events of <state>/events.jsonl that parse, in order."""
-        found = []
-        try:
-            with open(os.path.join(self.state_dir, "events.jsonl"), "rb") as handle:
-                for line in handle:
-                    try:
-                        found.append(parse_strict(line.rstrip(b"\n")))
-                    except ValueError:
-                        continue
-        except OSError:
-            pass
-        return found
+        return self.trees.journal()
 
     def listing(self, tree="bundles", sub=""):
-        """Names in a tree ("state", "bundles", "work") or a folder of it (sub="ready")."""
-        root = {"state": self.state_dir, "bundles": self.bundle_dir, "work": self.work_dir}[tree]
-        try:
-            return sorted(os.listdir(os.path.join(root, sub)))
-        except OSError:
-            return []
+        return self.trees.listing(tree, sub)
 
     # ---------------------------------------------------------------- reports and secrets
     def describe(self, limit=12):
@@ -626,8 +553,7 @@ class ScanPlane(object):
 
     def _slot_violations(self, life):
         found = []
-        with self._lock:
-            planted = set(self._planted)
+        planted = self.trees.planted()
         for name, raw in sorted((life.state_files or {}).items()):
             base = os.path.basename(name)
             if name != base or not (verdict.SLOT_FILE_RE.match(base) or verdict.STALE_FILE_RE.match(base)):
