@@ -11,10 +11,7 @@ file each life left behind whole, only safe lines printed, no process left.
 """
 
 import os
-import secrets as _secrets
 import signal as _signal
-import threading
-import time
 
 from conformance import lifecycle as _lifecycle
 from conformance.faults import Match
@@ -24,7 +21,8 @@ from conformance.planes.scan import bundles as _bundles
 from conformance.planes.scan import verdict
 from conformance.planes.scan.protocol import DELETE, KEEP, error_answer, token_pieces
 from conformance.planes.scan.server import ScanServer
-from conformance.planes.scan.trees import Trees, private_dirs, write_atomic
+from conformance.planes.scan.tokens import TokenFile, new_token
+from conformance.planes.scan.trees import Trees
 from conformance.planes.session.watch import Watch
 from conformance.runner import HarnessError
 from conformance.servers import CA_FILE, UNTRUSTED_CERT_CHAIN, LoopbackServer, Reply
@@ -100,38 +98,33 @@ class ScanPlane(object):
         if options:
             raise TypeError("ScanPlane: unknown option(s): %s" % ", ".join(sorted(options)))
         ScanPlane._count += 1
-        self.ctx, self.proxies, self.token_grace_s = ctx, proxies, token_grace_s
+        self.ctx, self.proxies = ctx, proxies
         self.extra_env, self.drop_env = dict(extra_env or {}), list(drop_env)
         self.home = ctx.tmpdir("scan-plane-%d" % ScanPlane._count)
         self.state_home, self.data_home = ctx.tmpdir(self.home_name("state")), ctx.tmpdir(self.home_name("data"))
         self.home_dir, self.tmp = ctx.tmpdir(self.home_name("home")), ctx.tmpdir(self.home_name("tmp"))
         self.trees = trees = Trees(self.state_home, self.data_home)   # the slot files, the journal, the listings
         self.state_dir, self.bundle_dir, self.work_dir = trees.state_dir, trees.bundle_dir, trees.work_dir
-        secret_dir = os.path.join(self.home, "secret")
-        private_dirs(secret_dir)
-        self.token_file = os.path.join(secret_dir, "token")
-        self._lock = threading.Lock()
-        self.tokens = []           # every token the file held, in order (index = ScanCall.token_index)
-        self.written = []          # text of every write_token_file (an invalid rotation)
-        self._current, self._previous = None, None
+        self.tokens = TokenFile(os.path.join(self.home, "secret", "token"), token_grace_s)
+        self.token_file = self.tokens.path
         self.lifecycles, self._runs, self._fakes = [], [], []
         self.targets = {}          # url -> store key
         seed = getattr(ctx, "seed", 0)
         try:
             self.store = self._add("store", ObjectStore(ctx.tmpdir(self.home_name("store")), tls=True, seed=seed,
                                                         name="store"))
-            self.server = self._add("scan", ScanServer(self._token_index, ctx.tmpdir(self.home_name("received")),
-                                                       seed=seed, secret_values=self._secret_tokens,
+            self.server = self._add("scan", ScanServer(self.tokens.accepted, ctx.tmpdir(self.home_name("received")),
+                                                       seed=seed, secret_values=self.tokens.secrets,
                                                        cert_chain=UNTRUSTED_CERT_CHAIN if untrusted else None,
                                                        **server_options))
             self.tripwire = self._add("tripwire", LoopbackServer("tripwire", seed=seed,
-                                                                 secret_values=self._secret_tokens))
+                                                                 secret_values=self.tokens.secrets))
             self.tripwire.route("*", "/*", lambda req: Reply(418, b"tripwire\n", content_type="text/plain"))
         except BaseException:
             self.close()
             raise
         self.timeline = Timeline({"scan": self.server.server, "store": self.store.server})
-        self.rotate_token(token)
+        self.tokens.rotate(token)
 
     def home_name(self, part):
         return os.path.join(os.path.basename(self.home), part)
@@ -140,66 +133,25 @@ class ScanPlane(object):
         self._fakes.append((label, fake))
         return fake
 
-    # ---------------------------------------------------------------- the token
+    # ---------------------------------------------------------------- the token (tokens.py)
     @property
     def token(self):
         """The token the file holds now (the one the server accepts)."""
-        with self._lock:
-            return self.tokens[self._current]
+        return self.tokens.current
 
-    @staticmethod
-    def new_token(chars=48):
-        """A fresh token of `chars` URL-safe characters that never begins with "-".
-
-        One that did would be read as an option when it follows `--token` as its own word,
-        by the upstream's argparse as by ours (one token in 64 of token_urlsafe's): such a token
-        is given as `--token=T`, and the checks that pass `--token T` would fail now and then.
-        """
-        while True:
-            token = _secrets.token_urlsafe(chars)[:chars]
-            if not token.startswith("-"):
-                return token
+    new_token = staticmethod(new_token)
 
     def rotate_token(self, new=None, grace_s=None):
-        """Replace the token file atomically (a new inode, mode 0600) with new (default 48 fresh
-        characters); the server accepts it at once and the previous one for grace_s more seconds
-        (default the plane's token_grace_s). Returns the new token."""
-        new = new or self.new_token()
-        grace = self.token_grace_s if grace_s is None else grace_s
-        with self._lock:
-            self.tokens.append(new)
-            previous, self._current = self._current, len(self.tokens) - 1
-            self._previous = (previous, time.monotonic() + grace) if previous is not None and grace > 0 else None
-        write_atomic(self.token_file, (new + "\n").encode("ascii"), 0o600)
-        return new
+        """A new token file (TokenFile.rotate); grace_s: how long the previous token is still accepted."""
+        return self.tokens.rotate(new, grace_s)
 
     def write_token_file(self, text, mode=0o600):
-        """Write anything into the token file (an invalid rotation: too short, a space, mode
-        0644): atomically, with mode. The server keeps accepting the current token."""
-        data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
-        with self._lock:
-            stripped = data.decode("utf-8", "replace").strip()
-            if len(stripped) >= 16:
-                self.written.append(stripped)
-        write_atomic(self.token_file, data, mode)
-
-    def _token_index(self, token):
-        """The server's question: the token's index when it is accepted now, else None."""
-        with self._lock:
-            if self._current is not None and token == self.tokens[self._current]:
-                return self._current
-            if self._previous is not None and token == self.tokens[self._previous[0]] \
-                    and time.monotonic() < self._previous[1]:
-                return self._previous[0]
-        return None
-
-    def _secret_tokens(self):
-        with self._lock:
-            return list(self.tokens) + list(self.written)
+        """An invalid rotation (TokenFile.write): the server keeps accepting the current token."""
+        self.tokens.write(text, mode)
 
     def _watched_secrets(self):
         pieces = []
-        for token in self._secret_tokens():
+        for token in self.tokens.secrets():
             pieces += token_pieces(token)
         return pieces + [s for s in self.store.secrets() if len(s) >= 16]
 
@@ -434,13 +386,7 @@ class ScanPlane(object):
 
     def secrets(self):
         """Every value a report masks: the tokens and the store's tokens and signatures."""
-        return [s for s in self._secret_tokens() + self.store.secrets() if len(s) >= 12]
-
-    def _describe_token(self, token):
-        with self._lock:
-            if token in self.tokens:
-                return "token #%d" % (self.tokens.index(token) + 1)
-        return "a token written as an invalid rotation"
+        return [s for s in self.tokens.secrets() + self.store.secrets() if len(s) >= 12]
 
     # ---------------------------------------------------------------- invariants
     def invariants(self):
@@ -456,7 +402,7 @@ class ScanPlane(object):
             if fake.errors:
                 raise HarnessError("the fake %s failed while serving the worker:\n%s" % (name, fake.errors[0]))
         self.ctx.note(self.timeline.render())
-        tokens = self._secret_tokens()
+        tokens = self.tokens.secrets()
         targets = [s for s in self.store.secrets() if len(s) >= 16]
         found = verdict.server_violations(self.server)
         if self.tripwire.connections:
@@ -494,7 +440,7 @@ class ScanPlane(object):
         return [Violation("SCAN-SECRET-1: the token stays in the worker", "no token, nor any 16-character piece "
                           "of one, anywhere but the Authorization header",
                           "%s of %s in %s" % ("the whole" if whole else "a 16-character piece",
-                                              self._describe_token(token), label),
+                                              self.tokens.describe(token), label),
                           "never print, write, pass or send the token but as the bearer")
                 for label, token, whole in hits]
 
