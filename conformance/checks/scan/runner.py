@@ -122,7 +122,7 @@ def record_of(plane, slot=0):
 
 
 def target_gets(plane, target):
-    key = plane.targets[target["url"]]
+    key = plane.targets.key(target)
     return [e for e in plane.store.transcript if e.method == "GET" and e.key == key]
 
 
