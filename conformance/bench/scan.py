@@ -186,8 +186,7 @@ class BenchPlane(ScanPlane):
         return life
 
     def _quiet(self):
-        for _proc, watch, _args in self._runs:
-            watch.stop()
+        self.worker.stop_watching()
 
 
 class BenchContext(core.Context):

@@ -15,7 +15,6 @@ import signal as _signal
 
 from conformance import lifecycle as _lifecycle
 from conformance.invariants import Violation, read_for_scan
-from conformance.lifecycle import Lifecycle
 from conformance.planes.scan import bundles as _bundles
 from conformance.planes.scan import verdict
 from conformance.planes.scan.protocol import DELETE, KEEP, error_answer, token_pieces
@@ -23,7 +22,7 @@ from conformance.planes.scan.server import ScanServer
 from conformance.planes.scan.targets import Targets
 from conformance.planes.scan.tokens import TokenFile, new_token
 from conformance.planes.scan.trees import Trees
-from conformance.planes.session.watch import Watch
+from conformance.planes.scan.worker import Worker
 from conformance.runner import HarnessError
 from conformance.servers import CA_FILE, UNTRUSTED_CERT_CHAIN, LoopbackServer, Reply
 from conformance.store import ObjectStore
@@ -61,23 +60,6 @@ def _number(value):
     return str(value) if isinstance(value, int) else (("%.6f" % value).rstrip("0").rstrip(".") or "0")
 
 
-class _Starter(object):
-    """What a Lifecycle sees as the check's context: the context, whose start_node also sets a
-    Watch on each life (every process and its argv, TMPDIR's files)."""
-
-    def __init__(self, plane):
-        self._plane = plane
-
-    def start_node(self, env, args=(), cwd=None, pid1=True, memory_limit_bytes=None):
-        plane = self._plane
-        proc = plane.ctx.start_node(env, args=args, cwd=cwd, pid1=pid1, memory_limit_bytes=memory_limit_bytes)
-        plane._runs.append((proc, Watch(proc, plane.tmp, plane._watched_secrets), list(args)))
-        return proc
-
-    def __getattr__(self, name):
-        return getattr(self._plane.ctx, name)
-
-
 class ScanPlane(object):
     """The fakes of one scan run and the worker's environment.
 
@@ -107,7 +89,8 @@ class ScanPlane(object):
         self.state_dir, self.bundle_dir, self.work_dir = trees.state_dir, trees.bundle_dir, trees.work_dir
         self.tokens = TokenFile(os.path.join(self.home, "secret", "token"), token_grace_s)
         self.token_file = self.tokens.path
-        self.lifecycles, self._runs, self._fakes = [], [], []
+        self._fakes = []
+        self.worker = None         # the lives (worker.py), once the fakes are up
         seed = getattr(ctx, "seed", 0)
         try:
             self.store = self._add("store", ObjectStore(ctx.tmpdir(self.home_name("store")), tls=True, seed=seed,
@@ -124,6 +107,7 @@ class ScanPlane(object):
             raise
         self.targets = Targets(self.store, os.path.join(self.home, "chunks"))
         self.timeline = Timeline({"scan": self.server.server, "store": self.store.server})
+        self.worker = Worker(ctx, self.state_dir, self.timeline, self.tmp, self._watched_secrets)
         self.tokens.rotate(token)
 
     def home_name(self, part):
@@ -222,16 +206,13 @@ class ScanPlane(object):
                 args += [option, _number(value)]
         return args + list(extra)
 
-    # ---------------------------------------------------------------- lives
+    # ---------------------------------------------------------------- lives (worker.py)
     def lifecycle(self, argv=None, env=None, pid1=True, **argv_options):
         """A Lifecycle of the worker on this plane's trees: argv() (or argv), env() updated by env."""
         args = self.argv(**argv_options) if argv is None else list(argv)
         full = self.env()
         full.update(env or {})
-        lives = Lifecycle(_Starter(self), full, args=args, state_dir=self.state_dir, timeline=self.timeline,
-                          pid1=pid1)
-        self.lifecycles.append(lives)
-        return lives
+        return self.worker.lifecycle(args, full, pid1)
 
     def start(self, kill_at=None, **options):
         """The first life of a new Lifecycle (options as lifecycle()); returns the Life."""
@@ -244,16 +225,19 @@ class ScanPlane(object):
         return self.lives.restart(kill_at=kill_at, args=args, env_update=env_update)
 
     @property
+    def lifecycles(self):
+        """Every Lifecycle made, in order."""
+        return self.worker.lifecycles
+
+    @property
     def lives(self):
         """The current Lifecycle (the last made)."""
-        if not self.lifecycles:
-            raise RuntimeError("no life started yet")
-        return self.lifecycles[-1]
+        return self.worker.current
 
     @property
     def life(self):
         """The current life, or None."""
-        return self.lifecycles[-1].current if self.lifecycles else None
+        return self.worker.life
 
     def stop(self, signum=_signal.SIGTERM, timeout=RUN_TIMEOUT_S, life=None):
         """Signal the current life and wait for its exit; its RunResult."""
@@ -401,7 +385,7 @@ class ScanPlane(object):
         found += self._secret_violations(token_places)
         found += self._url_violations(targets, bodies, "a body sent to the scan server")
         runs = []
-        for number, (proc, watch, args) in enumerate(self._runs, 1):
+        for number, (proc, watch, args) in enumerate(self.worker.runs(), 1):
             watch.stop()
             if proc.result is not None:
                 runs.append((number, proc, watch, args))
@@ -441,7 +425,7 @@ class ScanPlane(object):
 
     def _run_violations(self, number, proc, watch, args, tokens, targets):
         result = proc.result
-        label = "life %d " % number if len(self._runs) > 1 else ""
+        label = "life %d " % number if len(self.worker.runs()) > 1 else ""
         outputs = {label + "stdout": result.stdout, label + "stderr": result.stderr}
         texts = dict(outputs)
         on_argv = any(any(piece in arg for piece in token_pieces(token)) for arg in args for token in tokens)
@@ -505,7 +489,7 @@ class ScanPlane(object):
             result = last.result if last is not None else None
             killed = result is None or result.killed or result.timed_out or last.fired or any(
                 signum == _signal.SIGKILL for _t, signum in result.signals)
-            for proc, watch, _args in self._runs:
+            for proc, watch, _args in self.worker.runs():
                 if not any(life.proc is proc for life in lives.lives):
                     continue
                 alive = watch.leftovers(grace_s=0.0 if killed else None)
@@ -524,8 +508,8 @@ class ScanPlane(object):
     def close(self):
         """Close every fake (each closes even if another fails)."""
         errors = []
-        for _proc, watch, _args in self._runs:
-            watch.stop()
+        if self.worker is not None:
+            self.worker.stop_watching()
         for _name, fake in reversed(self._fakes):
             try:
                 fake.close()
