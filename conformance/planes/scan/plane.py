@@ -1,20 +1,21 @@
-"""The scan plane: the scan server, the target store and a tripwire composed, the worker's
-environment and token file, its lives, the waits and crash points, and the invariants.
+"""The scan plane: the scan server, the target store and a tripwire composed with the worker's
+token file, trees, targets and lives; its environment and argv, the waits and crash points, and
+the invariants.
 
 The plane makes the scan server (server.py), an object store holding the targets behind
-pre-signed GETs, and a tripwire every proxy variable names; it writes the token file, builds
-the worker's environment (private XDG trees, HOME, TMPDIR, SSL_CERT_FILE) and argv, starts the
-worker through a Lifecycle (conformance/lifecycle.py: crash points, restarts against the same
-state), watches every process of every life, and states after each check what no single fake
-can: the token nowhere but in Authorization, target URLs in no output and no body, every slot
-file each life left behind whole, only safe lines printed, no process left.
+pre-signed GETs (targets.py), and a tripwire every proxy variable names; it writes the token file
+(tokens.py), builds the worker's environment (private XDG trees, read and planted through
+trees.py, HOME, TMPDIR, SSL_CERT_FILE) and argv, starts the worker through a Lifecycle
+(worker.py, conformance/lifecycle.py: crash points, restarts against the same state) with a
+Watch on every life, and states after each check what no single fake can (verdict.py's
+PlaneVerdict): the token nowhere but in Authorization, target URLs in no output and no body,
+every slot file each life left behind whole, only safe lines printed, no process left.
 """
 
 import os
 import signal as _signal
 
 from conformance import lifecycle as _lifecycle
-from conformance.invariants import Violation, read_for_scan
 from conformance.planes.scan import bundles as _bundles
 from conformance.planes.scan import verdict
 from conformance.planes.scan.protocol import DELETE, KEEP, error_answer, token_pieces
@@ -63,13 +64,17 @@ def _number(value):
 class ScanPlane(object):
     """The fakes of one scan run and the worker's environment.
 
-    ``server`` (ScanServer), ``store`` (ObjectStore: the targets), ``tripwire`` (a LoopbackServer
-    every proxy variable names), ``timeline`` (both fakes' requests, and every life's marks).
+    The fakes: ``server`` (ScanServer), ``store`` (ObjectStore: the targets), ``tripwire`` (a
+    LoopbackServer every proxy variable names); ``timeline`` (both fakes' requests, and every
+    life's marks). The worker's side: ``tokens`` (TokenFile), ``trees`` (Trees), ``targets``
+    (Targets), ``worker`` (Worker: the lives and their watches). What the checks call of those is
+    the plane's too (token, rotate_token, add_target, slot_state, write_slot, start, life, ...).
+
     Options: ScanServer.OPTIONS (retry_after, no_work_reason, progress_stale_when_resolved,
-    first_reservation_id, dialect, upload_status); proxies (True: every proxy variable names the tripwire), token (the
-    first token; default 48 fresh characters), token_grace_s (how long a rotated-out token is
-    still accepted; 0: not at all), extra_env and drop_env (every life's environment),
-    untrusted (the scan server serves a certificate nobody trusts).
+    first_reservation_id, dialect, upload_status); proxies (True: every proxy variable names the
+    tripwire), token (the first token; default 48 fresh characters), token_grace_s (how long a
+    rotated-out token is still accepted; 0: not at all), extra_env and drop_env (every life's
+    environment), untrusted (the scan server serves a certificate nobody trusts).
     """
 
     _count = 0
@@ -322,7 +327,7 @@ class ScanPlane(object):
         return _lifecycle.when(lambda: len(self.server.calls(verb, reservation)) >= n,
                                "%d %s request(s) arrived" % (n, verb))
 
-    # ---------------------------------------------------------------- the trees (trees.py)
+    # ---------------------------------------------------------------- the trees (trees.py: what each one reads)
     def slot_path(self, slot, stale=False):
         return self.trees.slot_path(slot, stale)
 
@@ -355,155 +360,16 @@ class ScanPlane(object):
         """Every value a report masks: the tokens and the store's tokens and signatures."""
         return [s for s in self.tokens.secrets() + self.store.secrets() if len(s) >= 12]
 
-    # ---------------------------------------------------------------- invariants
+    # ---------------------------------------------------------------- invariants (verdict.py)
     def invariants(self):
-        """What must hold after any check (each broken one a Violation): SCAN-SECRET-1 (the token,
-        or a 16-character piece of it, in no output, argv, file of the three trees or TMPDIR, slot
-        state left by any life, request target, header but Authorization, or body), SCAN-ASSIGN-4
-        (target URLs in no output and no body sent), SCAN-SECRET-2 (no error marker printed),
-        SCAN-OUTPUT-1 (only safe lines on stdout; no traceback), SCAN-STATE-2/-3 (each slot file a
-        life left is a whole canonical schema-2 state), SCAN-UPLOAD-5 and one outcome per
-        reservation, SCAN-CONFIG-5 (no proxy), and no process left. A fake that broke raises
-        HarnessError."""
+        """What must hold after any check, each broken one a Violation (verdict.PlaneVerdict: the
+        token, target URLs, error markers and unsafe lines in no output, whole slot files, one
+        outcome per reservation, no proxy, no process left). A fake that broke raises HarnessError."""
         for name, fake in self._fakes:
             if fake.errors:
                 raise HarnessError("the fake %s failed while serving the worker:\n%s" % (name, fake.errors[0]))
         self.ctx.note(self.timeline.render())
-        tokens = self.tokens.secrets()
-        targets = self.targets.url_secrets()
-        found = verdict.server_violations(self.server)
-        if self.tripwire.connections:
-            found.append(Violation("SCAN-CONFIG-5: no proxies", "no connection to the tripwire (every proxy "
-                                   "variable names it)", "%d connection(s) to it" % len(self.tripwire.connections),
-                                   "connect directly to the origin; never read the proxy variables"))
-        bodies = dict(("%s %s #%d" % (c.method, c.path, c.exchange.seq), c.body)
-                      for c in self.server.calls() if c.body)
-        for res in self.server.reservations():
-            for path in res.bundle_files.values():
-                bodies["the bundle %s" % os.path.basename(path)] = _read_scan(path)
-        token_places = verdict.token_hits(tokens, dict((k, v) for k, v in bodies.items() if k.startswith("the bundle")))
-        found += self._secret_violations(token_places)
-        found += self._url_violations(targets, bodies, "a body sent to the scan server")
-        runs = []
-        for number, (proc, watch, args) in enumerate(self.worker.runs(), 1):
-            watch.stop()
-            if proc.result is not None:
-                runs.append((number, proc, watch, args))
-        for number, proc, watch, args in runs:
-            found += self._run_violations(number, proc, watch, args, tokens, targets)
-        state = {}
-        for lives in self.lifecycles:
-            for life in lives.lives:
-                state.update(("life %d: %s" % (life.index, name), raw)
-                             for name, raw in (life.state_files or {}).items())
-                found += self._slot_violations(life)
-        texts = verdict.file_texts([self.state_home, self.data_home, self.tmp])
-        texts.update(state)
-        found += self._secret_violations(verdict.token_hits(tokens, texts))
-        found += self._leftovers()
-        return found
-
-    def _secret_violations(self, hits):
-        return [Violation("SCAN-SECRET-1: the token stays in the worker", "no token, nor any 16-character piece "
-                          "of one, anywhere but the Authorization header",
-                          "%s of %s in %s" % ("the whole" if whole else "a 16-character piece",
-                                              self.tokens.describe(token), label),
-                          "never print, write, pass or send the token but as the bearer")
-                for label, token, whole in hits]
-
-    @staticmethod
-    def _url_violations(targets, texts, where):
-        hits = [(label, secret) for label, blob in texts.items() if blob
-                for secret in targets if secret.encode("utf-8") in (blob if isinstance(blob, bytes)
-                                                                    else blob.encode("utf-8", "replace"))]
-        seen = sorted(set(label for label, _secret in hits))
-        if not seen:
-            return []
-        return [Violation("SCAN-ASSIGN-4: a target URL is a credential", "no target URL (its signature or "
-                          "token) in %s" % where, "found in %s" % ", ".join(seen[:5]),
-                          "keep target URLs in the slot state and the runner's input only")]
-
-    def _run_violations(self, number, proc, watch, args, tokens, targets):
-        result = proc.result
-        label = "life %d " % number if len(self.worker.runs()) > 1 else ""
-        outputs = {label + "stdout": result.stdout, label + "stderr": result.stderr}
-        texts = dict(outputs)
-        on_argv = any(any(piece in arg for piece in token_pieces(token)) for arg in args for token in tokens)
-        for pid, argv in (result.seen_cmdlines or {}).items():
-            if pid == result.host_pid and on_argv:  # the check put it there (SCAN-TOKEN-4 judges the rest)
-                continue
-            texts["%sargv of pid %s" % (label, pid)] = "\0".join(argv or [])
-        for seen in watch.processes():
-            for index, argv in enumerate(seen.argvs):
-                if seen.pid == result.host_pid and on_argv and index == 0:
-                    continue
-                texts["%sargv of pid %d" % (label, seen.pid)] = "\0".join(argv)
-        found = self._secret_violations(verdict.token_hits(tokens, texts))
-        found += self._url_violations(targets, outputs, "stdout or stderr")
-        for path, is_target in sorted(set((path, secret in targets) for path, secret in watch.file_hits)):
-            if is_target:
-                found.append(Violation("SCAN-ASSIGN-4: a target URL is a credential", "no target URL in a file "
-                                       "under TMPDIR", "a target URL's signature or token in %s (under TMPDIR), "
-                                       "seen while %slife ran" % (path, label)))
-            else:
-                found.append(Violation("SCAN-SECRET-1: the token stays in the worker", "no piece of the token in "
-                                       "a file under TMPDIR", "a 16-character piece of the token in %s (under "
-                                       "TMPDIR), seen while %slife ran" % (path, label)))
-        marked = [name for name, text in outputs.items() if self.server.marker in (text or "")]
-        if marked:
-            found.append(Violation("SCAN-SECRET-2: only safe lines are printed", "no text of an error answer on "
-                                   "stdout or stderr", "the server's error marker in %s" % ", ".join(marked)))
-        if "--help" not in args:
-            bad = verdict.unsafe_lines(result.stdout)
-            if bad:
-                found.append(Violation("SCAN-OUTPUT-1: the lines", "only the safe lines on stdout",
-                                       "%s%d other line(s), the first %r" % (label, len(bad), bad[0][:120]),
-                                       "print only the fixed lines of SCAN-OUTPUT-1"))
-        if verdict.TRACEBACK in (result.stderr or ""):
-            found.append(Violation("SCAN-OUTPUT-1: the lines", "on stderr only the usage line",
-                                   "%sa Python traceback on stderr" % label))
-        return found
-
-    def _slot_violations(self, life):
-        found = []
-        planted = self.trees.planted()
-        for name, raw in sorted((life.state_files or {}).items()):
-            base = os.path.basename(name)
-            if name != base or not (verdict.SLOT_FILE_RE.match(base) or verdict.STALE_FILE_RE.match(base)):
-                continue
-            if raw in planted or (len(raw) >= _lifecycle.MAX_STATE_FILE_BYTES
-                                  and any(p.startswith(raw) for p in planted)):
-                continue  # kept as planted (a snapshot holds the first MAX_STATE_FILE_BYTES of a file)
-            problems = verdict.slot_file_problems(base, raw)
-            if problems:
-                found.append(Violation("SCAN-STATE-2, -3: whole, valid state files", "every slot file a life "
-                                       "leaves behind is a canonical schema-2 state of its phase",
-                                       "after life %d, %s: %s" % (life.index, base, "; ".join(problems[:3])),
-                                       "validate before every save; write a new file, fsync, os.replace"))
-        return found
-
-    def _leftovers(self):
-        found = []
-        for lives in self.lifecycles:
-            last = lives.current
-            result = last.result if last is not None else None
-            killed = result is None or result.killed or result.timed_out or last.fired or any(
-                signum == _signal.SIGKILL for _t, signum in result.signals)
-            for proc, watch, _args in self.worker.runs():
-                if not any(life.proc is proc for life in lives.lives):
-                    continue
-                alive = watch.leftovers(grace_s=0.0 if killed else None)
-                watch.kill_leftovers()
-                if killed:
-                    if alive:
-                        self.ctx.note("plane: killed %d process(es) left after a life the harness killed"
-                                      % len(alive))
-                    continue
-                found += [Violation("SCAN-STOP-4: nothing outlives the worker", "no process of the worker alive "
-                                    "after its last life exited", "pid %d (%s) was still running; killed"
-                                    % (seen.pid, " ".join(seen.argvs[-1][:6]) if seen.argvs else "?"))
-                          for seen in alive]
-        return found
+        return verdict.PlaneVerdict(self).violations()
 
     def close(self):
         """Close every fake (each closes even if another fails)."""
@@ -518,9 +384,3 @@ class ScanPlane(object):
         if errors:
             raise HarnessError("closing the scan plane: " + "; ".join(errors))
 
-
-def _read_scan(path):
-    try:
-        return read_for_scan(path)
-    except OSError:
-        return b""
