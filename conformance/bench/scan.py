@@ -100,7 +100,7 @@ from conformance.bench import core
 from conformance.bench.core import GiB, MiB, log, size_label
 from conformance.lifecycle import measure_cpu
 from conformance.planes.scan.plane import DEFAULT_TARGET, POLL_S, ScanPlane
-from conformance.planes.scan.server import canonical
+from conformance.planes.scan.protocol import canonical
 from conformance.runner import HarnessError, Runner, capabilities
 from conformance.timeouts import SHORT_TIMEOUT_S
 
@@ -186,8 +186,7 @@ class BenchPlane(ScanPlane):
         return life
 
     def _quiet(self):
-        for _proc, watch, _args in self._runs:
-            watch.stop()
+        self.worker.stop_watching()
 
 
 class BenchContext(core.Context):

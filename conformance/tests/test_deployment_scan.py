@@ -12,7 +12,7 @@ import unittest
 
 from conformance import checks as _checks
 from conformance.planes.scan import bundles, deploy
-from conformance.planes.scan.server import build_values, claim_problems
+from conformance.planes.scan.calls import build_values, claim_problems
 from conformance.tests.deployed_node import judge_with_and_without
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

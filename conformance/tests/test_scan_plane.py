@@ -5,9 +5,11 @@ id, read the status, send progress, upload a bundle with its digest, send a term
 with http.client over TLS trusting the test CA. The server must answer as the contract says and
 record what it saw; the bundle judge must accept a good bundle and name each defect; the
 invariants must fire on a planted fault (and only then). Toy processes stand in for the node
-where a life is needed.
+where a life is needed. And no class of any plane (conformance/planes/) may grow past
+MAX_CLASS_LINES: the scan plane and its server were split so, and this keeps them so.
 """
 
+import ast
 import hashlib
 import http.client
 import json
@@ -22,6 +24,7 @@ import urllib.request
 
 from conformance import faults
 from conformance.checks import Check, Context, NodeSpec
+from conformance.clauses import REPO_ROOT
 from conformance.planes.scan import (DELETE, ScanPlane, build_bundle, bundle_problems, canonical, expectation,
                                      slot_file_problems, unsafe_lines)
 from conformance.planes.scan.bundles import MAX_BUNDLE_LINE_BYTES
@@ -492,10 +495,6 @@ class LifeTest(PlaneTest):
         self.assertEqual(self.names(plane), [])
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class NewTokenTest(unittest.TestCase):
     def test_a_generated_token_never_reads_as_an_option(self):
         # One token_urlsafe token in 64 begins with "-": after `--token` as its own word argparse
@@ -505,3 +504,49 @@ class NewTokenTest(unittest.TestCase):
         self.assertFalse([t for t in tokens if t.startswith("-")])
         self.assertEqual(set(len(t) for t in tokens), {48})
         self.assertEqual(len(ScanPlane.new_token(16)), 16)
+
+
+# No class of the harness's planes is longer than this (issue 23). A plane or a fake that grows
+# past it gives a responsibility a class of its own, as the scan plane's parts do (tokens.py,
+# trees.py, targets.py, worker.py; the server's reservations.py, scripts.py, upload.py).
+MAX_CLASS_LINES = 450
+
+
+def long_classes(source, limit=MAX_CLASS_LINES):
+    """(name, first line, lines) of every class in source longer than limit lines, its
+    decorators included."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if node.end_lineno - first + 1 > limit:
+                found.append((node.name, first, node.end_lineno - first + 1))
+    return found
+
+
+class ClassSizeTest(unittest.TestCase):
+    def test_no_class_in_the_planes_is_over_the_limit(self):
+        root = os.path.join(REPO_ROOT, "conformance", "planes")
+        files, over = 0, []
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(n for n in names if n.endswith(".py")):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as handle:
+                    over += ["%s: class %s (line %d) is %d lines" % ((os.path.relpath(path, REPO_ROOT),) + found)
+                             for found in long_classes(handle.read())]
+                files += 1
+        self.assertGreater(files, 30)  # every plane was read
+        self.assertEqual(over, [], "over %d lines: split a responsibility into a class of its own"
+                         % MAX_CLASS_LINES)
+
+    def test_the_measure_counts_a_class_from_its_decorators_to_its_last_line(self):
+        body = "".join("    x%d = %d\n" % (i, i) for i in range(MAX_CLASS_LINES - 2))
+        source = "import functools\n\n\n@functools.total_ordering\nclass Big(object):\n" + body
+        self.assertEqual(long_classes(source), [])                         # exactly the limit
+        self.assertEqual(long_classes(source + "    last = 1\n"), [("Big", 4, MAX_CLASS_LINES + 1)])
+        self.assertEqual(long_classes("class Small(object):\n    pass\n", limit=1), [("Small", 1, 2)])
+
+
+if __name__ == "__main__":
+    unittest.main()

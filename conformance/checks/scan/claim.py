@@ -16,7 +16,7 @@ from conformance.checks.scan._common import (CLOCK_EPSILON_S, PHASE_TIMEOUT_S, S
                                              describe_run, each_variant, faults, runner_roots, wait_between)
 from conformance.planes.scan import DELETE
 from conformance.planes.scan import deploy as _deploy
-from conformance.planes.scan.server import build_values
+from conformance.planes.scan.calls import build_values
 
 
 @check("claim.persisted-first", clauses=["SCAN-CLAIM-1", "SCAN-CLAIM-3", "SCAN-STATE-4"], level="MUST",

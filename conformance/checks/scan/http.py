@@ -313,7 +313,7 @@ def _(ctx):
     # Arrange
     plane = ctx.plane()
     res, record = _big_ready_bundle(plane, MOVING_BUNDLE_BYTES)
-    plane.server.bundle_pace = (PACED_BYTES, PACE_BYTES_PER_S)
+    plane.server.uploads.pace = (PACED_BYTES, PACE_BYTES_PER_S)
     # Act
     second = plane.restart(http_timeout_s=UPLOAD_HTTP_TIMEOUT_S)
     plane.wait_for(lambda: res.resolution is not None or len(plane.server.calls("bundle", res, second.t_start)) > 1,

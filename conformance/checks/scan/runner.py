@@ -32,7 +32,7 @@ from conformance.checks.scan._common import PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, d
 from conformance.checks.variants import each_variant
 from conformance.planes.scan.bundles import build_bundle, read_bundle
 from conformance.timeouts import Deadline
-from conformance.planes.scan.server import canonical, instant, parse_strict
+from conformance.planes.scan.protocol import canonical, instant, parse_strict
 
 # SCAN-RUNNER-1: the runner's command line after the interpreter.
 RUNNER_FLAGS = ["-I", "-S", "-B"]
@@ -122,7 +122,7 @@ def record_of(plane, slot=0):
 
 
 def target_gets(plane, target):
-    key = plane.targets[target["url"]]
+    key = plane.targets.key(target)
     return [e for e in plane.store.transcript if e.method == "GET" and e.key == key]
 
 

@@ -213,11 +213,6 @@ def _(ctx):
                    "a stop shuts down every socket in flight and joins its threads for at most 2.5 s"))
 
 
-def _watch_of(plane, life):
-    """The plane's Watch of a life: every process of its tree as sampled while it ran."""
-    return next(watch for proc, watch, _args in plane._runs if proc is life.proc)
-
-
 def _is_runner(seen):
     return any(any(RUNNER_ARGV in part for part in argv) for argv in seen.argvs)
 
@@ -238,7 +233,7 @@ def _(ctx):
     plane.wait_for(_store_get_arrived(plane), "the runner's GET of the target")
     # Act
     result = life.stop(signal.SIGINT, STOP_EXIT_WAIT_S)
-    watch = _watch_of(plane, life)
+    watch = plane.worker.watch_of(life)  # every process of its tree as sampled while it ran
     runners = [seen for seen in watch.processes() if _is_runner(seen)]
     alive = [seen.pid for seen in watch.leftovers(grace_s=0.0) if _is_runner(seen)]
     state = plane.slot_state(0)

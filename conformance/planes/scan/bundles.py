@@ -4,7 +4,7 @@
     report = read_bundle(path_or_bytes, expect)             # BundleReport: header, target_done, ...
     data = build_bundle(expect, slot_id=0, generation=g)    # a good bundle, to break on purpose
 
-``expect`` says what the bundle must bind to: a plane Reservation (server.Reservation), or a
+``expect`` says what the bundle must bind to: a plane Reservation (reservations.Reservation), or a
 dict with reservation_id, bundle_id, scan_event_id, execution_snapshot_sha256, targets (the
 pins: name, size, sha256, in the assignment's order), declared_bundle_bytes, and optionally
 slot_id and generation (checked when given). A bundle is read line by line, each read bounded
@@ -21,7 +21,7 @@ import io
 import re
 
 from conformance.planes.scan import deploy as _deploy
-from conformance.planes.scan.server import JsonError, canonical, parse_strict
+from conformance.planes.scan.protocol import JsonError, canonical, parse_strict
 
 __all__ = ["bundle_problems", "read_bundle", "build_bundle", "BundleReport", "expectation", "HEADER_KEYS",
            "TRAILER_KEYS", "TARGET_DONE_KEYS", "FORMAT", "MAX_BUNDLE_LINE_BYTES", "SCAN_STAGE_PHASES"]

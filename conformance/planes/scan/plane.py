@@ -1,30 +1,29 @@
-"""The scan plane: the scan server, the target store and a tripwire composed, the worker's
-environment and token file, its lives, the waits and crash points, and the invariants.
+"""The scan plane: the scan server, the target store and a tripwire composed with the worker's
+token file, trees, targets and lives; its environment and argv, the waits and crash points, and
+the invariants.
 
 The plane makes the scan server (server.py), an object store holding the targets behind
-pre-signed GETs, and a tripwire every proxy variable names; it writes the token file, builds
-the worker's environment (private XDG trees, HOME, TMPDIR, SSL_CERT_FILE) and argv, starts the
-worker through a Lifecycle (conformance/lifecycle.py: crash points, restarts against the same
-state), watches every process of every life, and states after each check what no single fake
-can: the token nowhere but in Authorization, target URLs in no output and no body, every slot
-file each life left behind whole, only safe lines printed, no process left.
+pre-signed GETs (targets.py), and a tripwire every proxy variable names; it writes the token file
+(tokens.py), builds the worker's environment (private XDG trees, read and planted through
+trees.py, HOME, TMPDIR, SSL_CERT_FILE) and argv, starts the worker through a Lifecycle
+(worker.py, conformance/lifecycle.py: crash points, restarts against the same state) with a
+Watch on every life, and states after each check what no single fake can (verdict.py's
+PlaneVerdict): the token nowhere but in Authorization, target URLs in no output and no body,
+every slot file each life left behind whole, only safe lines printed, no process left.
 """
 
 import os
-import secrets as _secrets
 import signal as _signal
-import threading
-import time
 
 from conformance import lifecycle as _lifecycle
-from conformance.faults import Match
-from conformance.invariants import Violation, read_for_scan
-from conformance.lifecycle import Lifecycle
 from conformance.planes.scan import bundles as _bundles
 from conformance.planes.scan import verdict
-from conformance.planes.scan.server import (DELETE, KEEP, ScanServer, canonical, error_answer, parse_document,
-                                            parse_strict, token_pieces)
-from conformance.planes.session.watch import Watch
+from conformance.planes.scan.protocol import DELETE, KEEP, error_answer, token_pieces
+from conformance.planes.scan.server import ScanServer
+from conformance.planes.scan.targets import Targets
+from conformance.planes.scan.tokens import TokenFile, new_token
+from conformance.planes.scan.trees import Trees
+from conformance.planes.scan.worker import Worker
 from conformance.runner import HarnessError
 from conformance.servers import CA_FILE, UNTRUSTED_CERT_CHAIN, LoopbackServer, Reply
 from conformance.store import ObjectStore
@@ -50,8 +49,6 @@ POLL_S = 0.2
 ERROR_DELAY_S = 0.5
 HTTP_TIMEOUT_S = 5
 DRAIN_S = 5
-# The tree of a worker (SCAN-CONFIG-3), under XDG_STATE_HOME and XDG_DATA_HOME.
-TREE = os.path.join("truf", "remote-worker")
 # A wait re-checks its condition at least this often (a file on disk wakes nobody).
 WAIT_SLICE_S = 0.02
 # Bytes of the default target: a few short lines.
@@ -64,57 +61,20 @@ def _number(value):
     return str(value) if isinstance(value, int) else (("%.6f" % value).rstrip("0").rstrip(".") or "0")
 
 
-def _private_dirs(path):
-    """Create path and its missing parents, each 0700 (SCAN-STATE-1 asks it of the trees)."""
-    missing = []
-    while path and not os.path.isdir(path):
-        missing.append(path)
-        path = os.path.dirname(path)
-    for directory in reversed(missing):
-        os.mkdir(directory, 0o700)
-        os.chmod(directory, 0o700)
-
-
-def _write_atomic(path, data, mode):
-    """data to path through a new file in the same directory and os.replace (a new inode)."""
-    tmp = "%s.tmp-%s" % (path, _secrets.token_hex(4))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, data)
-        os.fchmod(fd, mode)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
-class _Starter(object):
-    """What a Lifecycle sees as the check's context: the context, whose start_node also sets a
-    Watch on each life (every process and its argv, TMPDIR's files)."""
-
-    def __init__(self, plane):
-        self._plane = plane
-
-    def start_node(self, env, args=(), cwd=None, pid1=True, memory_limit_bytes=None):
-        plane = self._plane
-        proc = plane.ctx.start_node(env, args=args, cwd=cwd, pid1=pid1, memory_limit_bytes=memory_limit_bytes)
-        plane._runs.append((proc, Watch(proc, plane.tmp, plane._watched_secrets), list(args)))
-        return proc
-
-    def __getattr__(self, name):
-        return getattr(self._plane.ctx, name)
-
-
 class ScanPlane(object):
     """The fakes of one scan run and the worker's environment.
 
-    ``server`` (ScanServer), ``store`` (ObjectStore: the targets), ``tripwire`` (a LoopbackServer
-    every proxy variable names), ``timeline`` (both fakes' requests, and every life's marks).
+    The fakes: ``server`` (ScanServer), ``store`` (ObjectStore: the targets), ``tripwire`` (a
+    LoopbackServer every proxy variable names); ``timeline`` (both fakes' requests, and every
+    life's marks). The worker's side: ``tokens`` (TokenFile), ``trees`` (Trees), ``targets``
+    (Targets), ``worker`` (Worker: the lives and their watches). What the checks call of those is
+    the plane's too (token, rotate_token, add_target, slot_state, write_slot, start, life, ...).
+
     Options: ScanServer.OPTIONS (retry_after, no_work_reason, progress_stale_when_resolved,
-    first_reservation_id, dialect, upload_status); proxies (True: every proxy variable names the tripwire), token (the
-    first token; default 48 fresh characters), token_grace_s (how long a rotated-out token is
-    still accepted; 0: not at all), extra_env and drop_env (every life's environment),
-    untrusted (the scan server serves a certificate nobody trusts).
+    first_reservation_id, dialect, upload_status); proxies (True: every proxy variable names the
+    tripwire), token (the first token; default 48 fresh characters), token_grace_s (how long a
+    rotated-out token is still accepted; 0: not at all), extra_env and drop_env (every life's
+    environment), untrusted (the scan server serves a certificate nobody trusts).
     """
 
     _count = 0
@@ -125,40 +85,35 @@ class ScanPlane(object):
         if options:
             raise TypeError("ScanPlane: unknown option(s): %s" % ", ".join(sorted(options)))
         ScanPlane._count += 1
-        self.ctx, self.proxies, self.token_grace_s = ctx, proxies, token_grace_s
+        self.ctx, self.proxies = ctx, proxies
         self.extra_env, self.drop_env = dict(extra_env or {}), list(drop_env)
         self.home = ctx.tmpdir("scan-plane-%d" % ScanPlane._count)
         self.state_home, self.data_home = ctx.tmpdir(self.home_name("state")), ctx.tmpdir(self.home_name("data"))
         self.home_dir, self.tmp = ctx.tmpdir(self.home_name("home")), ctx.tmpdir(self.home_name("tmp"))
-        self.state_dir = os.path.join(self.state_home, TREE)
-        self.bundle_dir = os.path.join(self.data_home, TREE, "bundles")
-        self.work_dir = os.path.join(self.data_home, TREE, "work")
-        secret_dir = os.path.join(self.home, "secret")
-        _private_dirs(secret_dir)
-        self.token_file = os.path.join(secret_dir, "token")
-        self._lock = threading.Lock()
-        self.tokens = []           # every token the file held, in order (index = ScanCall.token_index)
-        self.written = []          # text of every write_token_file (an invalid rotation)
-        self._current, self._previous = None, None
-        self._planted = set()      # bytes of slot files a check planted (kept as planted by design)
-        self.lifecycles, self._runs, self._fakes = [], [], []
-        self.targets = {}          # url -> store key
+        self.trees = trees = Trees(self.state_home, self.data_home)   # the slot files, the journal, the listings
+        self.state_dir, self.bundle_dir, self.work_dir = trees.state_dir, trees.bundle_dir, trees.work_dir
+        self.tokens = TokenFile(os.path.join(self.home, "secret", "token"), token_grace_s)
+        self.token_file = self.tokens.path
+        self._fakes = []
+        self.worker = None         # the lives (worker.py), once the fakes are up
         seed = getattr(ctx, "seed", 0)
         try:
             self.store = self._add("store", ObjectStore(ctx.tmpdir(self.home_name("store")), tls=True, seed=seed,
                                                         name="store"))
-            self.server = self._add("scan", ScanServer(self._token_index, ctx.tmpdir(self.home_name("received")),
-                                                       seed=seed, secret_values=self._secret_tokens,
+            self.server = self._add("scan", ScanServer(self.tokens.accepted, ctx.tmpdir(self.home_name("received")),
+                                                       seed=seed, secret_values=self.tokens.secrets,
                                                        cert_chain=UNTRUSTED_CERT_CHAIN if untrusted else None,
                                                        **server_options))
             self.tripwire = self._add("tripwire", LoopbackServer("tripwire", seed=seed,
-                                                                 secret_values=self._secret_tokens))
+                                                                 secret_values=self.tokens.secrets))
             self.tripwire.route("*", "/*", lambda req: Reply(418, b"tripwire\n", content_type="text/plain"))
         except BaseException:
             self.close()
             raise
+        self.targets = Targets(self.store, os.path.join(self.home, "chunks"))
         self.timeline = Timeline({"scan": self.server.server, "store": self.store.server})
-        self.rotate_token(token)
+        self.worker = Worker(ctx, self.state_dir, self.timeline, self.tmp, self._watched_secrets)
+        self.tokens.rotate(token)
 
     def home_name(self, part):
         return os.path.join(os.path.basename(self.home), part)
@@ -167,95 +122,37 @@ class ScanPlane(object):
         self._fakes.append((label, fake))
         return fake
 
-    # ---------------------------------------------------------------- the token
+    # ---------------------------------------------------------------- the token (tokens.py)
     @property
     def token(self):
         """The token the file holds now (the one the server accepts)."""
-        with self._lock:
-            return self.tokens[self._current]
+        return self.tokens.current
 
-    @staticmethod
-    def new_token(chars=48):
-        """A fresh token of `chars` URL-safe characters that never begins with "-".
-
-        One that did would be read as an option when it follows `--token` as its own word,
-        by the upstream's argparse as by ours (one token in 64 of token_urlsafe's): such a token
-        is given as `--token=T`, and the checks that pass `--token T` would fail now and then.
-        """
-        while True:
-            token = _secrets.token_urlsafe(chars)[:chars]
-            if not token.startswith("-"):
-                return token
+    new_token = staticmethod(new_token)
 
     def rotate_token(self, new=None, grace_s=None):
-        """Replace the token file atomically (a new inode, mode 0600) with new (default 48 fresh
-        characters); the server accepts it at once and the previous one for grace_s more seconds
-        (default the plane's token_grace_s). Returns the new token."""
-        new = new or self.new_token()
-        grace = self.token_grace_s if grace_s is None else grace_s
-        with self._lock:
-            self.tokens.append(new)
-            previous, self._current = self._current, len(self.tokens) - 1
-            self._previous = (previous, time.monotonic() + grace) if previous is not None and grace > 0 else None
-        _write_atomic(self.token_file, (new + "\n").encode("ascii"), 0o600)
-        return new
+        """A new token file (TokenFile.rotate); grace_s: how long the previous token is still accepted."""
+        return self.tokens.rotate(new, grace_s)
 
     def write_token_file(self, text, mode=0o600):
-        """Write anything into the token file (an invalid rotation: too short, a space, mode
-        0644): atomically, with mode. The server keeps accepting the current token."""
-        data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
-        with self._lock:
-            stripped = data.decode("utf-8", "replace").strip()
-            if len(stripped) >= 16:
-                self.written.append(stripped)
-        _write_atomic(self.token_file, data, mode)
-
-    def _token_index(self, token):
-        """The server's question: the token's index when it is accepted now, else None."""
-        with self._lock:
-            if self._current is not None and token == self.tokens[self._current]:
-                return self._current
-            if self._previous is not None and token == self.tokens[self._previous[0]] \
-                    and time.monotonic() < self._previous[1]:
-                return self._previous[0]
-        return None
-
-    def _secret_tokens(self):
-        with self._lock:
-            return list(self.tokens) + list(self.written)
+        """An invalid rotation (TokenFile.write): the server keeps accepting the current token."""
+        self.tokens.write(text, mode)
 
     def _watched_secrets(self):
         pieces = []
-        for token in self._secret_tokens():
+        for token in self.tokens.secrets():
             pieces += token_pieces(token)
-        return pieces + [s for s in self.store.secrets() if len(s) >= 16]
+        return pieces + self.targets.url_secrets()
 
     # ---------------------------------------------------------------- targets and assignments
     def add_target(self, name, data=None, size=None, seed=None, chunks=None, expires_in_s=3600):
-        """A target in the store behind a pre-signed GET; returns its pin {name, size, sha256,
-        url}. data: its bytes; or size and seed: that many generated bytes (never on disk); or
-        chunks: an iterable of bytes, streamed to a file first."""
-        key = "targets/%d/%s" % (len(self.targets) + 1, name)
-        if data is not None:
-            sha, length = self.store.put(key, bytes(data))
-        elif chunks is not None:
-            path = os.path.join(self.ctx.tmpdir(self.home_name("chunks")), "%d" % (len(self.targets) + 1))
-            with open(path, "wb") as out:
-                for chunk in chunks:
-                    out.write(chunk)
-            sha, length = self.store.put(key, path)
-            os.unlink(path)
-        elif size is not None:
-            sha, length = self.store.serve_generated(key, size, 0 if seed is None else seed)
-        else:
-            raise ValueError("add_target: give data, chunks, or size (and seed)")
-        url = self.store.presign_get(key, self.store.new_token(), expires_in_s=expires_in_s)
-        self.targets[url] = key
-        return {"name": name, "size": length, "sha256": sha, "url": url}
+        """A target in the store behind a pre-signed GET (Targets.add); returns its pin {name, size,
+        sha256, url}. data: its bytes; or size and seed: generated bytes; or chunks: an iterable."""
+        return self.targets.add(name, data, size, seed, chunks, expires_in_s)
 
     def target_match(self, target, **options):
         """The Match of a target's GETs at the store (Match's keywords)."""
-        return Match(method="GET", key=self.targets[target["url"]], **options)
+        return self.targets.match(target, **options)
 
     def add_assignment(self, targets=None, target_scan_timeout_s=30, assignment_deadline_in_s=120.0,
                        declared_bundle_bytes=1 << 20, patch=None, queued=True, **identity):
@@ -314,16 +211,13 @@ class ScanPlane(object):
                 args += [option, _number(value)]
         return args + list(extra)
 
-    # ---------------------------------------------------------------- lives
+    # ---------------------------------------------------------------- lives (worker.py)
     def lifecycle(self, argv=None, env=None, pid1=True, **argv_options):
         """A Lifecycle of the worker on this plane's trees: argv() (or argv), env() updated by env."""
         args = self.argv(**argv_options) if argv is None else list(argv)
         full = self.env()
         full.update(env or {})
-        lives = Lifecycle(_Starter(self), full, args=args, state_dir=self.state_dir, timeline=self.timeline,
-                          pid1=pid1)
-        self.lifecycles.append(lives)
-        return lives
+        return self.worker.lifecycle(args, full, pid1)
 
     def start(self, kill_at=None, **options):
         """The first life of a new Lifecycle (options as lifecycle()); returns the Life."""
@@ -336,16 +230,19 @@ class ScanPlane(object):
         return self.lives.restart(kill_at=kill_at, args=args, env_update=env_update)
 
     @property
+    def lifecycles(self):
+        """Every Lifecycle made, in order."""
+        return self.worker.lifecycles
+
+    @property
     def lives(self):
         """The current Lifecycle (the last made)."""
-        if not self.lifecycles:
-            raise RuntimeError("no life started yet")
-        return self.lifecycles[-1]
+        return self.worker.current
 
     @property
     def life(self):
         """The current life, or None."""
-        return self.lifecycles[-1].current if self.lifecycles else None
+        return self.worker.life
 
     def stop(self, signum=_signal.SIGTERM, timeout=RUN_TIMEOUT_S, life=None):
         """Signal the current life and wait for its exit; its RunResult."""
@@ -407,13 +304,8 @@ class ScanPlane(object):
 
     def wait_phase(self, slot, phase, timeout=PHASE_TIMEOUT_S, running=True):
         """The slot's state once its phase is phase (None: once the slot file is gone)."""
-        self.wait_for(self._phase_is(slot, phase), "slot %d in phase %s" % (slot, phase), timeout, running=running)
+        self.wait_for(self.trees.phase_is(slot, phase), "slot %d in phase %s" % (slot, phase), timeout, running=running)
         return self.slot_state(slot)
-
-    def _phase_is(self, slot, phase):
-        if phase is None:
-            return lambda: self.slot_raw(slot) is None
-        return lambda: (self.slot_state(slot) or {}).get("phase") == phase
 
     # ---------------------------------------------------------------- crash points (lifecycle triggers)
     def held(self, verb, nth=1, processed=False, reservation=None):
@@ -428,74 +320,34 @@ class ScanPlane(object):
 
     def when_phase(self, slot, phase):
         """Kill when slot's state file shows phase (None: when it is gone)."""
-        return _lifecycle.when(self._phase_is(slot, phase), "slot %d is in phase %s" % (slot, phase))
+        return _lifecycle.when(self.trees.phase_is(slot, phase), "slot %d is in phase %s" % (slot, phase))
 
     def when_calls(self, verb, n=1, reservation=None):
         """Kill once n requests of verb have arrived (the handler need not have run)."""
         return _lifecycle.when(lambda: len(self.server.calls(verb, reservation)) >= n,
                                "%d %s request(s) arrived" % (n, verb))
 
-    # ---------------------------------------------------------------- the trees
+    # ---------------------------------------------------------------- the trees (trees.py: what each one reads)
     def slot_path(self, slot, stale=False):
-        return os.path.join(self.state_dir, "slot-%d%s.json" % (slot, "-stale" if stale else ""))
+        return self.trees.slot_path(slot, stale)
 
     def slot_raw(self, slot, stale=False):
-        """The slot file's bytes, or None when there is none."""
-        try:
-            with open(self.slot_path(slot, stale), "rb") as handle:
-                return handle.read()
-        except OSError:
-            return None
+        return self.trees.slot_raw(slot, stale)
 
     def slot_state(self, slot, stale=False):
-        """The slot file parsed strictly (floats allowed: D24), or None (absent, or not strict JSON)."""
-        raw = self.slot_raw(slot, stale)
-        if raw is None:
-            return None
-        try:
-            return parse_document(raw)
-        except ValueError:
-            return None
+        return self.trees.slot_state(slot, stale)
 
     def write_slot(self, slot, doc, stale=False, mode=0o600):
-        """Plant a slot file (a doc, written canonical, or bytes) before a life starts; the
-        invariants leave bytes planted this way alone (a state the worker must keep untouched)."""
-        data = doc if isinstance(doc, bytes) else canonical(doc)
-        _private_dirs(self.state_dir)
-        _write_atomic(self.slot_path(slot, stale), data, mode)
-        with self._lock:
-            self._planted.add(data)
-        return self.slot_path(slot, stale)
+        return self.trees.write_slot(slot, doc, stale, mode)
 
     def read_json(self, relative):
-        """A JSON file of the state tree (e.g. "progress-cursor.json") parsed strictly, or None."""
-        try:
-            with open(os.path.join(self.state_dir, relative), "rb") as handle:
-                return parse_strict(handle.read())
-        except (OSError, ValueError):
-            return None
+        return self.trees.read_json(relative)
 
     def journal(self):
-        """The events of <state>/events.jsonl that parse, in order."""
-        found = []
-        try:
-            with open(os.path.join(self.state_dir, "events.jsonl"), "rb") as handle:
-                for line in handle:
-                    try:
-                        found.append(parse_strict(line.rstrip(b"\n")))
-                    except ValueError:
-                        continue
-        except OSError:
-            pass
-        return found
+        return self.trees.journal()
 
     def listing(self, tree="bundles", sub=""):
-        """Names in a tree ("state", "bundles", "work") or a folder of it (sub="ready")."""
-        root = {"state": self.state_dir, "bundles": self.bundle_dir, "work": self.work_dir}[tree]
-        try:
-            return sorted(os.listdir(os.path.join(root, sub)))
-        except OSError:
-            return []
+        return self.trees.listing(tree, sub)
 
     # ---------------------------------------------------------------- reports and secrets
     def describe(self, limit=12):
@@ -506,170 +358,24 @@ class ScanPlane(object):
 
     def secrets(self):
         """Every value a report masks: the tokens and the store's tokens and signatures."""
-        return [s for s in self._secret_tokens() + self.store.secrets() if len(s) >= 12]
+        return [s for s in self.tokens.secrets() + self.store.secrets() if len(s) >= 12]
 
-    def _describe_token(self, token):
-        with self._lock:
-            if token in self.tokens:
-                return "token #%d" % (self.tokens.index(token) + 1)
-        return "a token written as an invalid rotation"
-
-    # ---------------------------------------------------------------- invariants
+    # ---------------------------------------------------------------- invariants (verdict.py)
     def invariants(self):
-        """What must hold after any check (each broken one a Violation): SCAN-SECRET-1 (the token,
-        or a 16-character piece of it, in no output, argv, file of the three trees or TMPDIR, slot
-        state left by any life, request target, header but Authorization, or body), SCAN-ASSIGN-4
-        (target URLs in no output and no body sent), SCAN-SECRET-2 (no error marker printed),
-        SCAN-OUTPUT-1 (only safe lines on stdout; no traceback), SCAN-STATE-2/-3 (each slot file a
-        life left is a whole canonical schema-2 state), SCAN-UPLOAD-5 and one outcome per
-        reservation, SCAN-CONFIG-5 (no proxy), and no process left. A fake that broke raises
-        HarnessError."""
+        """What must hold after any check, each broken one a Violation (verdict.PlaneVerdict: the
+        token, target URLs, error markers and unsafe lines in no output, whole slot files, one
+        outcome per reservation, no proxy, no process left). A fake that broke raises HarnessError."""
         for name, fake in self._fakes:
             if fake.errors:
                 raise HarnessError("the fake %s failed while serving the worker:\n%s" % (name, fake.errors[0]))
         self.ctx.note(self.timeline.render())
-        tokens = self._secret_tokens()
-        targets = [s for s in self.store.secrets() if len(s) >= 16]
-        found = verdict.server_violations(self.server)
-        if self.tripwire.connections:
-            found.append(Violation("SCAN-CONFIG-5: no proxies", "no connection to the tripwire (every proxy "
-                                   "variable names it)", "%d connection(s) to it" % len(self.tripwire.connections),
-                                   "connect directly to the origin; never read the proxy variables"))
-        bodies = dict(("%s %s #%d" % (c.method, c.path, c.exchange.seq), c.body)
-                      for c in self.server.calls() if c.body)
-        for res in self.server.reservations():
-            for path in res.bundle_files.values():
-                bodies["the bundle %s" % os.path.basename(path)] = _read_scan(path)
-        token_places = verdict.token_hits(tokens, dict((k, v) for k, v in bodies.items() if k.startswith("the bundle")))
-        found += self._secret_violations(token_places)
-        found += self._url_violations(targets, bodies, "a body sent to the scan server")
-        runs = []
-        for number, (proc, watch, args) in enumerate(self._runs, 1):
-            watch.stop()
-            if proc.result is not None:
-                runs.append((number, proc, watch, args))
-        for number, proc, watch, args in runs:
-            found += self._run_violations(number, proc, watch, args, tokens, targets)
-        state = {}
-        for lives in self.lifecycles:
-            for life in lives.lives:
-                state.update(("life %d: %s" % (life.index, name), raw)
-                             for name, raw in (life.state_files or {}).items())
-                found += self._slot_violations(life)
-        texts = verdict.file_texts([self.state_home, self.data_home, self.tmp])
-        texts.update(state)
-        found += self._secret_violations(verdict.token_hits(tokens, texts))
-        found += self._leftovers()
-        return found
-
-    def _secret_violations(self, hits):
-        return [Violation("SCAN-SECRET-1: the token stays in the worker", "no token, nor any 16-character piece "
-                          "of one, anywhere but the Authorization header",
-                          "%s of %s in %s" % ("the whole" if whole else "a 16-character piece",
-                                              self._describe_token(token), label),
-                          "never print, write, pass or send the token but as the bearer")
-                for label, token, whole in hits]
-
-    @staticmethod
-    def _url_violations(targets, texts, where):
-        hits = [(label, secret) for label, blob in texts.items() if blob
-                for secret in targets if secret.encode("utf-8") in (blob if isinstance(blob, bytes)
-                                                                    else blob.encode("utf-8", "replace"))]
-        seen = sorted(set(label for label, _secret in hits))
-        if not seen:
-            return []
-        return [Violation("SCAN-ASSIGN-4: a target URL is a credential", "no target URL (its signature or "
-                          "token) in %s" % where, "found in %s" % ", ".join(seen[:5]),
-                          "keep target URLs in the slot state and the runner's input only")]
-
-    def _run_violations(self, number, proc, watch, args, tokens, targets):
-        result = proc.result
-        label = "life %d " % number if len(self._runs) > 1 else ""
-        outputs = {label + "stdout": result.stdout, label + "stderr": result.stderr}
-        texts = dict(outputs)
-        on_argv = any(any(piece in arg for piece in token_pieces(token)) for arg in args for token in tokens)
-        for pid, argv in (result.seen_cmdlines or {}).items():
-            if pid == result.host_pid and on_argv:  # the check put it there (SCAN-TOKEN-4 judges the rest)
-                continue
-            texts["%sargv of pid %s" % (label, pid)] = "\0".join(argv or [])
-        for seen in watch.processes():
-            for index, argv in enumerate(seen.argvs):
-                if seen.pid == result.host_pid and on_argv and index == 0:
-                    continue
-                texts["%sargv of pid %d" % (label, seen.pid)] = "\0".join(argv)
-        found = self._secret_violations(verdict.token_hits(tokens, texts))
-        found += self._url_violations(targets, outputs, "stdout or stderr")
-        for path, is_target in sorted(set((path, secret in targets) for path, secret in watch.file_hits)):
-            if is_target:
-                found.append(Violation("SCAN-ASSIGN-4: a target URL is a credential", "no target URL in a file "
-                                       "under TMPDIR", "a target URL's signature or token in %s (under TMPDIR), "
-                                       "seen while %slife ran" % (path, label)))
-            else:
-                found.append(Violation("SCAN-SECRET-1: the token stays in the worker", "no piece of the token in "
-                                       "a file under TMPDIR", "a 16-character piece of the token in %s (under "
-                                       "TMPDIR), seen while %slife ran" % (path, label)))
-        marked = [name for name, text in outputs.items() if self.server.marker in (text or "")]
-        if marked:
-            found.append(Violation("SCAN-SECRET-2: only safe lines are printed", "no text of an error answer on "
-                                   "stdout or stderr", "the server's error marker in %s" % ", ".join(marked)))
-        if "--help" not in args:
-            bad = verdict.unsafe_lines(result.stdout)
-            if bad:
-                found.append(Violation("SCAN-OUTPUT-1: the lines", "only the safe lines on stdout",
-                                       "%s%d other line(s), the first %r" % (label, len(bad), bad[0][:120]),
-                                       "print only the fixed lines of SCAN-OUTPUT-1"))
-        if verdict.TRACEBACK in (result.stderr or ""):
-            found.append(Violation("SCAN-OUTPUT-1: the lines", "on stderr only the usage line",
-                                   "%sa Python traceback on stderr" % label))
-        return found
-
-    def _slot_violations(self, life):
-        found = []
-        with self._lock:
-            planted = set(self._planted)
-        for name, raw in sorted((life.state_files or {}).items()):
-            base = os.path.basename(name)
-            if name != base or not (verdict.SLOT_FILE_RE.match(base) or verdict.STALE_FILE_RE.match(base)):
-                continue
-            if raw in planted or (len(raw) >= _lifecycle.MAX_STATE_FILE_BYTES
-                                  and any(p.startswith(raw) for p in planted)):
-                continue  # kept as planted (a snapshot holds the first MAX_STATE_FILE_BYTES of a file)
-            problems = verdict.slot_file_problems(base, raw)
-            if problems:
-                found.append(Violation("SCAN-STATE-2, -3: whole, valid state files", "every slot file a life "
-                                       "leaves behind is a canonical schema-2 state of its phase",
-                                       "after life %d, %s: %s" % (life.index, base, "; ".join(problems[:3])),
-                                       "validate before every save; write a new file, fsync, os.replace"))
-        return found
-
-    def _leftovers(self):
-        found = []
-        for lives in self.lifecycles:
-            last = lives.current
-            result = last.result if last is not None else None
-            killed = result is None or result.killed or result.timed_out or last.fired or any(
-                signum == _signal.SIGKILL for _t, signum in result.signals)
-            for proc, watch, _args in self._runs:
-                if not any(life.proc is proc for life in lives.lives):
-                    continue
-                alive = watch.leftovers(grace_s=0.0 if killed else None)
-                watch.kill_leftovers()
-                if killed:
-                    if alive:
-                        self.ctx.note("plane: killed %d process(es) left after a life the harness killed"
-                                      % len(alive))
-                    continue
-                found += [Violation("SCAN-STOP-4: nothing outlives the worker", "no process of the worker alive "
-                                    "after its last life exited", "pid %d (%s) was still running; killed"
-                                    % (seen.pid, " ".join(seen.argvs[-1][:6]) if seen.argvs else "?"))
-                          for seen in alive]
-        return found
+        return verdict.PlaneVerdict(self).violations()
 
     def close(self):
         """Close every fake (each closes even if another fails)."""
         errors = []
-        for _proc, watch, _args in self._runs:
-            watch.stop()
+        if self.worker is not None:
+            self.worker.stop_watching()
         for _name, fake in reversed(self._fakes):
             try:
                 fake.close()
@@ -678,9 +384,3 @@ class ScanPlane(object):
         if errors:
             raise HarnessError("closing the scan plane: " + "; ".join(errors))
 
-
-def _read_scan(path):
-    try:
-        return read_for_scan(path)
-    except OSError:
-        return b""

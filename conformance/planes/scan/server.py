@@ -42,434 +42,43 @@ status_match, progress_match, terminal_match, bundle_match); a refusing fault ch
 (a claim it answers grants nothing, an upload is not accepted). ``script(verb, ...)`` replaces
 an answer with any status, headers and body (malformed 201s, receipts that do not bind),
 before or after the server acted.
+
+The server is this module's ScanServer (the handler, the claim, status, progress and terminal
+routes, what it observed) and a part per module:
+
+    protocol.py      the routes, canonical JSON, the error shape, dialects: the words every part speaks
+    calls.py         ScanCall (one request as received and answered) and the form problems it records
+    reservations.py  Reservation and the book (server.book): queue, grants, resolutions, no-work answers
+    scripts.py       the scripted answers (server.scripts; script())
+    upload.py        the upload route (server.uploads): streamed to disk, hashed, kept, judged
 """
 
-import collections
-import datetime
 import hashlib
-import json
 import os
-import re
 import secrets as _secrets
 import threading
 import time
 
-from conformance import dialect as _dialect
-from conformance import faults
 from conformance.fake import Fake, read_body
 from conformance.faults import Match
-from conformance.planes import crawler_docs as _docs
-from conformance.planes.scan import deploy as _deploy
-from conformance.servers import MASK, LoopbackServer
+from conformance.planes.scan.calls import (MAX_RECORDED_BODY_BYTES, ScanCall, build_values, capabilities_ok,
+                                           claim_problems, report_problems)
+from conformance.planes.scan.protocol import (ASSIGNMENTS_PATH, DIALECTS, FAILURE_CODES, KEEP, REQUEST_ID_RE,
+                                              TERMINAL_REPORT_MAX_BYTES, VERBS, Refused, dialect_bytes, error_answer,
+                                              instant, route_of, speak, token_pieces)
+from conformance.planes.scan.reservations import Reservations
+from conformance.planes.scan.scripts import Scripts
+from conformance.planes.scan.upload import Uploads
+from conformance.servers import LoopbackServer
 
-__all__ = ["ScanServer", "Reservation", "ScanCall", "Script", "error_answer", "canonical", "parse_strict",
-           "parse_document", "DIALECTS", "speak", "JsonError", "instant", "CLAIM_PATH", "ASSIGNMENTS_PATH", "VERBS",
-           "RESOLUTIONS", "FAILURE_CODES",
-           "NO_WORK_REASONS", "TERMINAL_REPORT_MAX_BYTES", "DELETE", "KEEP"]
+__all__ = ["ScanServer"]
 
-# ---------------------------------------------------------------- the contract's numbers and words
-
-CLAIM_PATH = "/api/v1/worker/claim"
-ASSIGNMENTS_PATH = "/api/v1/worker/assignments/"
-# verb -> (method, path glob of the route; {r} is the reservation id or *)
-VERBS = collections.OrderedDict([
-    ("claim", ("POST", CLAIM_PATH)),
-    ("status", ("GET", ASSIGNMENTS_PATH + "{r}")),
-    ("progress", ("POST", ASSIGNMENTS_PATH + "{r}/progress")),
-    ("terminal", ("POST", ASSIGNMENTS_PATH + "{r}/terminal")),
-    ("bundle", ("PUT", ASSIGNMENTS_PATH + "{r}/bundle")),
-])
-RESOLUTIONS = ("bundle_accepted", "prebundle_report", "expired")
-FAILURE_CODES = ("client_process_failed", "client_storage_failed")
-NO_WORK_REASONS = ("empty_queue", "assignment_cap", "dispatch_paused", "capacity", "compatibility")
-TERMINAL_REPORT_MAX_BYTES = 16384          # SCAN-TERMINAL-3
-MAX_JSON_INTEGER = 9007199254740991
-# The (source, platform, planning_kind) of an assignment granted before any claim named a capability:
-# the reference node's.
-DEFAULT_CAPABILITY = ("fixture", "local", "files")
-# What the status's `state` says while a reservation is held, and after each resolution.
-STATE_SCANNING = "scanning"
-STATE_OF = {"bundle_accepted": "completed", "prebundle_report": "reported", "expired": "expired"}
-# JSON bodies (claims, progress, reports) are small documents; a larger body is counted and
-# its first part kept, never buffered whole.
-MAX_RECORDED_BODY_BYTES = 64 * 1024
-# Bundle bodies are streamed to disk in blocks of this size and hashed on the way.
-BUNDLE_BLOCK_BYTES = 1 << 20
-# A paced upload (bundle_pace) is read in blocks of this size, each when the pace allows it.
-PACE_BLOCK_BYTES = 16 * 1024
 # A token shorter than this is not looked for (it would match by accident).
 MIN_SECRET_CHARS = 16
-# SCAN-SECRET-1: any piece of the token this long counts as the token.
-TOKEN_PIECE_CHARS = 16
-
-_REQUEST_ID_RE = re.compile(r"^[a-f0-9]{32}\Z")
-_DIGEST_RE = re.compile(r"^[a-f0-9]{64}\Z")
-_RESERVATION_RE = re.compile(r"^[1-9][0-9]{0,15}\Z")
-_CODE_RE = re.compile(r"^[a-z0-9_]{1,64}\Z")
-
-# Sentinels: DELETE removes a member (patches, overrides); KEEP leaves a setting as it is.
-DELETE = object()
-KEEP = object()
-
-JsonError = _docs.JsonError
-
-
-def canonical(value):
-    """The scan contract's canonical JSON: sorted keys, no whitespace, ASCII with \\u escapes."""
-    return json.dumps(value, ensure_ascii=True, sort_keys=True, separators=(",", ":"),
-                      allow_nan=False).encode("ascii")
-
-
-def parse_strict(data):
-    """The contract's strict parser (section *Documents*): raises JsonError and nothing else."""
-    return _docs.parse_lenient(data)
-
-
-def parse_document(data):
-    """The strict parser with floats allowed: a slot state keeps the assignment as the server wrote
-    it, and a server may write any number as a float (D24)."""
-    return _docs.parse_lenient(data, floats=True)
-
-
-# ---------------------------------------------------------------- peer variety (area PEER)
-
-# Each dialect rewrites every JSON answer the way a real server, whose code nobody here has seen,
-# may write it; the upstream reads them all alike (json.loads, .get(), int(), fromisoformat):
-#   members         a member nobody defined, in every object at every level (a later release)
-#   floats          every whole number written as a float (5 -> 5.0)
-#   texts           the whole numbers the upstream reads with int() written as decimal strings
-#                   (a generated client's 64-bit integers)
-#   instant-offset  every instant in another zone, with microseconds (2026-12-04T15:15:00.250000-05:00)
-#   instant-naive   every instant without a zone, in UTC (Python's isoformat() of a naive datetime)
-#   instant-space   every instant with a space for its T (str() of an aware datetime)
-#   pretty          indented, keys unsorted, non-ASCII characters unescaped
-DIALECTS = ("members", "floats", "texts", "instant-offset", "instant-naive", "instant-space", "pretty")
-# The members the upstream reads with int() (D25): "texts" writes these as strings.
-INT_MEMBERS = frozenset(["reservation_id", "attempts", "declared_bundle_bytes", "target_scan_timeout_seconds",
-                         "sequence"])
-_SERVED_INSTANT_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z")
-
-
-def _every_key(doc):
-    keys = set()
-    if isinstance(doc, dict):
-        for key, value in doc.items():
-            keys.add(key)
-            keys |= _every_key(value)
-    elif isinstance(doc, list):
-        for item in doc:
-            keys |= _every_key(item)
-    return keys
-
-
-def _rewrite_instants(doc, form):
-    def visit(node):
-        if isinstance(node, dict):
-            return dict((key, visit(value)) for key, value in node.items())
-        if isinstance(node, list):
-            return [visit(item) for item in node]
-        if isinstance(node, str) and _SERVED_INSTANT_RE.match(node):
-            moment = datetime.datetime.strptime(node, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
-            if form == "naive":
-                return moment.replace(tzinfo=None).isoformat()
-            if form == "space":
-                return moment.isoformat(sep=" ")
-            return _dialect.instant(moment, "offset-fraction")
-        return node
-    return visit(doc)
-
-
-def _as_texts(doc):
-    def visit(node):
-        if isinstance(node, dict):
-            return dict((key, str(value) if key in INT_MEMBERS and isinstance(value, int)
-                         and not isinstance(value, bool) else visit(value)) for key, value in node.items())
-        if isinstance(node, list):
-            return [visit(item) for item in node]
-        return node
-    return visit(doc)
-
-
-def speak(doc, dialects):
-    """doc (a JSON answer) rewritten in each of dialects, in DIALECTS' order."""
-    if "members" in dialects:
-        doc = _dialect.unknown_members(doc)
-    if "texts" in dialects:
-        doc = _as_texts(doc)
-    if "floats" in dialects:
-        doc = _dialect.floats(doc, _every_key(doc))
-    for form in ("offset", "naive", "space"):
-        if "instant-" + form in dialects:
-            doc = _rewrite_instants(doc, form)
-    return doc
-
-
-def dialect_bytes(doc, dialects):
-    """The bytes of an answer: canonical, or (pretty) indented with keys unsorted and UTF-8 unescaped."""
-    if "pretty" in dialects:
-        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    return canonical(doc)
-
-
-def instant(epoch_s):
-    """An instant as the server writes it: milliseconds and Z."""
-    millis = int(round(epoch_s * 1000))
-    when = datetime.datetime.fromtimestamp(millis // 1000, datetime.timezone.utc)
-    return when.strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (millis % 1000)
-
-
-def error_body(code, message):
-    return canonical({"error": {"code": code, "message": message}})
-
-
-def error_answer(status, code, message="refused by the conformance scan server", retry_after=None, marker=""):
-    """A status fault whose body is the contract's error shape: install it with add_fault, e.g.
-    ``server.add_fault(error_answer(409, "bundle_conflict"), server.bundle_match(first=1))``.
-    retry_after: whole seconds for the Retry-After header (None: no header). marker: text added
-    to the message (ScanServer.error_answer adds the server's own)."""
-    text = message + (" (%s)" % marker if marker else "")
-    return faults.status(status, body=error_body(code, text), retry_after_s=retry_after)
-
-
-def deep_patch(doc, patch):
-    """doc with patch applied: a dict merges member by member (nested dicts too), DELETE removes
-    a member; a callable gets the doc and returns the new one (or None: it changed it in place)."""
-    if patch is None:
-        return doc
-    if callable(patch):
-        changed = patch(doc)
-        return doc if changed is None else changed
-    if not isinstance(doc, dict) or not isinstance(patch, dict):
-        return patch
-    merged = dict(doc)
-    for key, value in patch.items():
-        if value is DELETE:
-            merged.pop(key, None)
-        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_patch(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
-def token_pieces(token):
-    """The token and every piece of it TOKEN_PIECE_CHARS long (SCAN-SECRET-1)."""
-    if len(token) <= TOKEN_PIECE_CHARS:
-        return [token]
-    return sorted(set(token[i:i + TOKEN_PIECE_CHARS] for i in range(len(token) - TOKEN_PIECE_CHARS + 1)))
-
-
-# ---------------------------------------------------------------- records
-
-class Reservation(object):
-    """One reservation: its identity, its targets, its assignment (built at the grant), what the
-    server decided and every mutation it received.
-
-    reservation_id, bundle_id, scan_event_id, execution_snapshot_sha256, source, platform,
-    planning_kind, targets (the pins, in order), declared_bundle_bytes, target_scan_timeout_s,
-    assignment_deadline_in_s (from the grant), attempts; doc (the assignment as served, None
-    until granted), granted_at (wall), expires_at (wall: the assignment deadline), request_ids
-    (every request id it was granted to: one), state, resolution, receipt_id, payload_sha256,
-    failure_code, resolved_by ("bundle", "terminal", "check"), overrides (status members served
-    instead of the model's), status_error ((status, code) answered to status reads), touched
-    (a check changed the server's mind about it: resolve, set_status), puts and terminals (the
-    ScanCalls of every upload and report), bundle_path (the accepted bundle's bytes on disk),
-    bundle_files ({sha256: path} of every whole upload whose digest header held), terminal_body
-    (the accepted report's bytes)."""
-
-    def __init__(self, reservation_id, targets, declared_bundle_bytes, target_scan_timeout_s,
-                 assignment_deadline_in_s, patch=None, source=None, platform=None, planning_kind=None,
-                 attempts=0):
-        self.reservation_id = reservation_id
-        self.bundle_id = _secrets.token_hex(16)
-        self.scan_event_id = _secrets.token_hex(16)
-        self.execution_snapshot_sha256 = _secrets.token_hex(32)
-        # None: at the grant, the claiming worker's first capability (as a server dispatches by capability:
-        # a node whose [EDIT] CAPABILITIES differ is served work it can run), else DEFAULT_CAPABILITY
-        self.source, self.platform, self.planning_kind, self.attempts = source, platform, planning_kind, attempts
-        self.targets = [dict(t) for t in targets]
-        self.declared_bundle_bytes = declared_bundle_bytes
-        self.target_scan_timeout_s = target_scan_timeout_s
-        self.assignment_deadline_in_s = assignment_deadline_in_s
-        self.patch = patch
-        self.doc = None
-        self.granted_at = self.expires_at = None
-        self.request_ids = []
-        self.state = STATE_SCANNING
-        self.resolution = self.receipt_id = self.payload_sha256 = self.failure_code = None
-        self.resolved_by = None
-        self.overrides = {}
-        self.status_error = None
-        self.touched = False
-        self.puts, self.terminals = [], []
-        self.bundle_path = None
-        self.bundle_files = {}
-        self.terminal_body = None
-
-    def __repr__(self):
-        return "Reservation(%d, %s, requests=%r)" % (self.reservation_id, self.resolution or self.state,
-                                                    self.request_ids)
-
-    def __int__(self):
-        return self.reservation_id
-
-    @property
-    def identity(self):
-        """What a bundle header and a resolution must repeat (SCAN-BUNDLE-2, SCAN-RECONCILE-2)."""
-        return {"reservation_id": self.reservation_id, "bundle_id": self.bundle_id,
-                "scan_event_id": self.scan_event_id, "execution_snapshot_sha256": self.execution_snapshot_sha256}
-
-    def build(self, now):
-        """The assignment (SCAN-ASSIGN-1) as of a grant at wall time now, with the patch applied."""
-        deadline = now + self.assignment_deadline_in_s
-        source, platform, planning_kind = (given if given is not None else default for given, default in zip(
-            (self.source, self.platform, self.planning_kind), DEFAULT_CAPABILITY))
-        reservation = {"reservation_id": self.reservation_id, "bundle_id": self.bundle_id,
-                       "scan_event_id": self.scan_event_id, "source": source, "platform": platform,
-                       "attempts": self.attempts, "remote_issued_at": instant(now),
-                       "remote_expires_at": instant(deadline), "declared_bundle_bytes": self.declared_bundle_bytes}
-        doc = {"reservation": reservation,
-               "deadlines": {"assignment_deadline_at": instant(deadline),
-                             "target_scan_timeout_seconds": self.target_scan_timeout_s},
-               "execution_snapshot_sha256": self.execution_snapshot_sha256,
-               "planning_kind": planning_kind,
-               "targets": [dict(t) for t in self.targets]}
-        return deep_patch(doc, self.patch), deadline
-
-    def status_doc(self):
-        """The flat status document (and receipt): the model's members, then the overrides."""
-        doc = {"reservation_id": self.reservation_id, "bundle_id": self.bundle_id,
-               "scan_event_id": self.scan_event_id, "state": self.state,
-               "expires_at": instant(self.expires_at) if self.expires_at is not None else None,
-               "resolution": self.resolution, "receipt_id": self.receipt_id,
-               "payload_sha256": self.payload_sha256, "failure_code": self.failure_code}
-        return deep_patch(doc, self.overrides) if self.overrides else doc
-
-    def settle(self, resolution, by, payload_sha256=None, failure_code=None, state=None):
-        self.resolution, self.resolved_by = resolution, by
-        self.payload_sha256, self.failure_code = payload_sha256, failure_code
-        self.state = state or STATE_OF.get(resolution, self.state)
-        self.receipt_id = hashlib.sha256(("receipt:%d:%s:%s:%s" % (
-            self.reservation_id, resolution, payload_sha256 or "", failure_code or "")).encode("ascii")).hexdigest()
-
-
-class ScanCall(object):
-    """One request the server received, in arrival order.
-
-    verb ("claim", "status", "progress", "terminal", "bundle", "other"), method, path,
-    reservation_id (from the path; None for a claim), t (arrival, time.monotonic()), exchange
-    (the transcript record), headers (as received, Authorization masked), body (JSON routes: the
-    first MAX_RECORDED_BODY_BYTES as sent; bundles: b""), body_total (bytes received),
-    body_sha256 (a bundle's bytes as received), complete (a bundle: Content-Length bytes all
-    received), content_length, digest_header (X-Truf-Payload-SHA256), doc (the strict parse, or
-    None) and json_error, canonical, auth ("ok", "missing", "malformed", "refused"),
-    token_index (which token of the plane's history it carried: 0 the first, None if none),
-    request_id (a claim's), reservation (the Reservation it concerned or was granted), status
-    (the answer's status, "fault" when a fault answered), code (an error answer's code), answer
-    (the document answered), replayed (an idempotent replay), accepted (this upload or report
-    is the one that resolved its reservation), scripted (a script replaced the answer),
-    problems (what is off in the request's form: the checks judge them), secret_places
-    ([where]: a token or a piece of one outside the Authorization header)."""
-
-    def __init__(self, verb, exchange, reservation_id=None):
-        self.verb, self.exchange, self.reservation_id = verb, exchange, reservation_id
-        self.method, self.path = exchange.method, exchange.path
-        self.t = exchange.t_start
-        self.headers = list(exchange.headers)
-        self.body, self.body_total, self.body_sha256, self.complete = b"", 0, None, False
-        self.content_length = self.digest_header = None
-        self.chunked = False
-        self.doc, self.json_error, self.canonical = None, None, False
-        self.auth = self.token_index = self.request_id = self.reservation = None
-        self.status = self.code = self.answer = None
-        self.replayed = self.accepted = self.scripted = False
-        self.problems, self.secret_places = [], []
-
-    def parse(self, body, total):
-        self.body, self.body_total = body, total
-        if body and len(body) == total:
-            try:
-                self.doc = parse_strict(body)
-                self.canonical = canonical(self.doc) == body
-            except (JsonError, ValueError, TypeError) as exc:
-                self.json_error = str(exc)
-        elif body:
-            self.json_error = "body larger than %d bytes" % MAX_RECORDED_BODY_BYTES
-
-    def header(self, name):
-        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
-
-    @property
-    def header_names(self):
-        return [k for k, _v in self.headers]
-
-    def __repr__(self):
-        return "ScanCall(%s %s, status=%r, code=%r)" % (self.verb, self.path, self.status, self.code)
-
-
-class Script(object):
-    """An answer that replaces the server's for some requests of one verb (see ScanServer.script)."""
-
-    def __init__(self, verb, status, body, headers, reservation, skip, first, commit):
-        self.verb, self.status, self.body, self.headers = verb, status, body, list(headers or ())
-        self.reservation, self.skip, self.first, self.commit = reservation, skip, first, commit
-        self.seen = self.applied = 0
-
-    def consider(self, call):
-        if call.verb != self.verb:
-            return False
-        if self.reservation is not None and call.reservation_id != self.reservation:
-            return False
-        self.seen += 1
-        if self.seen <= self.skip or (self.first is not None and self.applied >= self.first):
-            return False
-        self.applied += 1
-        return True
-
-    def answer(self, call, status, doc, headers):
-        """(status, body bytes, headers) of the scripted answer, given the server's own."""
-        if callable(self.body):
-            made = self.body(call, status, doc)
-            new_status, body = made if isinstance(made, tuple) else (self.status or status, made)
-        else:
-            new_status, body = self.status or status, self.body
-        if body is None:
-            data = b""
-        elif isinstance(body, (bytes, bytearray)):
-            data = bytes(body)
-        else:
-            data = json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")
-        return new_status, data, self.headers if self.headers else (headers if new_status == status else [])
-
-
-# ---------------------------------------------------------------- the fake
-
-def route_of(method, path):
-    """(verb, reservation id or None, method_ok) of a request path."""
-    if path == CLAIM_PATH:
-        return "claim", None, method == "POST"
-    if not path.startswith(ASSIGNMENTS_PATH):
-        return "other", None, True
-    parts = path[len(ASSIGNMENTS_PATH):].split("/")
-    if not _RESERVATION_RE.match(parts[0]) or len(parts) > 2:
-        return "other", None, True
-    rid = int(parts[0])
-    if len(parts) == 1:
-        return "status", rid, method in ("GET", "HEAD")
-    verb = parts[1]
-    if verb not in ("progress", "terminal", "bundle"):
-        return "other", None, True
-    return verb, rid, method == VERBS[verb][0]
-
-
-class _Refused(Exception):
-    def __init__(self, status, code, message, headers=()):
-        Exception.__init__(self, code)
-        self.status, self.code, self.message, self.headers = status, code, message, list(headers)
 
 
 class ScanServer(Fake):
-    """The scan server of one plane.
+    """The scan server of one plane: its routes, the records of every request, and its parts.
 
     token_check(token) -> the token's index in the plane's history when the plane accepts it
     now, else None. received_dir: where whole uploads are kept (one file per reservation and
@@ -477,7 +86,11 @@ class ScanServer(Fake):
     Retry-After, an int or any text; None: no header), no_work_reason (None: no
     X-Truf-No-Work-Reason), progress_stale_when_resolved (a progress event for a resolved
     reservation is answered 410 progress_stale, which the worker counts as delivered),
-    first_reservation_id (1).
+    first_reservation_id (1), dialect (DIALECTS), upload_status (uploads.status).
+
+    Its parts: ``book`` (Reservations: the queue, the grants, the resolutions), ``scripts``
+    (Scripts: answers of a check's choosing), ``uploads`` (Uploads: the bundle route;
+    ``uploads.pace`` reads upload bodies as a slow link would).
     """
 
     OPTIONS = ("retry_after", "no_work_reason", "progress_stale_when_resolved", "first_reservation_id", "dialect",
@@ -487,7 +100,6 @@ class ScanServer(Fake):
                  no_work_reason=None, progress_stale_when_resolved=True, first_reservation_id=1, dialect=(),
                  upload_status=200):
         self.token_check = token_check
-        self.received_dir = received_dir
         os.makedirs(received_dir, exist_ok=True)
         self.retry_after, self.no_work_reason = retry_after, no_work_reason
         self.progress_stale_when_resolved = progress_stale_when_resolved
@@ -498,28 +110,20 @@ class ScanServer(Fake):
             raise ValueError("ScanServer: unknown dialect(s) %s (known: %s)"
                              % (", ".join(unknown), ", ".join(DIALECTS)))
         self.dialect = tuple(dialect)
-        self.upload_status = upload_status
-        # (slow bytes, bytes per second): the first slow bytes of every upload body are read at that
-        # pace (a slow link), the rest at once; None: every body is read as fast as it comes.
-        self.bundle_pace = None
         # SCAN-SECRET-2: every error message carries it; no output of the worker may.
         self.marker = "MARKER" + _secrets.token_hex(8)
         self._lock = threading.RLock()
-        self._next_id = first_reservation_id
-        self._queue = collections.deque()
-        self._reservations = collections.OrderedDict()   # reservation id -> Reservation
-        self._by_request = {}                            # request id -> Reservation
-        self._no_work = []                               # request ids answered 204
+        self.book = Reservations(self._lock, first_reservation_id)
+        self.scripts = Scripts(self._lock)
+        self.uploads = Uploads(self._lock, self.book, received_dir, upload_status)
         self._records = {}                               # exchange seq -> ScanCall
         self._progress_log = []                          # (ScanCall, doc, replayed)
         self._progress_seen = set()                      # (reservation id, sequence)
-        self._scripts = []
-        self._capability = DEFAULT_CAPABILITY  # the last claiming worker's first capability
         self._secret_values = secret_values or (lambda: ())
         Fake.__init__(self, LoopbackServer("scan", tls=True, seed=seed, secret_values=self._secret_values,
                                            cert_chain=cert_chain))
         self._routes = {"claim": self._claim, "status": self._status, "progress": self._progress,
-                        "terminal": self._terminal, "bundle": self._bundle_verb}
+                        "terminal": self._terminal, "bundle": self.uploads.judge}
         self.server.route("*", "/*", self._handle, raw=True)
 
     @property
@@ -560,90 +164,36 @@ class ScanServer(Fake):
         """error_answer() with this server's marker in the message."""
         return error_answer(status, code, message, retry_after, self.marker)
 
-    # ---------------------------------------------------------------- arranging
+    # ---------------------------------------------------------------- arranging (the book: reservations.py)
     def add_reservation(self, targets, declared_bundle_bytes=1 << 20, target_scan_timeout_s=30,
                         assignment_deadline_in_s=120.0, patch=None, queued=True, **identity):
-        """A new reservation (ids increasing), queued for the next new request id unless queued
-        is False (grant() binds it then). identity: source, platform, planning_kind, attempts."""
-        with self._lock:
-            res = Reservation(self._next_id, targets, declared_bundle_bytes, target_scan_timeout_s,
-                              assignment_deadline_in_s, patch, **identity)
-            self._next_id += 1
-            self._reservations[res.reservation_id] = res
-            if queued:
-                self._queue.append(res)
-            return res
+        """A new Reservation, queued for the next new request id unless queued is False
+        (Reservations.add). identity: source, platform, planning_kind, attempts."""
+        return self.book.add(targets, declared_bundle_bytes, target_scan_timeout_s, assignment_deadline_in_s, patch,
+                             queued, **identity)
 
     def grant(self, reservation, request_id=None):
-        """Bind a reservation to request_id (default a fresh one) as a claim would, without one,
-        and return (request id, assignment): a check plants a slot state that holds it."""
-        res = self.reservation(reservation)
-        with self._lock:
-            if res in self._queue:
-                self._queue.remove(res)
-            request_id = request_id or _secrets.token_hex(16)
-            self._grant(res, request_id)
-            return request_id, res.doc
-
-    def _grant(self, res, request_id):
-        if res.doc is None:
-            for name, value in zip(("source", "platform", "planning_kind"), self._capability):
-                if getattr(res, name) is None:
-                    setattr(res, name, value)
-            now = time.time()
-            res.doc, res.expires_at = res.build(now)
-            res.granted_at = now
-        if request_id not in res.request_ids:
-            res.request_ids.append(request_id)
-        self._by_request[request_id] = res
+        """(request id, assignment) of a reservation bound without a claim (Reservations.grant)."""
+        return self.book.grant(reservation, request_id)
 
     def reservation(self, reservation):
         """The Reservation of an id (or the Reservation itself)."""
-        with self._lock:
-            return self._reservations[int(reservation)]
+        return self.book.get(reservation)
 
     def reservations(self):
-        with self._lock:
-            return list(self._reservations.values())
+        return self.book.all()
 
     def queued(self):
-        with self._lock:
-            return list(self._queue)
+        return self.book.queued()
 
     def resolve(self, reservation, resolution="expired", payload_sha256=None, failure_code=None, state=None):
-        """The server resolves a reservation on its own (racing the worker): the next status
-        read, claim replay, upload or report sees it. resolution None makes it unresolved again."""
-        res = self.reservation(reservation)
-        with self._lock:
-            res.touched = True
-            if resolution is None:
-                res.resolution = res.receipt_id = res.payload_sha256 = res.failure_code = res.resolved_by = None
-                res.state = state or STATE_SCANNING
-            else:
-                res.settle(resolution, "check", payload_sha256, failure_code, state)
-        return res.status_doc()
+        """The server resolves a reservation on its own, racing the worker (Reservations.resolve)."""
+        return self.book.resolve(reservation, resolution, payload_sha256, failure_code, state)
 
-    def set_status(self, reservation, state=KEEP, resolution=KEEP, status_error=KEEP, clear_overrides=False,
-                   **members):
-        """What the server says of a reservation from now on. state: the status's state;
-        resolution: as resolve() (payload_sha256 and failure_code among members then count);
-        status_error: (status, code) answered to every status read (404, 409, 410...), None to
-        clear; members: status members served instead of the model's (bundle_id="ff" * 16 for a
-        resolution of another bundle, expires_at="..." for a deadline in the past; DELETE leaves
-        one out); clear_overrides: forget the members given before."""
-        res = self.reservation(reservation)
-        with self._lock:
-            res.touched = True
-            if resolution is not KEEP:
-                self.resolve(res, resolution, members.pop("payload_sha256", None), members.pop("failure_code", None))
-            if state is not KEEP:
-                res.state = state
-            if status_error is not KEEP:
-                res.status_error = status_error
-            if clear_overrides:
-                res.overrides = {}
-            res.overrides.update(members)
-        return res.status_doc()
+    def set_status(self, reservation, **changes):
+        """What the server says of a reservation from now on (Reservations.set_status: state,
+        resolution, status_error, clear_overrides, status members)."""
+        return self.book.set_status(reservation, **changes)
 
     def set_no_work(self, retry_after=KEEP, reason=KEEP):
         """The 204 from now on: Retry-After (int or any text; None: absent), X-Truf-No-Work-Reason."""
@@ -664,15 +214,7 @@ class ScanServer(Fake):
         an upload is not accepted); True: it acts, then the scripted answer goes out instead of
         its own (a receipt that does not bind). When two scripts apply to one request, the one
         installed first answers."""
-        if verb not in VERBS:
-            raise ValueError("script: verb must be one of %s" % ", ".join(VERBS))
-        if not commit and status is None and not callable(body):
-            raise ValueError("script: an answer given instead of the server's (commit=False) needs a status")
-        rule = Script(verb, status, body, headers, None if reservation is None else int(reservation),
-                      nth - 1, first, commit)
-        with self._lock:
-            self._scripts.append(rule)
-        return rule
+        return self.scripts.add(verb, status, body, headers, reservation, nth, first, commit)
 
     def script_claim_answer(self, nth, status, body=None, headers=()):
         """The nth claim from now gets exactly this answer and grants nothing (malformed 200,
@@ -697,42 +239,37 @@ class ScanServer(Fake):
             self._records[ctx.exchange.seq] = call
         ctx.note(verb=verb, reservation=rid)
         if verb == "bundle" and method_ok and call.auth == "ok":
-            return self._bundle(ctx, call)
-        body = read_body(ctx, MAX_RECORDED_BODY_BYTES)
-        call.parse(body, ctx.body.consumed)
-        call.secret_places += self._body_secrets(body)
+            self.uploads.receive(ctx, call)  # streamed to disk and hashed, never held in memory
+        else:
+            body = read_body(ctx, MAX_RECORDED_BODY_BYTES)
+            call.parse(body, ctx.body.consumed)
+            call.secret_places += self._body_secrets(body)
         if ctx.refused:
             call.status = "fault"
             ctx.respond(500)  # replaced by the fault's answer: the server did nothing
             return
         try:
             if verb == "other":
-                raise _Refused(404, "not_found", "no such route")
+                raise Refused(404, "not_found", "no such route")
             if call.auth != "ok":
-                raise _Refused(401, "unauthorized", "the bearer token is not accepted")
+                raise Refused(401, "unauthorized", "the bearer token is not accepted")
             if not method_ok:
-                raise _Refused(405, "method_not_allowed", "this path takes another method")
+                raise Refused(405, "method_not_allowed", "this path takes another method")
             answer = self._answer(call)
-        except _Refused as refused:
+        except Refused as refused:
             answer = self._refusal(call, refused)
         self._send(ctx, call, answer)
 
     def _answer(self, call):
         """(status, doc or None, headers) of a call that passed the common checks, scripted or not."""
-        with self._lock:
-            chosen = [s for s in self._scripts if s.consider(call)]  # each counts every call of its verb
-            script = chosen[0] if chosen else None
-            if script is not None and not script.commit:
-                call.scripted = True
-                return script.answer(call, None, None, [])
-            try:
-                status, doc, headers = self._routes[call.verb](call)
-            except _Refused as refused:
-                status, doc, headers = self._refusal(call, refused)
-            if script is not None:
-                call.scripted = True
-                return script.answer(call, status, doc, headers)
-            return status, doc, headers
+        return self.scripts.answer(call, self._act)
+
+    def _act(self, call):
+        """The model's own answer to a call: its route's, or the route's refusal."""
+        try:
+            return self._routes[call.verb](call)
+        except Refused as refused:
+            return self._refusal(call, refused)
 
     def _refusal(self, call, refused):
         call.code = refused.code
@@ -778,36 +315,22 @@ class ScanServer(Fake):
         return values
 
     # ---------------------------------------------------------------- the routes (under the lock)
-    def _held(self, call):
-        """The Reservation of a call's path, or 404."""
-        res = self._reservations.get(call.reservation_id)
-        if res is None or res.doc is None:
-            raise _Refused(404, "not_found", "no such reservation")
-        call.reservation = res
-        return res
-
     def _claim(self, call):
         doc = call.doc
         if not isinstance(doc, dict) or not isinstance(doc.get("request_id"), str) \
-                or not _REQUEST_ID_RE.match(doc["request_id"]):
-            raise _Refused(400, "invalid_request", "a claim carries a request_id of 32 lowercase hex digits")
+                or not REQUEST_ID_RE.match(doc["request_id"]):
+            raise Refused(400, "invalid_request", "a claim carries a request_id of 32 lowercase hex digits")
         call.problems = claim_problems(call)
         request_id = call.request_id = doc["request_id"]
         offered = build_values(doc.get("build"), "$capabilities")
         if offered and capabilities_ok(offered[0]):
-            self._capability = tuple(offered[0][0])  # what the next grant's assignment asks for (the first)
-        res = self._by_request.get(request_id)
+            self.book.capability = tuple(offered[0][0])  # what the next grant's assignment asks for (the first)
+        res, call.replayed = self.book.claim(request_id)
         if res is not None:
-            call.reservation, call.replayed = res, True
-            if res.resolution is not None:
+            call.reservation = res
+            if call.replayed and res.resolution is not None:
                 return 200, {"resolution": res.status_doc()}, []
             return 201, {"assignment": res.doc}, []
-        if self._queue:
-            res = self._queue.popleft()
-            self._grant(res, request_id)
-            call.reservation = res
-            return 201, {"assignment": res.doc}, []
-        self._no_work.append(request_id)
         headers = []
         if self.retry_after is not None:
             headers.append(("Retry-After", str(self.retry_after)))
@@ -816,25 +339,25 @@ class ScanServer(Fake):
         return 204, None, headers
 
     def _status(self, call):
-        res = self._held(call)
+        res = self.book.held(call)
         if call.body_total:
             call.problems.append("a body on a status read")
         if res.status_error is not None:
             status, code = res.status_error
-            raise _Refused(status, code, "the reservation is not available")
+            raise Refused(status, code, "the reservation is not available")
         return 200, res.status_doc(), []
 
     def _progress(self, call):
-        res = self._held(call)
+        res = self.book.held(call)
         doc = call.doc
         if not isinstance(doc, dict) or isinstance(doc.get("sequence"), bool) \
                 or not isinstance(doc.get("sequence"), int) or doc.get("reservation_id") != res.reservation_id:
-            raise _Refused(400, "invalid_request", "a progress event names its sequence and this reservation")
+            raise Refused(400, "invalid_request", "a progress event names its sequence and this reservation")
         if not call.canonical:
             call.problems.append("not canonical JSON")
         if res.resolution is not None and self.progress_stale_when_resolved:
             self._progress_log.append((call, doc, None))
-            raise _Refused(410, "progress_stale", "the reservation is resolved")
+            raise Refused(410, "progress_stale", "the reservation is resolved")
         key = (res.reservation_id, doc["sequence"])
         call.replayed = key in self._progress_seen
         self._progress_seen.add(key)
@@ -843,112 +366,28 @@ class ScanServer(Fake):
                      "received_at": instant(time.time()), "replayed": call.replayed}, []
 
     def _terminal(self, call):
-        res = self._held(call)
+        res = self.book.held(call)
         res.terminals.append(call)
         if call.body_total > TERMINAL_REPORT_MAX_BYTES:
-            raise _Refused(413, "payload_too_large", "a terminal report is at most %d bytes"
+            raise Refused(413, "payload_too_large", "a terminal report is at most %d bytes"
                            % TERMINAL_REPORT_MAX_BYTES)
         doc = call.doc
         call.problems = report_problems(call)
         if not isinstance(doc, dict) or doc.get("failure_code") not in FAILURE_CODES \
                 or not isinstance(doc.get("detail"), str):
-            raise _Refused(400, "invalid_request", "a report carries a known failure_code and a detail")
+            raise Refused(400, "invalid_request", "a report carries a known failure_code and a detail")
         if res.resolution == "prebundle_report" and res.resolved_by == "terminal":
             if call.body != res.terminal_body:
-                raise _Refused(409, "terminal_conflict", "another report was accepted for this reservation")
+                raise Refused(409, "terminal_conflict", "another report was accepted for this reservation")
             call.replayed = True
             return 200, res.status_doc(), []
         if res.resolution == "expired":
-            raise _Refused(410, "assignment_expired", "the reservation has expired")
+            raise Refused(410, "assignment_expired", "the reservation has expired")
         if res.resolution is not None:
-            raise _Refused(409, "already_resolved", "the reservation is resolved")
+            raise Refused(409, "already_resolved", "the reservation is resolved")
         res.settle("prebundle_report", "terminal", hashlib.sha256(call.body).hexdigest(), doc["failure_code"])
         res.terminal_body, call.accepted = call.body, True
         return 200, res.status_doc(), []
-
-    def _bundle(self, ctx, call):
-        """An upload, streamed to disk and hashed; judged once its body has arrived."""
-        req = ctx.request
-        call.digest_header = req.headers.get("x-truf-payload-sha256")
-        call.problems = upload_problems(call)
-        with self._lock:
-            res = self._reservations.get(call.reservation_id)
-            if res is not None and res.doc is not None:
-                call.reservation = res
-                res.puts.append(call)
-        part = os.path.join(self.received_dir, "put-%d.part" % ctx.exchange.seq)
-        digest = hashlib.sha256()
-        buf = bytearray(BUNDLE_BLOCK_BYTES)
-        view = memoryview(buf)
-        pace, started, got = self.bundle_pace, time.monotonic(), 0
-        with open(part, "wb") as out:
-            while True:
-                if pace is not None and got < pace[0]:
-                    # a slow link: never ahead of pace[1] bytes per second over the first pace[0] bytes
-                    ahead = started + got / float(pace[1]) - time.monotonic()
-                    if ahead > 0:
-                        time.sleep(ahead)
-                    n = ctx.body.readinto(view[:min(PACE_BLOCK_BYTES, pace[0] - got)])
-                else:
-                    n = ctx.body.readinto(view)
-                if not n:
-                    break
-                got += n
-                digest.update(view[:n])
-                out.write(view[:n])
-        ctx.body_finished()
-        call.body_total, call.body_sha256 = ctx.body.consumed, digest.hexdigest()
-        call.complete = not req.chunked and req.content_length == call.body_total
-        ctx.note(body_bytes=call.body_total, body_sha256=call.body_sha256)
-        self._keep(call, part)
-        if ctx.refused:
-            call.status = "fault"
-            ctx.respond(500)  # replaced by the fault's answer: nothing is accepted
-            return
-        self._send(ctx, call, self._answer(call))
-
-    def _keep(self, call, part):
-        """Keep a whole upload whose digest header held (once per reservation and digest)."""
-        res = call.reservation
-        good = call.complete and call.digest_header == call.body_sha256 and res is not None
-        if not good:
-            os.unlink(part)
-            return None
-        with self._lock:
-            path = res.bundle_files.get(call.body_sha256)
-            if path is None:
-                path = os.path.join(self.received_dir, "bundle-%d-%s.jsonl" % (res.reservation_id,
-                                                                             call.body_sha256[:16]))
-                os.replace(part, path)
-                res.bundle_files[call.body_sha256] = path
-            else:
-                os.unlink(part)
-        return path
-
-    def _bundle_verb(self, call):
-        res = self._held(call)
-        if call.content_length is None or call.chunked:
-            raise _Refused(411, "length_required", "an upload carries a Content-Length")
-        if call.digest_header is None or not _DIGEST_RE.match(call.digest_header):
-            raise _Refused(400, "invalid_request", "an upload carries X-Truf-Payload-SHA256")
-        if call.content_length > res.declared_bundle_bytes:
-            raise _Refused(413, "payload_too_large", "the bundle is larger than declared")
-        if not call.complete:
-            raise _Refused(400, "invalid_request", "the body is shorter than its Content-Length")
-        if call.body_sha256 != call.digest_header:
-            raise _Refused(400, "payload_digest_mismatch", "the bytes do not hash to X-Truf-Payload-SHA256")
-        if res.resolution == "bundle_accepted" and res.resolved_by == "bundle":
-            if call.body_sha256 != res.payload_sha256:
-                raise _Refused(409, "bundle_conflict", "another bundle was accepted for this reservation")
-            call.replayed = True
-            return 200, res.status_doc(), []
-        if res.resolution == "expired":
-            raise _Refused(410, "assignment_expired", "the reservation has expired")
-        if res.resolution is not None:
-            raise _Refused(409, "already_resolved", "the reservation is resolved")
-        res.settle("bundle_accepted", "bundle", call.body_sha256)
-        res.bundle_path, call.accepted = res.bundle_files.get(call.body_sha256), True
-        return self.upload_status, res.status_doc(), []
 
     # ---------------------------------------------------------------- observe (safe while the node runs)
     def calls(self, verb=None, reservation=None, since=None):
@@ -984,88 +423,8 @@ class ScanServer(Fake):
 
     def no_work_request_ids(self):
         """Request ids answered 204, in order."""
-        with self._lock:
-            return list(self._no_work)
+        return self.book.no_work_request_ids()
 
     def granted(self):
         """{request id: reservation id} of every grant."""
-        with self._lock:
-            return dict((rid, res.reservation_id) for rid, res in self._by_request.items())
-
-
-# ---------------------------------------------------------------- form problems (recorded, judged by checks)
-
-def claim_problems(call):
-    """SCAN-CLAIM-2 and SCAN-HTTP-2 as far as one claim shows them."""
-    found = _json_headers(call)
-    doc = call.doc
-    if sorted(doc) != ["build", "request_id"]:
-        found.append("members are not exactly build and request_id")
-    # SCAN-CLAIM-2, D30: the build is the CLAIM_BUILD in force, its placeholders filled
-    found += _deploy.build_problems(doc.get("build"), capabilities_ok, lambda value: isinstance(value, str)
-                                    and _DIGEST_RE.match(value) is not None)
-    return found
-
-
-def capabilities_ok(value):
-    """A build's capabilities: a non-empty list of [source, platform, planning_kind], each 1..64 characters."""
-    return isinstance(value, list) and bool(value) and all(
-        isinstance(c, list) and len(c) == 3 and all(isinstance(s, str) and 1 <= len(s) <= 64 for s in c)
-        for c in value)
-
-
-def build_values(build, placeholder):
-    """The values a claim's build carries where CLAIM_BUILD holds the placeholder (e.g. "$capabilities")."""
-    found = []
-
-    def walk(template, value):
-        if template == placeholder:
-            found.append(value)
-        elif isinstance(template, dict) and isinstance(value, dict):
-            for key in template:
-                walk(template[key], value.get(key))
-        elif isinstance(template, list) and isinstance(value, list):
-            for item, got in zip(template, value):
-                walk(item, got)
-    walk(_deploy.CLAIM_BUILD, build)
-    return found
-
-
-def report_problems(call):
-    """SCAN-TERMINAL-1 and SCAN-HTTP-2 as far as one report shows them."""
-    found = _json_headers(call)
-    doc = call.doc
-    if not isinstance(doc, dict):
-        return found + ["not a JSON object (%s)" % (call.json_error or "no body")]
-    extra = set(doc) - {"failure_code", "detail", "diagnostics"}
-    if extra or "failure_code" not in doc or "detail" not in doc:
-        found.append("members are not failure_code, detail and optionally diagnostics")
-    if "diagnostics" in doc and not isinstance(doc["diagnostics"], list):
-        found.append("diagnostics is not a list")
-    return found
-
-
-def upload_problems(call):
-    """SCAN-UPLOAD-1: exactly its headers."""
-    names = sorted(name.lower() for name in call.header_names)
-    wanted = ["accept-encoding", "authorization", "content-length", "content-type", "host",
-              "x-truf-payload-sha256"]
-    found = [] if names == wanted else ["headers are %s, not exactly %s" % (", ".join(names), ", ".join(wanted))]
-    if call.header("content-type") != "application/octet-stream":
-        found.append("Content-Type is not application/octet-stream")
-    return found
-
-
-def _json_headers(call):
-    found = []
-    if not call.canonical:
-        found.append("not canonical JSON" if call.doc is not None else "not strict JSON")
-    names = sorted(name.lower() for name in call.header_names)
-    wanted = ["accept-encoding", "authorization", "content-length", "content-type", "host"]
-    if names != wanted:
-        found.append("headers are %s, not exactly %s" % (", ".join(names), ", ".join(wanted)))
-    if call.header("content-type") != "application/json":
-        found.append("Content-Type is not application/json")
-    if MASK in call.path:
-        found.append("a query string")
-    return found
+        return self.book.granted()

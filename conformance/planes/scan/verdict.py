@@ -4,19 +4,23 @@
     slot_file_problems(name, raw)               # SCAN-STATE-2, -3: a slot file or stale record as left
     token_hits(tokens, texts)                   # SCAN-SECRET-1: a token, or a 16-character piece of one
     server_violations(server)                   # what the scan server's records show
+    PlaneVerdict(plane).violations()            # all of it, and what the lives and the trees show
 
-The plane calls these from invariants(); a check may call any of them on what it holds.
+The plane's invariants() is PlaneVerdict's violations(); a check may call any of the functions on
+what it holds.
 """
 
 import collections
 import os
 import re
+import signal as _signal
 
+from conformance import lifecycle as _lifecycle
 from conformance.invariants import Violation, read_for_scan
-from conformance.planes.scan.server import JsonError, canonical, parse_document, token_pieces
+from conformance.planes.scan.protocol import JsonError, canonical, parse_document, token_pieces
 
-__all__ = ["SAFE_LINE", "unsafe_lines", "slot_file_problems", "token_hits", "server_violations", "PHASES",
-           "SLOT_FILE_RE", "STALE_FILE_RE", "TRACEBACK"]
+__all__ = ["SAFE_LINE", "unsafe_lines", "slot_file_problems", "token_hits", "server_violations", "PlaneVerdict",
+           "PHASES", "SLOT_FILE_RE", "STALE_FILE_RE", "TRACEBACK"]
 
 # SCAN-OUTPUT-1: every line the worker may print on stdout.
 SAFE_LINE = re.compile(
@@ -176,3 +180,168 @@ def server_violations(server):
                 sorted((rid, ids) for rid, ids in granted.items() if len(ids) > 1),
                 lambda item: "reservation %d to %d request ids" % (item[0], len(item[1])))
     return found
+
+
+# ---------------------------------------------------------------- across the plane
+
+class PlaneVerdict(object):
+    """What must hold after any check, judged on what one plane saw (ScanPlane.invariants), each
+    broken rule a Violation: SCAN-SECRET-1 (the token, or a 16-character piece of it, in no
+    output, argv, file of the three trees or TMPDIR, slot state left by any life, request target,
+    header but Authorization, or body), SCAN-ASSIGN-4 (target URLs in no output and no body sent),
+    SCAN-SECRET-2 (no error marker printed), SCAN-OUTPUT-1 (only safe lines on stdout; no
+    traceback), SCAN-STATE-2/-3 (each slot file a life left is a whole canonical schema-2 state),
+    SCAN-UPLOAD-5 and one outcome per reservation (server_violations), SCAN-CONFIG-5 (no proxy),
+    and SCAN-STOP-4 (no process left; those of a life the harness killed are killed, not judged).
+
+    plane: a ScanPlane once its check is over; its server, tripwire, tokens, targets, trees and
+    worker are read, and every life's Watch is stopped."""
+
+    def __init__(self, plane):
+        self.plane = plane
+        self.tokens = plane.tokens.secrets()
+        self.targets = plane.targets.url_secrets()
+
+    def violations(self):
+        """Every broken rule, in the order of the class docstring."""
+        plane, tokens = self.plane, self.tokens
+        found = server_violations(plane.server)
+        if plane.tripwire.connections:
+            found.append(Violation("SCAN-CONFIG-5: no proxies", "no connection to the tripwire (every proxy "
+                                   "variable names it)", "%d connection(s) to it" % len(plane.tripwire.connections),
+                                   "connect directly to the origin; never read the proxy variables"))
+        bodies = dict(("%s %s #%d" % (c.method, c.path, c.exchange.seq), c.body)
+                      for c in plane.server.calls() if c.body)
+        for res in plane.server.reservations():
+            for path in res.bundle_files.values():
+                bodies["the bundle %s" % os.path.basename(path)] = _read_scan(path)
+        token_places = token_hits(tokens, dict((k, v) for k, v in bodies.items() if k.startswith("the bundle")))
+        found += self._secret_violations(token_places)
+        found += self._url_violations(bodies, "a body sent to the scan server")
+        runs = []
+        for number, (proc, watch, args) in enumerate(plane.worker.runs(), 1):
+            watch.stop()
+            if proc.result is not None:
+                runs.append((number, proc, watch, args))
+        for number, proc, watch, args in runs:
+            found += self._run_violations(number, proc, watch, args, len(plane.worker.runs()))
+        state = {}
+        for lives in plane.worker.lifecycles:
+            for life in lives.lives:
+                state.update(("life %d: %s" % (life.index, name), raw)
+                             for name, raw in (life.state_files or {}).items())
+                found += self._slot_violations(life)
+        texts = file_texts([plane.state_home, plane.data_home, plane.tmp])
+        texts.update(state)
+        found += self._secret_violations(token_hits(tokens, texts))
+        found += self._leftovers()
+        return found
+
+    def _secret_violations(self, hits):
+        return [Violation("SCAN-SECRET-1: the token stays in the worker", "no token, nor any 16-character piece "
+                          "of one, anywhere but the Authorization header",
+                          "%s of %s in %s" % ("the whole" if whole else "a 16-character piece",
+                                              self.plane.tokens.describe(token), label),
+                          "never print, write, pass or send the token but as the bearer")
+                for label, token, whole in hits]
+
+    def _url_violations(self, texts, where):
+        hits = [(label, secret) for label, blob in texts.items() if blob
+                for secret in self.targets if secret.encode("utf-8") in (blob if isinstance(blob, bytes)
+                                                                         else blob.encode("utf-8", "replace"))]
+        seen = sorted(set(label for label, _secret in hits))
+        if not seen:
+            return []
+        return [Violation("SCAN-ASSIGN-4: a target URL is a credential", "no target URL (its signature or "
+                          "token) in %s" % where, "found in %s" % ", ".join(seen[:5]),
+                          "keep target URLs in the slot state and the runner's input only")]
+
+    def _run_violations(self, number, proc, watch, args, count):
+        """What the number-th of count lives printed, ran and wrote under TMPDIR."""
+        result = proc.result
+        label = "life %d " % number if count > 1 else ""
+        outputs = {label + "stdout": result.stdout, label + "stderr": result.stderr}
+        texts = dict(outputs)
+        on_argv = any(any(piece in arg for piece in token_pieces(token)) for arg in args for token in self.tokens)
+        for pid, argv in (result.seen_cmdlines or {}).items():
+            if pid == result.host_pid and on_argv:  # the check put it there (SCAN-TOKEN-4 judges the rest)
+                continue
+            texts["%sargv of pid %s" % (label, pid)] = "\0".join(argv or [])
+        for seen in watch.processes():
+            for index, argv in enumerate(seen.argvs):
+                if seen.pid == result.host_pid and on_argv and index == 0:
+                    continue
+                texts["%sargv of pid %d" % (label, seen.pid)] = "\0".join(argv)
+        found = self._secret_violations(token_hits(self.tokens, texts))
+        found += self._url_violations(outputs, "stdout or stderr")
+        for path, is_target in sorted(set((path, secret in self.targets) for path, secret in watch.file_hits)):
+            if is_target:
+                found.append(Violation("SCAN-ASSIGN-4: a target URL is a credential", "no target URL in a file "
+                                       "under TMPDIR", "a target URL's signature or token in %s (under TMPDIR), "
+                                       "seen while %slife ran" % (path, label)))
+            else:
+                found.append(Violation("SCAN-SECRET-1: the token stays in the worker", "no piece of the token in "
+                                       "a file under TMPDIR", "a 16-character piece of the token in %s (under "
+                                       "TMPDIR), seen while %slife ran" % (path, label)))
+        marked = [name for name, text in outputs.items() if self.plane.server.marker in (text or "")]
+        if marked:
+            found.append(Violation("SCAN-SECRET-2: only safe lines are printed", "no text of an error answer on "
+                                   "stdout or stderr", "the server's error marker in %s" % ", ".join(marked)))
+        if "--help" not in args:
+            bad = unsafe_lines(result.stdout)
+            if bad:
+                found.append(Violation("SCAN-OUTPUT-1: the lines", "only the safe lines on stdout",
+                                       "%s%d other line(s), the first %r" % (label, len(bad), bad[0][:120]),
+                                       "print only the fixed lines of SCAN-OUTPUT-1"))
+        if TRACEBACK in (result.stderr or ""):
+            found.append(Violation("SCAN-OUTPUT-1: the lines", "on stderr only the usage line",
+                                   "%sa Python traceback on stderr" % label))
+        return found
+
+    def _slot_violations(self, life):
+        found = []
+        planted = self.plane.trees.planted()
+        for name, raw in sorted((life.state_files or {}).items()):
+            base = os.path.basename(name)
+            if name != base or not (SLOT_FILE_RE.match(base) or STALE_FILE_RE.match(base)):
+                continue
+            if raw in planted or (len(raw) >= _lifecycle.MAX_STATE_FILE_BYTES
+                                  and any(p.startswith(raw) for p in planted)):
+                continue  # kept as planted (a snapshot holds the first MAX_STATE_FILE_BYTES of a file)
+            problems = slot_file_problems(base, raw)
+            if problems:
+                found.append(Violation("SCAN-STATE-2, -3: whole, valid state files", "every slot file a life "
+                                       "leaves behind is a canonical schema-2 state of its phase",
+                                       "after life %d, %s: %s" % (life.index, base, "; ".join(problems[:3])),
+                                       "validate before every save; write a new file, fsync, os.replace"))
+        return found
+
+    def _leftovers(self):
+        found = []
+        for lives in self.plane.worker.lifecycles:
+            last = lives.current
+            result = last.result if last is not None else None
+            killed = result is None or result.killed or result.timed_out or last.fired or any(
+                signum == _signal.SIGKILL for _t, signum in result.signals)
+            for proc, watch, _args in self.plane.worker.runs():
+                if not any(life.proc is proc for life in lives.lives):
+                    continue
+                alive = watch.leftovers(grace_s=0.0 if killed else None)
+                watch.kill_leftovers()
+                if killed:
+                    if alive:
+                        self.plane.ctx.note("plane: killed %d process(es) left after a life the harness killed"
+                                            % len(alive))
+                    continue
+                found += [Violation("SCAN-STOP-4: nothing outlives the worker", "no process of the worker alive "
+                                    "after its last life exited", "pid %d (%s) was still running; killed"
+                                    % (seen.pid, " ".join(seen.argvs[-1][:6]) if seen.argvs else "?"))
+                          for seen in alive]
+        return found
+
+
+def _read_scan(path):
+    try:
+        return read_for_scan(path)
+    except OSError:
+        return b""
