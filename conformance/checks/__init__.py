@@ -291,6 +291,12 @@ class Context:
             if pid1 == "require":
                 raise Skip("PID 1 disabled by --no-pid1")
             pid1 = False
+        if cwd is None and self.node.path is not None:
+            # A node file starts in a scratch directory of the check's own, never in the directory the
+            # harness was started from (the user's repository): what a node writes by a relative path
+            # lands here and goes with the check. (A `-- COMMAND` node keeps the harness's directory:
+            # its command may name its files relative to it.)
+            cwd = self.node_cwd()
         proc = _runner.Runner.start(self.node.argv + list(args), env, cwd=cwd, pid1=pid1,
                                     memory_limit_bytes=memory_limit_bytes)
         self.processes.append(proc)
@@ -337,6 +343,14 @@ class Context:
         """A fresh subdirectory of ctx.tmp."""
         path = os.path.join(self.tmp, name)
         os.makedirs(path, exist_ok=True)
+        return path
+
+    def node_cwd(self):
+        """The working directory a node file starts in: under ctx.tmp, reachable by a node run as
+        another user (ctx.tmp can be passed through, not listed)."""
+        path = self.tmpdir("node-cwd")
+        os.chmod(self.tmp, os.stat(self.tmp).st_mode | 0o111)
+        os.chmod(path, 0o1777)
         return path
 
 

@@ -233,6 +233,30 @@ def run_cli(*argv):
     return status, out.getvalue(), err.getvalue()
 
 
+class NodeCwdTest(unittest.TestCase):
+    """A node file starts in the check's own scratch, never in the harness's directory (a user's repository)."""
+
+    def test_a_relative_write_lands_in_the_checks_scratch(self):
+        directory = tempfile.mkdtemp(prefix="conformance-cwd-test-")
+        self.addCleanup(__import__("shutil").rmtree, directory, True)
+        node = os.path.join(directory, "writes_here.py")
+        with open(node, "w") as handle:
+            handle.write("import os\nopen('left-behind.txt', 'w').write('x')\nprint(os.getcwd())\n")
+        seen = {}
+
+        def run(ctx):
+            proc = ctx.start_node({"PATH": "/usr/bin:/bin"}, pid1=False)
+            result = proc.wait(NODE_RUN_TIMEOUT_S)
+            seen["cwd"] = [line for _t, line in result.stdout_lines][0]
+            seen["there"] = os.path.exists(os.path.join(seen["cwd"], "left-behind.txt"))
+            seen["tmp"] = ctx.tmp
+        self.assertEqual(run_check(make(run), NodeSpec.from_path(node)).verdict, PASS)
+        self.assertTrue(seen["cwd"].startswith(seen["tmp"] + os.sep), seen)
+        self.assertTrue(seen["there"])
+        self.assertFalse(os.path.exists(os.path.join(os.getcwd(), "left-behind.txt")))
+        self.assertFalse(os.path.exists(seen["tmp"]))   # and it went with the check
+
+
 class HangBreakerTest(unittest.TestCase):
     """After the node hung in three checks of a run, later waits are short and what they cut is not judged."""
 
