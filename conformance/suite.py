@@ -104,18 +104,59 @@ def _run(title, argv, env=None):
     return status, "".join(chunks)
 
 
+def _run_shards(title, argvs, env=None):
+    """Run one stage as several processes at once; echo each one's output when it ends; return
+    (worst exit status, outputs joined)."""
+    print("\n==== %s: %d shards: %s" % (title, len(argvs), " | ".join(
+        " ".join(argv[1:4]) + " ..." for argv in argvs)), flush=True)
+    started = time.monotonic()
+    procs = [subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, env=env) for argv in argvs]
+    outputs, statuses = [], []
+    for proc in procs:
+        text = proc.communicate()[0].decode("utf-8", "replace")
+        outputs.append(text)
+        statuses.append(proc.returncode)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    status = max(statuses, key=abs)
+    print("==== %s: exit %d in %.1f s" % (title, status, time.monotonic() - started), flush=True)
+    return status, SHARD_BREAK.join(outputs)
+
+
+SHARD_BREAK = "\n==== next shard ====\n"  # between the outputs of a sharded stage, for its reader
+
+
+def unit_test_shards(count=2):
+    """`python3 -m unittest` argvs over every test module of conformance/tests/, dealt round-robin
+    from the slowest down (measured once, 2026-12-04) so the shards end together."""
+    names = sorted(name[:-3] for name in os.listdir(os.path.join(ROOT, "conformance", "tests"))
+                   if name.startswith("test_") and name.endswith(".py"))
+    order = [n for n in SLOW_TESTS if n in names] + [n for n in names if n not in SLOW_TESTS]
+    shards = [order[i::count] for i in range(count)]
+    return [[PY, "-m", "unittest"] + ["conformance.tests.%s" % n for n in shard] for shard in shards if shard]
+
+
+# The slowest unit-test modules, slowest first (make test, 2026-12-04); the rest take a few seconds each.
+SLOW_TESTS = ["test_edit_knobs", "test_mutants", "test_bench_step", "test_bench_session", "test_diagnoses",
+              "test_deployment_scan", "test_bench_scan", "test_scan_runner", "test_contract_worker", "test_pythons",
+              "test_dist", "test_framework", "test_blocks", "test_lifecycle", "test_servers", "test_cli"]
+
+
 def unittest_counts(status, out):
     """Counts from unittest's closing lines; a crash before them is one failure."""
-    ran = _UNITTEST_RAN.findall(out)
-    tail = _UNITTEST_TAIL.findall(out)
-    if not ran or not tail:
-        return Counts(failed=1)
-    total = int(ran[-1])
-    details = dict(part.split("=", 1) for part in tail[-1][1].split(", ") if "=" in part)
-    failed = int(details.get("failures", 0)) + int(details.get("errors", 0)) + int(
-        details.get("unexpected successes", 0))
-    skipped = int(details.get("skipped", 0)) + int(details.get("expected failures", 0))
-    counts = Counts(total - failed - skipped, failed, skipped)
+    counts = Counts()
+    for part in out.split(SHARD_BREAK):  # a sharded stage: each shard's own closing lines
+        ran = _UNITTEST_RAN.findall(part)
+        tail = _UNITTEST_TAIL.findall(part)
+        if not ran or not tail:
+            return Counts(failed=1)
+        total, detail = ran[-1], tail[-1][1]
+        details = dict(item.split("=", 1) for item in detail.split(", ") if "=" in item)
+        failed = int(details.get("failures", 0)) + int(details.get("errors", 0)) + int(
+            details.get("unexpected successes", 0))
+        skipped = int(details.get("skipped", 0)) + int(details.get("expected failures", 0))
+        counts.add(Counts(int(total) - failed - skipped, failed, skipped))
     if status != 0 and counts.failed == 0:
         counts.failed = 1
     return counts
@@ -152,8 +193,7 @@ def stages(fast, contract=None):
     yield "block sync", [PY, "-m", "conformance.sync", "--check"], single_counts
     yield "traceability", [PY, "-m", "conformance.trace"] + [c for c, _ in chosen], single_counts
     if contract is None:
-        yield "harness unit tests", [PY, "-m", "unittest", "discover", "-s", "conformance/tests",
-                                     "-t", ".", "-p", "test_*.py"], unittest_counts
+        yield "harness unit tests", unit_test_shards(), unittest_counts
     else:
         yield "unit tests of %s" % contract, [PY, "-m", "unittest"] + contract_unit_tests(contract), unittest_counts
     for contract, node in chosen:
@@ -229,7 +269,11 @@ def run_all(fast, selected=None, label=None):
     started = time.monotonic()
     for title, argv, reader in (selected if selected is not None else stages(fast)):
         # check-fast tells slow tests (the quick bench run) to stand aside.
-        status, out = _run(title, argv, env=dict(os.environ, CONFORMANCE_CHECK_FAST="1") if fast else None)
+        env = dict(os.environ, CONFORMANCE_CHECK_FAST="1") if fast else None
+        if argv and isinstance(argv[0], list):
+            status, out = _run_shards(title, argv, env=env)
+        else:
+            status, out = _run(title, argv, env=env)
         counts = reader(status, out)
         if counts.failed:
             broken.append(title)
