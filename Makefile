@@ -11,7 +11,7 @@ help: ## list the targets
 	@$(PY) -m conformance.suite help Makefile
 
 .PHONY: test
-test: ## everything CI runs (~23 min on 2 cores; CONTRACT=scan: that contract's share, ~5 min): block sync, traceability, unit tests, conformance, derivatives, mutants; ends with "N passed, N failed, N skipped"
+test: ## everything CI runs (~13 min on 2 cores; CONTRACT=scan: that contract's share, ~4 min): block sync, traceability, unit tests, conformance, derivatives, mutants; ends with "N passed, N failed, N skipped"
 	@$(PY) -m conformance.suite test $(CONTRACT)
 
 .PHONY: test-pythons
