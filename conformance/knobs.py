@@ -42,7 +42,6 @@ from conformance.clauses import REPO_ROOT
 
 KEEP_LINE = "# ---- Below this line: contract machinery [KEEP] ----"
 _CONSTANT_RE = re.compile(r"_?[A-Z][A-Z0-9_]*")
-_SUMMARY_RE = re.compile(r"^conformance: (\d+) passed, (\d+) failed", re.M)
 _FAILED_RE = re.compile(r"^\s*(?:FAIL|NON-STRICT|ERROR)\s+(\S+)", re.M)
 
 

@@ -4473,7 +4473,8 @@ class Worker(object):
     def __init__(self, config, tokens):
         self.config = config
         self.api = ScanApi(config, tokens)
-        self.journal = Journal(config.state_dir) if config.progress else NoJournal()  # D31
+        # D31: --no-progress keeps no journal at all (a server without the route would let it grow forever)
+        self.journal = Journal(config.state_dir) if config.progress else NoJournal()
         self.outbox = Outbox(self.journal, self.api)
         self.outbox_thread = None
         self.slots = []
@@ -4493,7 +4494,8 @@ class Worker(object):
         remove_partials(config.state_dir)  # SCAN-STATE-2: an interrupted write's temporary file
         with open(config.node_path, "rb") as handle:
             code_sha256 = sha256_hex(handle.read())
-        self.build = build_document(CLAIM_BUILD, code_sha256)  # SCAN-CLAIM-2
+        # SCAN-CLAIM-2: the build document every claim carries, filled once (the server matches work to it)
+        self.build = build_document(CLAIM_BUILD, code_sha256)
         self.journal.open()
         ids = sorted(set(range(config.parallelism)) | set(slot_ids))
         self.slots = [Slot(self, slot_id, slot_id < config.parallelism) for slot_id in ids]

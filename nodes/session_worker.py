@@ -2440,7 +2440,7 @@ def lease_session(config, start, nonce):
         raise SessionError(code, "the legacy lease was refused")
     try:
         with memoryview(buffer) as view:
-            doc = parse_answer(view[:count])  # D41
+            doc = parse_answer(view[:count])  # D41: read as json.loads reads it, so a later release's members pass
     except JsonError:
         wipe(buffer)
         raise SessionError(SESSION_LEASE_INVALID, "not strict JSON") from None
