@@ -32,6 +32,7 @@ from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S
 from nodes.blocks import atomic_write as atomic_block
 from nodes.blocks import deadline as deadline_block
 from nodes.blocks import forms as forms_block
+from nodes.blocks import process as process_block
 from nodes.blocks import proxy as proxy_block
 from nodes.blocks import redact as redact_block
 from nodes.blocks import seccomp as seccomp_block
@@ -276,6 +277,109 @@ class UtcTimestampTest(unittest.TestCase):
         for bad in ("", "soon", "2026-13-01T00:00:00Z", "2026-01-01T25:00:00Z", None, 17, "2026-01-01T00:00:00Zjunk",
                     "2026-W54-1", "2026-01-01T00:00:00+24:00", "2026-01-01T1:00", "2026-01-01T00:00:00  +00:00"):
             self.assertIsNone(parse(bad), bad)
+
+
+class ProcessTest(unittest.TestCase):
+    """The process block: the final line once, the code beside it, secrets wiped on every exit."""
+
+    def setUp(self):
+        self.process = process_block.Process()
+        self.read_fd, self.write_fd = os.pipe()
+        self.addCleanup(os.close, self.read_fd)
+        self.addCleanup(os.close, self.write_fd)
+
+    def test_write_all_writes_every_byte_and_survives_a_closed_fd(self):
+        process_block.write_all(self.write_fd, b"abc")
+        self.assertEqual(os.read(self.read_fd, 10), b"abc")
+        left, right = socket.socketpair()
+        right.close()
+        process_block.write_all(left.fileno(), b"x" * 50000)  # EPIPE: swallowed, not raised
+        left.close()
+
+    def test_settle_writes_once_and_the_first_code_wins(self):
+        self.assertEqual(self.process.settle(self.write_fd, b"first\n", 3), 3)
+        self.assertEqual(self.process.settle(self.write_fd, b"second\n", 0), 3)
+        self.assertEqual(os.read(self.read_fd, 100), b"first\n")
+        self.assertTrue(self.process.final_written)
+
+    def test_settle_without_a_line_still_fixes_the_code(self):
+        self.assertEqual(self.process.settle(self.write_fd, None, 20), 20)
+        self.assertFalse(self.process.final_written)
+        self.assertEqual(self.process.settle(self.write_fd, b"late\n", 1), 20)
+
+    def test_hold_and_wipe_zero_the_buffer(self):
+        buffer = self.process.hold_secret(bytearray(b"token-value"))
+        other = self.process.hold_secret(bytearray(b"other"))
+        self.process.wipe(buffer)
+        self.assertEqual(buffer, bytearray(len(b"token-value")))
+        self.assertEqual(self.process.secrets, [other])
+        self.process.wipe_all()
+        self.assertEqual(other, bytearray(5))
+        self.assertEqual(self.process.secrets, [])
+        self.process.wipe(None)  # nothing to do, no error
+
+    def test_wake_and_drain(self):
+        self.process.wake()  # before open_wake: nothing to write to, no error
+        read_fd = self.process.open_wake()
+        self.addCleanup(os.close, self.process.wake_w)
+        self.addCleanup(os.close, read_fd)
+        for _ in range(3):
+            self.process.wake()
+        self.assertEqual(select.select([read_fd], [], [], 0)[0], [read_fd])
+        self.process.drain_wake()
+        self.assertEqual(select.select([read_fd], [], [], 0)[0], [])
+
+    def test_install_handlers_installs_for_each_signal(self):
+        calls = []
+        previous = dict((signum, signal.getsignal(signum)) for signum in process_block.HANDLED_SIGNALS)
+        for signum, handler in previous.items():
+            self.addCleanup(signal.signal, signum, handler)
+        process_block.install_handlers(lambda signum, frame: calls.append(signum))
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(POLL_INTERVAL_S)
+        self.assertEqual(calls, [signal.SIGINT])
+
+    def exit_in_child(self, act):
+        """Run act(process, write fd) in a forked child; (exit status, what it wrote)."""
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the test runner
+            try:
+                act(self.process, self.write_fd)
+            finally:
+                os._exit(99)
+        _, status = os.waitpid(pid, 0)
+        os.set_blocking(self.read_fd, False)
+        try:
+            written = os.read(self.read_fd, 1000)
+        except BlockingIOError:
+            written = b""
+        return os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8, written
+
+    def test_hard_exit_writes_the_fallback_line_once_and_wipes(self):
+        def act(process, fd):
+            secret = process.hold_secret(bytearray(b"abc"))
+            process.before_exit = lambda: process_block.write_all(fd, b"before;")
+            real_exit = os._exit
+            os._exit = lambda code: real_exit(code if secret == bytearray(3) else 98)  # 98: not wiped
+            process.hard_exit(fd, b"cancelled\n", 143)
+        self.assertEqual(self.exit_in_child(act), (143, b"before;cancelled\n"))
+
+    def test_hard_exit_after_settle_keeps_the_settled_code_and_line(self):
+        def act(process, fd):
+            process.settle(fd, b"done\n", 0)
+            process.hard_exit(fd, b"cancelled\n", 143)
+        self.assertEqual(self.exit_in_child(act), (0, b"done\n"))
+
+    def test_exit_asked_while_settling_waits_for_the_line(self):
+        def act(process, fd):
+            real_write_all = process_block.write_all
+
+            def write_then_ask(out, data):
+                process.exit_now(out, b"cancelled\n", 143)  # a second signal lands mid-line
+                real_write_all(out, data)
+            process_block.write_all = write_then_ask
+            process.settle(fd, b"final\n", 1)
+        self.assertEqual(self.exit_in_child(act), (1, b"final\n"))
 
 
 class StopTest(unittest.TestCase):
