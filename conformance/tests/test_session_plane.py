@@ -13,7 +13,9 @@ import json
 import os
 import socket
 import ssl
+import subprocess
 import sys
+import threading
 import time
 import unittest
 import unittest.mock
@@ -27,6 +29,7 @@ from conformance.planes.session import BUCKET, OMIT, SessionPlane, descriptor_pa
 from conformance.planes.session.control import parse_strict, schema_problems
 from conformance.planes.session.verdict import parse_summaries
 from conformance.schema import validate
+from conformance.runner import descendants
 from conformance.servers import CA_FILE
 from conformance.tests.test_session_control import Client
 from conformance.timeouts import SHORT_TIMEOUT_S, Deadline
@@ -313,6 +316,35 @@ class SummaryTest(unittest.TestCase):
         summaries, problems = parse_summaries("%s\n%s\nhello\n%s" % (spaced, json.dumps(stopped), line))
         self.assertEqual(summaries, [good])
         self.assertEqual(len(problems), 4, problems)   # not canonical, failed keys, not JSON, no newline
+
+
+class WatchTest(unittest.TestCase):
+    """What the watch records of a process that is already exiting."""
+
+    def test_a_zombie_leaves_no_empty_argv(self):
+        # The parent forks a child that exits at once and is never reaped: a zombie, whose
+        # cmdline reads empty. Recorded, that empty argv would be the child's last one and hide
+        # what it ran (secret.places once missed a probe child this way under load).
+        parent = subprocess.Popen([sys.executable, "-c", "import os, time\nif os.fork() == 0:\n    os._exit(0)\n"
+                                   "time.sleep(%r)" % SHORT_TIMEOUT_S])
+        self.addCleanup(parent.wait)
+        self.addCleanup(parent.kill)
+        proc = unittest.mock.Mock(host_pid=parent.pid, running=lambda: parent.poll() is None)
+        seer = watch.Watch.__new__(watch.Watch)  # sampled by hand: no thread
+        seer.proc, seer.scratch, seer._secrets = proc, "/nonexistent-scratch", lambda: []
+        seer._lock, seer._seen, seer._files = threading.Lock(), {}, {}
+        seer.file_hits, seer.files_seen = [], set()
+        deadline = Deadline(SHORT_TIMEOUT_S)
+        while not any(state == "Z" for state in self.child_states(parent.pid)) and not deadline.over():
+            time.sleep(0.01)
+        self.assertIn("Z", self.child_states(parent.pid))
+        seer.sample()
+        self.assertTrue(seer.processes())  # the parent at least
+        self.assertEqual([p for p in seer.processes() if [] in p.argvs], [])
+
+    @staticmethod
+    def child_states(pid):
+        return [watch._stat(child)[0] for child in descendants(pid) if watch._stat(child)]
 
 
 if __name__ == "__main__":

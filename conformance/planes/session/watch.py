@@ -9,7 +9,8 @@ PROC_SAMPLE_INTERVAL_S:
 
 - every process of the node's tree: pid, start time, each argv it had, its environment (read
   again when its argv changes: a fork reads as its parent until it execs); unreadable entries
-  (a non-dumpable capability process) are skipped;
+  (a non-dumpable capability process) and exiting ones (a zombie reads an empty argv) are
+  skipped;
 - every file under the run's TMPDIR, read again when its size or mtime changes, and scanned for
   the plane's secrets at once (the file is gone by the end).
 
@@ -86,7 +87,9 @@ class Watch(object):
         for pid in [self.proc.host_pid] + descendants(self.proc.host_pid):
             stat = _stat(pid)
             argv = read_cmdline(pid)
-            if stat is None or argv is None:
+            # An exiting process (a zombie) reads an empty argv: recorded, it would become the
+            # process's last argv and hide what it ran (a probe child seen only as it died).
+            if stat is None or not argv or stat[0] in ("Z", "X"):
                 continue
             with self._lock:
                 seen = self._seen.setdefault((pid, stat[1]), SeenProcess(pid, stat[1]))
