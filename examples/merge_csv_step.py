@@ -47,12 +47,21 @@ PROGRAM = "merge-csv-step"  # your step's name: the prefix of every stderr line 
 USER_AGENT = "merge-csv-step/1 (lspo example derivative)"  # STEP-HTTP-4: names the caller to the store
 
 # 3 Your work [EDIT] ===========================================================
+# +- The frame -----------------------------------------------------------------
+# | Called, in order: scan_chunk(tally, data, count) on each chunk of an input
+# |     as it streams in; do_work(run, item) on each verified input, in list
+# |     order; finish_work(run) once, after the last.
+# | Your code may use: `run` (a Run; nodes/hello_node.py's section 3 lists
+# |     what it offers): run.scratch, run.state, run.metrics,
+# |     run.output_relpath, run.publish_file, run.claim, run.check_stop; and
+# |     the names below.
+# | Uses from below KEEP: CACHE_DROP_BYTES, CHUNK_BYTES, MAX_NAME_CHARS,
+# |     release_page_cache, WorkRefused
+# | To refuse work: raise WorkRefused(code, message), code "permanent" (exit
+# |     10) or "transient" (exit 1): the run ends failed, its marker written.
+# +-----------------------------------------------------------------------------
 #
-# Merge every input into one CSV.  The machinery calls scan_chunk for every
-# chunk of an input as it streams in, do_work for each verified input, and
-# finish_work once after the last; see nodes/hello_node.py's section 3 for the
-# `run` API (run.scratch, run.state, run.metrics, run.output_relpath,
-# run.publish_file, run.publish_bytes, run.claim, run.check_stop, say).
+# Merge every input into one CSV.
 
 OUTPUT_PORT = "output"  # STEP-OUTPUT-8: the merged file's port
 WORK_PHASE = "merging inputs"  # STEP-PROGRESS-2: the progress phase while inputs are processed
@@ -237,11 +246,7 @@ class WorkRefused(StepFailure):
 
 
 class UsageError(StepFailure):
-    """A configuration the node cannot start with: no request made, no marker (nowhere to write it).
-
-    `text` is the one stderr line main() prints, naming a variable, never its
-    value (STEP-PROXY-1: a proxy URL may hold a password).
-    """
+    """No start: `text` is main()'s one stderr line, naming a variable, never its value (a password)."""
 
     def __init__(self, message, outcome):
         super().__init__("could not start: " + message)
@@ -250,7 +255,6 @@ class UsageError(StepFailure):
 
 
 # 6 Protocol ===================================================================
-# The topics every node numbers alike come first (6.1 to 6.8); this node's own follow.
 
 # 6.1 Process and output =======================================================
 # One line per message, redacted, written whole: the log is public and kept as
@@ -282,12 +286,8 @@ def describe(exc):
 
 
 def start_process():
-    """Handle SIGTERM and SIGINT from here on (STEP-STOP-1), before the envelope is read.
-
-    As PID 1 a signal with no handler is dropped, and SIGINT unhandled is a
-    KeyboardInterrupt traceback.  STOP.handle only records, shuts in-flight
-    sockets and wakes; ordinary code decides.
-    """
+    """STEP-STOP-1: SIGTERM and SIGINT handled before the envelope is read (as PID 1 an
+    unhandled signal is dropped; an unhandled SIGINT is a KeyboardInterrupt traceback)."""
     STOP.open()
     install_handlers(STOP.handle)
 
@@ -416,12 +416,8 @@ def load_config(environ):
 
 
 def configure(tokens, environ):
-    """The Config, or None when --help was asked; UsageError (with its outcome) when it cannot start.
-
-    Reads the command line and the environment, no file: main() calls it
-    before the handlers, and the envelope, which they must precede, is read
-    by lifecycle().
-    """
+    """The Config, None for --help, or UsageError.  Reads no file: it runs before the handlers,
+    which STEP-STOP-1 wants installed before the envelope is read (lifecycle() reads it)."""
     if tokens in (["-h"], ["--help"]):
         return None
     if tokens:

@@ -275,11 +275,7 @@ class WorkRefused(StepFailure):
 
 
 class UsageError(StepFailure):
-    """A configuration the node cannot start with: no request made, no marker (nowhere to write it).
-
-    `text` is the one stderr line main() prints, naming a variable, never its
-    value (STEP-PROXY-1: a proxy URL may hold a password).
-    """
+    """No start: `text` is main()'s one stderr line, naming a variable, never its value (a password)."""
 
     def __init__(self, message, outcome):
         super().__init__("could not start: " + message)
@@ -288,7 +284,6 @@ class UsageError(StepFailure):
 
 
 # 6 Protocol ===================================================================
-# The topics every node numbers alike come first (6.1 to 6.8); this node's own follow.
 
 # 6.1 Process and output =======================================================
 # One line per message, redacted, written whole: the log is public and kept as
@@ -320,12 +315,8 @@ def describe(exc):
 
 
 def start_process():
-    """Handle SIGTERM and SIGINT from here on (STEP-STOP-1), before the envelope is read.
-
-    As PID 1 a signal with no handler is dropped, and SIGINT unhandled is a
-    KeyboardInterrupt traceback.  STOP.handle only records, shuts in-flight
-    sockets and wakes; ordinary code decides.
-    """
+    """STEP-STOP-1: SIGTERM and SIGINT handled before the envelope is read (as PID 1 an
+    unhandled signal is dropped; an unhandled SIGINT is a KeyboardInterrupt traceback)."""
     STOP.open()
     install_handlers(STOP.handle)
 
@@ -454,12 +445,8 @@ def load_config(environ):
 
 
 def configure(tokens, environ):
-    """The Config, or None when --help was asked; UsageError (with its outcome) when it cannot start.
-
-    Reads the command line and the environment, no file: main() calls it
-    before the handlers, and the envelope, which they must precede, is read
-    by lifecycle().
-    """
+    """The Config, None for --help, or UsageError.  Reads no file: it runs before the handlers,
+    which STEP-STOP-1 wants installed before the envelope is read (lifecycle() reads it)."""
     if tokens in (["-h"], ["--help"]):
         return None
     if tokens:
