@@ -772,6 +772,9 @@ CHILD_MODES = ()
 
 
 # 6.8 Progress =================================================================
+# The agent shows the last progress line; the log keeps a 1000-line tail (STEP-PROGRESS-*).
+
+
 class Progress(object):
     """`@lspo:progress` lines: never decreasing, at most PROGRESS_MAX_LINES.
 

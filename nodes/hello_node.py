@@ -10,6 +10,7 @@ Run it:
     LSPO_CREDENTIALS_FILE=/path/to/creds.json python3 nodes/hello_node.py
 Judge it against its contract:
     python3 -m conformance step nodes/hello_node.py
+
 Contract: contract/step.md, version 4.  Each line that exists because of a
 clause carries its ID and what breaks without it (grep -n STEP-STOP-2 finds
 the clause, this code and its checks):
@@ -32,6 +33,8 @@ the clause, this code and its checks):
     PEER      every document, answer and variable read as the upstream read it:
               unknown members ignored, 6.0 read as 6, any ISO 8601 instant
     REDACT    no credential in any output, never a traceback
+    WORK      this node's example work (section 3): a copy of each input, its
+              lines counted, one `input` fact per copy; judged with --reference
 
 Layout (`grep -n '^# [0-9]' nodes/hello_node.py` prints it):
     1 Imports               standard library only
@@ -49,7 +52,6 @@ Layout (`grep -n '^# [0-9]' nodes/hello_node.py` prints it):
 Edit sections 2 and 3, keep the rest.  Section 9 is rewritten from
 nodes/blocks/ by `python3 -m conformance.sync`, and `--check` reports drift.
 """
-
 
 # 1 Imports ====================================================================
 
@@ -801,6 +803,9 @@ CHILD_MODES = ()
 
 
 # 6.8 Progress =================================================================
+# The agent shows the last progress line; the log keeps a 1000-line tail (STEP-PROGRESS-*).
+
+
 class Progress(object):
     """`@lspo:progress` lines: never decreasing, at most PROGRESS_MAX_LINES.
 
