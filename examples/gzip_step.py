@@ -46,12 +46,20 @@ PROGRAM = "gzip-step"  # your step's name: the prefix of every stderr line and o
 USER_AGENT = "gzip-step/1 (lspo example derivative)"  # STEP-HTTP-4: names the caller to the store
 
 # 3 Your work [EDIT] ===========================================================
+# +- The frame -----------------------------------------------------------------
+# | Called, in order: scan_chunk(tally, data, count) on each chunk of an input
+# |     as it streams in; do_work(run, item) on each verified input, in list
+# |     order; finish_work(run) once, after the last.
+# | Your code may use: `run` (a Run; nodes/hello_node.py's section 3 lists
+# |     what it offers): run.scratch, run.metrics, run.output_relpath,
+# |     run.publish_file, run.claim, run.check_stop; and the names below.
+# | Uses from below KEEP: CACHE_DROP_BYTES, CHUNK_BYTES, MAX_NAME_CHARS,
+# |     release_page_cache, remove_file, WorkRefused
+# | To refuse work: raise WorkRefused(code, message), code "permanent" (exit
+# |     10) or "transient" (exit 1): the run ends failed, its marker written.
+# +-----------------------------------------------------------------------------
 #
-# Compress each input with gzip.  The machinery calls scan_chunk for every
-# chunk of an input as it streams in, do_work for each verified input, and
-# finish_work once after the last; see nodes/hello_node.py's section 3 for the
-# `run` API (run.scratch, run.metrics, run.output_relpath, run.publish_file,
-# run.publish_bytes, run.claim, run.check_stop, say).
+# Compress each input with gzip.
 
 import zlib  # noqa: E402  (this step's own import, kept in its own section)
 
@@ -135,6 +143,11 @@ EXIT_OK = 0  # succeeded
 EXIT_TRANSIENT = 1  # a later attempt may succeed
 EXIT_PERMANENT = 10  # retrying cannot help
 EXIT_CANCELLED = 20  # stopped on request
+OUTCOME_SUCCEEDED, OUTCOME_TRANSIENT, OUTCOME_PERMANENT, OUTCOME_CANCELLED = (
+    "succeeded", "transient", "permanent", "cancelled")  # how a run ended, decided once (STEP-EXIT-2)
+# STEP-EXIT-1: the one place an outcome becomes a code: the marker's exit_code and the process's agree
+EXIT_STATUS = {OUTCOME_SUCCEEDED: EXIT_OK, OUTCOME_TRANSIENT: EXIT_TRANSIENT,
+               OUTCOME_PERMANENT: EXIT_PERMANENT, OUTCOME_CANCELLED: EXIT_CANCELLED}
 
 MAX_CREDENTIALS_BYTES = 64 * MiB  # bounded read of the envelope file
 MAX_DOCUMENT_BYTES = 8 * MiB  # the platform's ceiling for the manifest and the marker
@@ -170,19 +183,20 @@ MAX_FACT_VALUE_CHARS = 512  # the platform's column limit
 PARAMS_KEYS_SHOWN = 64  # keys listed when the params echo gives way
 
 # 5 Errors =====================================================================
-# One root error; each subclass carries the exit code it maps to, so a
-# failure's code is decided where the failure is understood (STEP-EXIT-1).
+# One root error; each subclass carries the outcome it maps to, so a
+# failure's exit code is decided where the failure is understood (STEP-EXIT-1).
+# A stop is the stop block's StopRequested (section 9), never a StepFailure.
 
 
 class StepFailure(Exception):
-    """Root of every failure this node reports; `exit_code` is what it maps to.
+    """Root of every failure this node reports; `outcome` is what it maps to.
 
     `status` is the HTTP status when the store answered (a definite outcome);
     `maybe_stored` is true when bytes went out and no answer came back, so the
     store may hold the object (STEP-OUTPUT-6).
     """
 
-    exit_code = EXIT_TRANSIENT
+    outcome = OUTCOME_TRANSIENT
     retryable = True
 
     def __init__(self, message, status=None, maybe_stored=False):
@@ -191,11 +205,15 @@ class StepFailure(Exception):
         self.status = status
         self.maybe_stored = maybe_stored
 
+    @property
+    def exit_code(self):
+        return EXIT_STATUS[self.outcome]
+
 
 class Permanent(StepFailure):
     """A bad input, document or configuration: no retry can fix it."""
 
-    exit_code = EXIT_PERMANENT
+    outcome = OUTCOME_PERMANENT
     retryable = False
 
 
@@ -207,14 +225,1367 @@ class Expired(Transient):
     """A refusal that looks like dead credentials: STEP-CREDS-4 allows one retry."""
 
 
-class Stopped(StepFailure):
-    """Work abandoned because a stop was requested."""
+class WorkRefused(StepFailure):
+    """Raised by the [EDIT] work: `code` "permanent" (exit 10) or "transient" (anything else, exit 1)."""
 
-    exit_code = EXIT_CANCELLED
-    retryable = False
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.outcome = OUTCOME_PERMANENT if code == OUTCOME_PERMANENT else OUTCOME_TRANSIENT
+        self.retryable = self.outcome != OUTCOME_PERMANENT
 
 
-# 6 Shared blocks ==============================================================
+class UsageError(StepFailure):
+    """No start: `text` is main()'s one stderr line, naming a variable, never its value (a password)."""
+
+    def __init__(self, message, outcome):
+        super().__init__("could not start: " + message)
+        self.outcome = outcome
+        self.text = "%s: %s\n" % (PROGRAM, redact(self.message, SECRETS))
+
+
+# 6 Protocol ===================================================================
+
+# 6.1 Process and output =======================================================
+# One line per message, redacted, written whole: the log is public and kept as
+# a 1000-line tail, so a URL in it is a leak and progress must not crowd out
+# the reason a run failed (STEP-REDACT-*, STEP-PROGRESS-*).
+
+SECRETS = set()  # credential values seen in any envelope, removed from every printed line
+# STOP and PROCESS are made at the end of the file: their classes come from section 9.
+
+
+def say(message):
+    """One diagnostic line on stderr, prefixed and redacted."""
+    # STEP-REDACT-1/-2: redacted, one line: the log is public
+    write_all(2, ("%s: %s\n" % (PROGRAM, redact(message, SECRETS))).encode("utf-8", "backslashreplace"))
+
+
+def describe(exc):
+    """A printable account of an exception that cannot carry a URL.
+
+    OSError text is the system's; anything else (http.client quotes request
+    targets in some messages) is named by its type only.
+    """
+    if isinstance(exc, (StepFailure, StopRequested)):
+        return str(exc)  # written by this node, never with a URL in it
+    if isinstance(exc, OSError):
+        text = exc.strerror or (str(exc.args[0]) if exc.args else "")
+        return "%s: %s" % (type(exc).__name__, redact(text, SECRETS))
+    return type(exc).__name__
+
+
+def start_process():
+    """STEP-STOP-1: SIGTERM and SIGINT handled before the envelope is read (as PID 1 an
+    unhandled signal is dropped; an unhandled SIGINT is a KeyboardInterrupt traceback)."""
+    STOP.open()
+    install_handlers(STOP.handle)
+
+
+# 6.2 Documents and forms ======================================================
+# result.json and the marker, composed exactly: the collector refuses a marker of
+# the wrong shape, and the result reader anything over 1 MiB (STEP-RESULT-*,
+# STEP-MARKER-2).
+
+_FACT_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")
+_FACT_FORBIDDEN_RE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+UNCLAIMED_ORDER = ("unusable", "bad_key", "over_cap")  # STEP-RESULT-3: one fixed order, so every summary reads alike
+
+
+def is_int(value):
+    """A JSON integer; True and False are not integers here."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def dump_document(document):
+    return json.dumps(document, sort_keys=True, indent=2).encode("utf-8")
+
+
+def compose_result(metrics, attempt, params, facts, not_claimed):
+    """result.json as bytes, never over MAX_RESULT_BYTES (STEP-RESULT-1, STEP-RESULT-2)."""
+    summary = {"attempt": attempt, "params": params}
+    if not_claimed:
+        summary["facts_not_claimed"] = not_claimed
+    document = {"schema_version": 1, "metrics": dict(metrics), "summary": summary, "facts": list(facts)}
+    data = dump_document(document)
+    if len(data) <= MAX_RESULT_BYTES:
+        return data
+    shape = isinstance(params, dict)
+    summary = {  # STEP-RESULT-2: the params echo gives way first
+        "attempt": attempt,
+        "params": None,
+        "params_omitted": "params are not echoed: the document would exceed the 1 MiB ceiling",
+        "params_keys": sorted(params)[:PARAMS_KEYS_SHOWN] if shape else None,
+        "params_count": len(params) if shape else None,
+    }
+    if not_claimed:
+        summary["facts_not_claimed"] = not_claimed
+    document["summary"] = summary
+    data = dump_document(document)
+    say("result.json: %s" % ("params left out, they would pass the 1 MiB ceiling" if params
+                              else "over the 1 MiB ceiling with no params to leave out"))
+    kept = document["facts"]
+    while len(data) > MAX_RESULT_BYTES and kept:
+        kept = kept[:len(kept) // 2]  # STEP-RESULT-2: then facts are halved, keeping the first
+        summary["facts_omitted"] = "%d of %d facts dropped to fit the 1 MiB ceiling" % (
+            len(facts) - len(kept), len(facts))
+        document["facts"] = kept
+        data = dump_document(document)
+    if len(kept) < len(facts):
+        say("result.json: kept %d of %d facts to fit the 1 MiB ceiling" % (len(kept), len(facts)))
+    if len(data) > MAX_RESULT_BYTES:  # STEP-RESULT-2: fail rather than publish what no reader may read
+        raise Permanent("result.json exceeds 1 MiB even without params and facts")
+    return data
+
+
+def compose_marker(status, exit_code, error, objects, ports, identity):
+    """__lspo_complete.json as bytes (STEP-MARKER-2)."""
+    document = {
+        "schema_version": 1,
+        "status": status,
+        "exit_code": exit_code,  # STEP-MARKER-3: the code the process returns
+        "objects": [{"relpath": r, "sha256": s, "size": n} for r, (s, n) in objects.items()],
+        "produced_ports": dict((port, [r for r in relpaths if r in objects])
+                               for port, relpaths in ports.items()
+                               if any(r in objects for r in relpaths)),  # STEP-MARKER-5: ports within objects
+        "error": error,  # STEP-MARKER-7: null only on success
+        "execution_id": identity["execution_id"],
+        "attempt": identity["attempt"],
+        "generation": identity["generation"],
+        "idempotency_key": identity["idempotency_key"],
+    }
+    return dump_document(document)
+
+
+# 6.3 Configuration ============================================================
+# Read once, at start-up: a bad variable fails before any request, naming the
+# variable, never its value.
+
+Config = collections.namedtuple(
+    "Config", "credentials_path credentials_variable scratch_parent identity idempotency_key")
+
+_DECIMAL_RE = re.compile(r"[0-9]+\Z")
+
+
+def env_positive_int(raw):
+    """An identity variable's value: decimal digits only, at least 1, else None."""
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not _DECIMAL_RE.match(text):  # STEP-MANIFEST-4 (D12): no sign, no other digits
+        return None
+    value = int(text)
+    return value if value >= 1 else None
+
+
+def load_config(environ):
+    """Read every environment variable this node uses, once."""
+    primary = environ.get(CREDENTIALS_ENV, "")
+    legacy = environ.get(LEGACY_CREDENTIALS_ENV, "")
+    if primary:  # STEP-CREDS-1: the agent's variable wins
+        path, variable = primary, "named by " + CREDENTIALS_ENV
+    elif legacy:  # STEP-CREDS-1: then the legacy name
+        path, variable = legacy, "named by " + LEGACY_CREDENTIALS_ENV
+    else:  # STEP-CREDS-1: then the contract's default mount
+        path, variable = DEFAULT_CREDENTIALS_FILE, "at the default path " + DEFAULT_CREDENTIALS_FILE
+    if primary and legacy and os.path.normpath(primary) != os.path.normpath(legacy):
+        say("%s and %s name different files; using %s" % (  # STEP-CREDS-2: variables, never values
+            CREDENTIALS_ENV, LEGACY_CREDENTIALS_ENV, CREDENTIALS_ENV))
+    identity = dict((key, env_positive_int(environ.get(var))) for key, var in IDENTITY_ENV)
+    key = environ.get(IDEMPOTENCY_ENV)
+    key = key if isinstance(key, str) and key.strip() else None
+    scratch_parent = environ.get("TMPDIR") or None  # STEP-STREAM-3 (D10): scratch honours TMPDIR
+    try:
+        # STEP-PROXY-1: behind an egress proxy, a node that connects directly fails every request
+        proxies = Proxies.from_environ(environ)
+    except ProxyConfigError as exc:
+        raise Permanent(str(exc)) from None  # STEP-PROXY-1: names the variable, never its value (a password)
+    SECRETS.update(proxies.secrets())  # STEP-PROXY-5: else a message quoting them would publish them
+    PROXIES[:] = [proxies]
+    return Config(path, variable, scratch_parent, identity, key)
+
+
+def configure(tokens, environ):
+    """The Config, None for --help, or UsageError.  Reads no file: it runs before the handlers,
+    which STEP-STOP-1 wants installed before the envelope is read (lifecycle() reads it)."""
+    if tokens in (["-h"], ["--help"]):
+        return None
+    if tokens:
+        # STEP-EXIT-1 (D35): ignored, as the upstream did: refusing them would fail every job of an
+        # image that launches its step with arguments.  Counted, never echoed: one may hold a secret.
+        say("ignoring %d command-line argument(s): this step takes its job from the environment" % len(tokens))
+    try:
+        return load_config(environ)
+    except StepFailure as exc:  # STEP-PROXY-1: a bad proxy variable, named, never its value
+        raise UsageError(exc.message, exc.outcome) from None
+    except Exception as exc:  # a defect: still one line and one of the four codes, never a traceback
+        raise UsageError("internal error: " + describe(exc), OUTCOME_TRANSIENT) from None
+
+
+# 6.4 Identity =================================================================
+# The identity goes into the marker: taken from the wrong place, it attributes
+# the receipt to another attempt (STEP-MANIFEST-4, STEP-MARKER-6).
+
+
+def parse_manifest(data):
+    """The manifest object (STEP-MANIFEST-3)."""
+    try:
+        manifest = json.loads(data.decode("utf-8"))
+    except ValueError:  # STEP-MANIFEST-3: an expired presigned URL answers 200 with an XML page
+        raise Transient("the manifest is not UTF-8 JSON") from None
+    if not isinstance(manifest, dict):  # STEP-MANIFEST-3: a manifest that is not an object is permanent
+        raise Permanent("the manifest is not a JSON object")
+    version = manifest.get("schema_version", 1)
+    if not is_int(version) or version != 1:  # STEP-MANIFEST-3: True is not 1
+        raise Permanent("the manifest's schema_version is not 1")
+    return manifest
+
+
+def identity_number(manifest, config, key):
+    """The manifest's `key` when an integer >= 1, else the environment's, else None (STEP-MANIFEST-4)."""
+    value = manifest.get(key) if isinstance(manifest, dict) else None
+    if is_int(value) and value >= 1:
+        return value
+    return config.identity[key]  # STEP-MANIFEST-4: the environment's value
+
+
+def resolve_identity(manifest, config):
+    """(identity dict, None) or (None, why) (STEP-MANIFEST-4, STEP-MARKER-6)."""
+    manifest = manifest if isinstance(manifest, dict) else {}
+    identity = {}
+    for key, variable in IDENTITY_ENV:
+        value = identity_number(manifest, config, key)
+        if value is None:
+            return None, "no usable %s in the manifest or in %s" % (key, variable)
+        identity[key] = value
+    key = manifest.get("idempotency_key")
+    if not (isinstance(key, str) and key.strip()):  # STEP-MANIFEST-4 (D2): only a usable key blocks the fallback
+        key = config.idempotency_key
+    identity["idempotency_key"] = key
+    return identity, None
+
+
+# 6.5 HTTP exchanges ===========================================================
+# Every request goes through one transport whose connect has one deadline and
+# whose socket a stop can shut down, since a blocked read never looks at a flag
+# (STEP-STOP-2, -3).  Refusals are classified by status and at most 4 KiB of
+# body (STEP-HTTP-*); a redirect is never followed (STEP-OUTPUT-5).
+
+_TLS_CONTEXTS = []  # one TLS context per process, made on first use
+PROXIES = []  # the environment's proxies (a Proxies), read once by load_config: importing reads nothing
+RETRYABLE_CODES = ("slowdown", "requesttimeout", "operationaborted", "requestthrottled",
+                   "throttling", "toomanyrequests", "internalerror", "serviceunavailable")
+EXPIRED_CODES = ("expired", "accessdenied", "invalidaccesskeyid", "signaturedoesnotmatch",
+                 "tokenrefreshrequired", "requesttimetooskewed", "authorization")
+_STORE_CODE_RE = re.compile(r"<Code>([^<]{1,64})</Code>")
+
+
+def tls_context():
+    """The process's TLS context (it honours SSL_CERT_FILE, as OpenSSL does)."""
+    if not _TLS_CONTEXTS:
+        _TLS_CONTEXTS.append(ssl.create_default_context())
+    return _TLS_CONTEXTS[0]
+
+
+def check_stop(what):
+    """Raise StopRequested when a stop was requested and the current work may be cut."""
+    if STOP.should_abandon():
+        raise StopRequested("stopped on request during %s" % what)
+
+
+def network_failure(what, exc):
+    """The StepFailure an exception raised by the network stands for."""
+    if isinstance(exc, StepFailure):
+        return exc
+    if STOP.should_abandon() or isinstance(exc, StopRequested):  # STEP-EXIT-2: a stop explains the error
+        return StopRequested("stopped on request during %s" % what)
+    return Transient("%s: %s" % (what, describe(exc)))  # STEP-HTTP-3: DNS, connect, reset, timeout
+
+
+def http_detail(status, reason, body):
+    """`HTTP <status> <reason> (<store code or body snippet>)`, redacted."""
+    text = body.decode("utf-8", "replace")
+    match = _STORE_CODE_RE.search(text)
+    extra = match.group(1) if match else redact(text, SECRETS)[:ERROR_SNIPPET_CHARS]  # redacted, then cut
+    detail = "HTTP %d %s" % (status, reason or "")
+    return redact(detail.strip() + (" (%s)" % extra if extra else ""), SECRETS)  # code and reason too
+
+
+def classify(what, status, reason, body):
+    """The failure an HTTP refusal stands for (STEP-HTTP-1, STEP-HTTP-2)."""
+    detail = http_detail(status, reason, body)
+    probe = detail.lower().replace(" ", "")
+    message = "%s: %s" % (what, detail)
+    # STEP-HTTP-2 (D8): expired-looking: re-read the envelope
+    if status == 401 or (status in (400, 403) and any(c in probe for c in EXPIRED_CODES)):
+        return Expired(message, status=status)
+    if status == 407:  # STEP-PROXY-4 (D41): only a proxy sends it; its settings, not the work, are at fault
+        return Transient(message, status=status)
+    # STEP-HTTP-1: a later attempt may succeed
+    if status >= 500 or status == 429 or any(c in probe for c in RETRYABLE_CODES):
+        return Transient(message, status=status)
+    return Permanent(message, status=status)  # STEP-HTTP-1: any other refusal (3xx: see check_status)
+
+
+def check_status(response, what):
+    """Return on 2xx; raise the classified failure otherwise."""
+    status = response.status
+    if 200 <= status < 300:
+        return
+    if 300 <= status < 400:  # STEP-OUTPUT-5: never followed; urllib would re-send a POST as a body-less GET
+        raise Transient("%s: HTTP %d redirect not followed" % (what, status), status=status)
+    try:
+        body = response.read(ERROR_BODY_BYTES)  # STEP-HTTP-5: at most 4096 bytes of an error body
+    except Exception:
+        body = b""
+    raise classify(what, status, response.reason, body)
+
+
+@contextlib.contextmanager
+def exchange(url, what, timeout_s, budget=None):
+    """An open HttpExchange; every failure to open it mapped to a StepFailure."""
+    try:
+        session = HttpExchange(url, STOP, timeout_s=timeout_s, connect_deadline_s=CONNECT_DEADLINE_S,
+                               budget=budget, ssl_context_factory=tls_context,
+                               # STEP-PROXY-2: each URL asks NO_PROXY (else an exempt host goes to the proxy)
+                               proxies=PROXIES[0] if PROXIES else None)
+    except ValueError as exc:
+        raise Permanent("%s: the URL is not usable (%s)" % (what, exc)) from None
+    try:
+        session.open()  # STEP-STOP-3: DNS + TCP + proxy CONNECT + TLS under one 10 s deadline, ended at once by a stop
+    except Exception as exc:
+        session.close()
+        raise network_failure(what, exc) from None
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def send_get(session, what):
+    try:
+        session.conn.putrequest("GET", session.target.request_target)
+        session.conn.putheader("User-Agent", USER_AGENT)  # STEP-HTTP-4: the store's operators see who calls
+        session.conn.putheader("Connection", "close")
+        session.conn.endheaders()
+        return session.conn.getresponse()
+    except Exception as exc:
+        raise network_failure(what, exc) from None
+
+
+def get_document(url, what, limit):
+    """A small document by GET, reading at most limit + 1 bytes (STEP-MANIFEST-2)."""
+    with exchange(url, what, READ_TIMEOUT_S) as session:
+        response = send_get(session, what)
+        check_status(response, what)
+        if response.length is not None and response.length > limit:  # STEP-MANIFEST-2: refused unread
+            raise Permanent("%s: %d bytes announced, more than the %d allowed" % (what, response.length, limit))
+        data = bytearray()
+        try:
+            while True:
+                chunk = response.read(min(CHUNK_BYTES, limit + 1 - len(data)))
+                if not chunk:
+                    break
+                data += chunk
+                if len(data) > limit:  # STEP-MANIFEST-2: stop reading past the ceiling
+                    raise Permanent("%s: more than %d bytes; stopped reading" % (what, limit))
+        except StepFailure:
+            raise
+        except Exception as exc:
+            raise network_failure(what, exc) from None
+        check_stop(what)  # a shut-down socket reads as a short body
+        return bytes(data)
+
+
+# 6.6 State on disk ============================================================
+# Every object moves in 1 MiB chunks through one buffer, hashed as it goes, its
+# page cache dropped every 8 MiB: a whole object in memory, or page cache left
+# to grow, gets the container OOM-killed (STEP-STREAM-*).
+
+Payload = collections.namedtuple("Payload", "path data size sha256")  # exactly one of path, data
+
+
+def bytes_payload(data):
+    return Payload(None, data, len(data), hashlib.sha256(data).hexdigest())
+
+
+def release_page_cache(fd, dirty):
+    """Ask the kernel to drop a file's cached pages; best effort.
+
+    Page cache filled by a container's own reads and writes is charged to its
+    memory limit, so a process whose own memory stays flat can still be
+    OOM-killed moving a large file.  Dirty pages cannot be dropped: sync first.
+    """
+    try:
+        if dirty:
+            os.fsync(fd)
+        # STEP-STREAM-2: page cache counts against the container's memory
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    except (AttributeError, OSError, ValueError):
+        pass  # advice only, and not on every platform
+
+
+def write_file(fd, view):
+    """os.write every byte; unlike write_all (section 9) an error raises: a full disk fails the copy."""
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def stream_verified(read_into, out_fd, pins, buffer, what, tally):
+    """Copy a source to out_fd, hashing it and showing each chunk to scan_chunk.
+
+    `read_into(view)` fills a memoryview and returns the byte count, 0 at the
+    end.  Returns (sha256 hex, size); raises Permanent the moment the source
+    outgrows its size pin (STEP-INPUT-2).  One pass over the bytes: a second
+    read of a 1 GiB input would double the node's I/O and CPU.
+    """
+    view = memoryview(buffer)
+    digest = hashlib.sha256()
+    size = pending = 0
+    while True:
+        check_stop(what)  # STEP-STOP-2: checked after every chunk
+        count = read_into(view)
+        if not count:
+            break
+        size += count
+        if pins.size is not None and size > pins.size:  # STEP-INPUT-2: oversize refused at once, not read to the end
+            raise Permanent("%s: more bytes than its size pin of %d; stopped reading" % (what, pins.size))
+        if size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: its copy could never be written (D33)
+            raise Permanent("%s: over the 1 GiB object ceiling; stopped reading" % what)
+        chunk = view[:count]
+        digest.update(chunk)
+        scan_chunk(tally, buffer, count)  # the work's own look at the bytes, in this same pass
+        write_file(out_fd, chunk)
+        pending += count
+        if pending >= CACHE_DROP_BYTES:
+            release_page_cache(out_fd, dirty=True)  # STEP-STREAM-2: every 8 MiB
+            pending = 0
+    if size >= CACHE_DROP_BYTES:
+        release_page_cache(out_fd, dirty=True)  # STEP-STREAM-2: and the tail (a small file's cache dies with it)
+    check_stop(what)  # a stop's shutdown ends the body early: report the stop, not a short input
+    return digest.hexdigest(), size
+
+
+def verify(what, pins, digest, size):
+    # STEP-INPUT-2: the platform verifies what a step writes, never what it read
+    if pins.size is not None and size != pins.size:
+        raise Permanent("%s: %d bytes, but its size pin says %d" % (what, size, pins.size))
+    if digest != pins.sha256:  # STEP-INPUT-2: the platform checks what a step wrote, never what it read
+        raise Permanent("%s: sha256 does not match its pin" % what)
+
+
+def file_sha256(path, buffer):
+    """(sha256 hex, size) of a file, streamed."""
+    view = memoryview(buffer)
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb", buffering=0) as source:
+        while True:
+            count = source.readinto(view)
+            if not count:
+                break
+            digest.update(view[:count])
+            size += count
+        release_page_cache(source.fileno(), dirty=False)
+    return digest.hexdigest(), size
+
+
+def copy_into(fd, payload, buffer):
+    """Copy a payload into an open file, with stop checks and page-cache release."""
+    if payload.data is not None:
+        write_file(fd, memoryview(payload.data))
+        return
+    view = memoryview(buffer)
+    pending = 0
+    with open(payload.path, "rb", buffering=0) as source:
+        while True:
+            check_stop("a staging copy")
+            count = source.readinto(view)
+            if not count:
+                break
+            write_file(fd, view[:count])
+            pending += count
+            if pending >= CACHE_DROP_BYTES:
+                release_page_cache(fd, dirty=True)  # STEP-STREAM-2: dirty pages synced and dropped every 8 MiB
+                release_page_cache(source.fileno(), dirty=False)
+                pending = 0
+        if payload.size >= CACHE_DROP_BYTES:
+            release_page_cache(fd, dirty=True)
+            release_page_cache(source.fileno(), dirty=False)
+
+
+def write_local(root, relpath, payload, what, buffer):
+    """Write into a local staging directory (STEP-OUTPUT-7)."""
+    destination = os.path.join(root, *relpath.split("/"))
+    try:
+        os.makedirs(os.path.dirname(destination), exist_ok=True)
+        atomic_write(destination, lambda fd: copy_into(fd, payload, buffer), mode=0o644)  # STEP-OUTPUT-7: temp, fsync, rename
+    except StepFailure:
+        raise
+    except OSError as exc:
+        raise Transient("%s: %s" % (what, describe(exc))) from None
+
+
+def make_scratch(parent):
+    """A private scratch directory under TMPDIR (or the system default)."""
+    try:
+        return tempfile.mkdtemp(prefix=PROGRAM + "-", dir=parent)
+    except OSError as exc:
+        raise Transient("could not create a scratch directory under TMPDIR: %s" % describe(exc)) from None
+
+
+def remove_file(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def read_local_document(path, what, limit):
+    """A local document, reading at most limit + 1 bytes."""
+    if not isinstance(path, str) or not path:
+        raise Permanent("%s: the path is not a non-empty string" % what)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise Transient("%s: %s" % (what, describe(exc))) from None
+    if len(data) > limit:  # STEP-MANIFEST-2: an oversized document is never read whole
+        raise Permanent("%s: more than %d bytes" % (what, limit))
+    return data
+
+
+# 6.7 Child framing (not used by this node) ====================================
+# One process does the whole run: no child is started, so no argv prefix is taken.
+
+CHILD_MODES = ()
+
+
+# 6.8 Progress =================================================================
+# The agent shows the last progress line; the log keeps a 1000-line tail (STEP-PROGRESS-*).
+
+
+class Progress(object):
+    """`@lspo:progress` lines: never decreasing, at most PROGRESS_MAX_LINES.
+
+    Before-input lines are thinned to one per 1/200 of the run, so a job with
+    1,000 inputs still ends with its `done` line.
+    """
+
+    def __init__(self):
+        self.lines = 0
+        self.fraction = 0.0
+        self.step = -1
+
+    def report(self, fraction, phase):
+        fraction = round(min(1.0, max(0.0, float(fraction))), 4)
+        step = int(fraction * (PROGRESS_MAX_LINES - 1) + 1e-6)
+        # STEP-PROGRESS-3: the log is a 1000-line tail; progress must leave room for the reason a run failed
+        if self.lines >= PROGRESS_MAX_LINES:
+            return
+        # STEP-PROGRESS-2: never backwards; between inputs, at most one line per 1/200 of the run
+        if fraction < self.fraction or (fraction < 1.0 and step <= self.step):
+            return
+        payload = json.dumps({"fraction": fraction, "phase": str(phase)[:PROGRESS_PHASE_CHARS]})
+        write_all(1, ("@lspo:progress %s\n" % payload).encode("ascii"))  # STEP-PROGRESS-1: whole line, unbuffered
+        self.lines += 1
+        self.fraction, self.step = fraction, step
+
+
+# 6.9 The credentials envelope =================================================
+# The envelope lives about 15 minutes and is replaced by a rename, unannounced:
+# a node that reads it once cannot write after that.  Every use checks the
+# held copy and opens the path again near expiry or after a refusal
+# (STEP-CREDS-*).
+
+
+def remember_secrets(envelope):
+    """Add every credential the envelope carries to SECRETS (STEP-REDACT-1)."""
+    def visit(value):
+        if isinstance(value, dict):
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, list):
+            for item in value:
+                visit(item)
+        elif isinstance(value, str) and "://" in value:
+            parts = urllib.parse.urlsplit(value)
+            SECRETS.update(v for v in (parts.query, parts.fragment, parts.username, parts.password) if v)
+            SECRETS.update(v for _k, v in urllib.parse.parse_qsl(parts.query))  # decoded values
+            SECRETS.update(pair.partition("=")[2] for pair in parts.query.split("&"))  # and as sent
+    visit(envelope)
+    staging = envelope.get("staging")
+    post = staging.get("post") if isinstance(staging, dict) else None
+    if isinstance(post, dict):
+        try:
+            fields = post_fields(post)
+        except (TypeError, ValueError):
+            fields = {}  # refused by validate_envelope, never sent
+        SECRETS.update(str(v) for v in fields.values() if v is not None)
+
+
+def post_fields(post):
+    """staging.post.fields as the upstream read them: dict(fields or {}).
+
+    So null, absent, {} and every other value JSON counts as false mean no
+    fields, and a list of [name, value] pairs is read in its order; anything
+    dict() refuses raises TypeError or ValueError.
+    """
+    return dict(post.get("fields") or {})
+
+
+def validate_envelope(envelope):
+    """Refuse an envelope this node cannot work with (STEP-CREDS-5, STEP-CREDS-7)."""
+    version = envelope.get("schema_version", 1)
+    if not is_int(version) or version != 1:  # STEP-CREDS-5: True is not 1
+        raise Permanent("the credentials envelope's schema_version is not 1")
+    staging = envelope.get("staging")
+    # STEP-CREDS-5: no staging, nowhere to write: permanent
+    if not isinstance(staging, dict) or staging.get("mode") not in STAGING_MODES:
+        raise Permanent("the credentials envelope's staging is missing or has an unknown mode")
+    if staging["mode"] == "presigned_post":
+        post = staging.get("post")
+        if not isinstance(post, dict):  # STEP-CREDS-7 (D16): refused now, not at the first write
+            raise Permanent("staging.post is not an object")
+        if not isinstance(post.get("url"), str):  # STEP-CREDS-7: refused now, not at the first upload
+            raise Permanent("staging.post.url is missing or not a string")
+        try:
+            split_url(post["url"])
+        except ValueError as exc:
+            raise Permanent("staging.post.url is not a usable URL (%s)" % exc)
+        try:
+            post_fields(post)  # STEP-CREDS-7: fields are copied into every POST, each value as its text
+        except (TypeError, ValueError):
+            raise Permanent("staging.post.fields is neither an object nor a list of [name, value] pairs") from None
+        if not isinstance(post.get("key_prefix"), str):  # STEP-CREDS-7: every key is key_prefix + relpath
+            raise Permanent("staging.post.key_prefix is missing or not a string")
+    # STEP-CREDS-7 (D44): checked at start-up, not at the first write; "" is the working
+    # directory, as the upstream joined it, and canonical relpaths keep every write under it
+    elif not isinstance(staging.get("path"), str):
+        raise Permanent("staging.path is missing or not a string")
+    inputs = envelope.get("inputs")
+    # STEP-CREDS-7 (D38): null, {}, "", 0 and false mean [] (the upstream read `inputs or []`);
+    # any other non-list is a broken envelope that no retry fixes
+    if inputs and not isinstance(inputs, list):
+        raise Permanent("the credentials envelope's inputs is not a list")
+
+
+def read_envelope(path, variable):
+    """Parse and validate the envelope file: (envelope, expiry epoch or None).
+
+    Messages name the variable, never the path or the content.
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CREDENTIALS_BYTES + 1)
+    except FileNotFoundError:
+        raise Transient("the credentials file %s does not exist" % variable) from None
+    except OSError as exc:
+        raise Transient("the credentials file %s could not be read (%s)" % (
+            variable, exc.strerror or type(exc).__name__)) from None
+    if len(data) > MAX_CREDENTIALS_BYTES:
+        raise Transient("the credentials file %s is larger than 64 MiB" % variable)
+    try:
+        envelope = json.loads(data.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError included
+        raise Transient("the credentials file %s is not UTF-8 JSON" % variable) from None
+    if not isinstance(envelope, dict):
+        raise Transient("the credentials file %s does not hold a JSON object" % variable)
+    remember_secrets(envelope)
+    validate_envelope(envelope)
+    return envelope, parse_utc_timestamp(envelope.get("expires_at"))
+
+
+class Credentials(object):
+    """The envelope, re-read from its path whenever it may be out of date.
+
+    The agent rotates the file by writing a new one and renaming it over the
+    old, without a signal: re-opening the path is how a node sees the new one.
+    """
+
+    def __init__(self, path, variable):
+        self.path = path
+        self.variable = variable
+        self.held = None
+        self.expires_at = None
+
+    def get(self, force=False):
+        # STEP-CREDS-3/-4: near expiry or after a refusal, open the path again (a rename replaced it)
+        if force or self.held is None or self.stale():
+            self.held, self.expires_at = read_envelope(self.path, self.variable)
+        return self.held
+
+    def stale(self):
+        if self.expires_at is None:
+            return True  # STEP-CREDS-3: no usable expires_at, so every access re-reads
+        return time.time() >= self.expires_at - CREDS_MARGIN_S  # STEP-CREDS-3: within 5 s of expiry
+
+    def for_marker(self):
+        """A forced re-read; if it fails, the envelope held so far, whatever its expiry."""
+        try:
+            return self.get(force=True)  # STEP-CREDS-6: the marker forces a re-read
+        except StepFailure as exc:
+            if self.held is None:
+                raise
+            say("could not re-read the credentials for the completion marker (%s); "
+                "using the envelope read before" % exc.message)
+            return self.held  # STEP-CREDS-6 (D6): stale fallback, marker only
+
+
+# 6.10 Inputs, names and relpaths ==============================================
+# Pins are checked before any GET and a relpath before any byte is written: the
+# platform re-hashes what a step writes, never what it read, and refuses a
+# whole marker for one bad relpath (STEP-INPUT-*, STEP-OUTPUT-2).
+
+Pins = collections.namedtuple("Pins", "sha256 size")
+VerifiedInput = collections.namedtuple("VerifiedInput", "index name port path sha256 size tally")
+
+_SHA256_RE = re.compile(r"[0-9a-fA-F]{64}\Z")
+_RELPATH_FORBIDDEN_RE = re.compile(r"[\\\x00-\x1f]")
+
+
+def input_name(spec, index):
+    """relpath, else name, else input-<index> (STEP-WORK-3)."""
+    name = spec.get("relpath") or spec.get("name") or "input-%d" % index
+    # STEP-WORK-3: a number (a task id, say) is its text, as the upstream formatted it; not a refusal
+    return name if isinstance(name, str) else str(name)
+
+
+def input_pins(spec, label):
+    """The pins an input is verified against, refused before any GET when unusable."""
+    digest = spec.get("sha256")
+    if not isinstance(digest, str) or not _SHA256_RE.match(digest):  # STEP-INPUT-1: a pin is required
+        raise Permanent("%s has no usable sha256 pin (64 hex digits); it is not read" % label)
+    size = spec.get("size")
+    if isinstance(size, float) and size.is_integer():
+        size = int(size)  # STEP-INPUT-4 (D43): 6.0 is how some JSON producers write 6; the pin still holds
+    # STEP-INPUT-4 (D4): a malformed size pin is refused, not ignored: the bound it sets would not hold
+    if size is not None and (not is_int(size) or size < 0):
+        raise Permanent("%s has a size pin that is not a whole number of bytes; it is not read" % label)
+    if size is not None and size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: refused before any transfer
+        raise Permanent("%s is pinned at %d bytes, over the 1 GiB object ceiling" % (label, size))
+    return Pins(digest.lower(), size)  # STEP-INPUT-1 (D3): pins compare case-insensitively
+
+
+def check_relpath(relpath):
+    """Refuse a name the marker parser would refuse (it drops the whole document)."""
+    # STEP-OUTPUT-2: the collector refuses a whole marker for one bad relpath
+    if not isinstance(relpath, str) or not relpath:
+        raise Permanent("an object name is empty or not a string")
+    shown = relpath[:MAX_NAME_CHARS]
+    if relpath.startswith("/"):  # STEP-OUTPUT-2: an absolute key escapes the staging prefix
+        raise Permanent("object name %r starts with /" % shown)
+    if _RELPATH_FORBIDDEN_RE.search(relpath):  # STEP-OUTPUT-2: a backslash or control character is no portable name
+        raise Permanent("object name %r holds a backslash or a control character" % shown)
+    # STEP-OUTPUT-2: empty, . and .. components name another place
+    if any(part in ("", ".", "..") for part in relpath.split("/")):
+        raise Permanent("object name %r has an empty, '.' or '..' component" % shown)
+
+
+def numbered(path, n):
+    """`path` with -n before the last dot of its final component (STEP-OUTPUT-1, D5)."""
+    head, slash, last = path.rpartition("/")
+    stem, dot, extension = last.rpartition(".")
+    last = "%s-%d.%s" % (stem, n, extension) if dot else "%s-%d" % (last, n)
+    return head + slash + last
+
+
+# 6.11 Uploads =================================================================
+# Inventory first, then the upload; an upload that got no answer is never sent
+# again: the store may commit a body whose answer never came (STEP-MARKER-5,
+# STEP-OUTPUT-6).
+
+
+def send_payload(sock, payload, buffer):
+    """The file part's bytes, exactly payload.size of them (a longer body desyncs the connection)."""
+    if payload.data is not None:
+        sock.sendall(payload.data)
+        return
+    sent = 0
+    with open(payload.path, "rb", buffering=0) as source:
+        if isinstance(sock, ssl.SSLSocket):  # TLS: the bytes must pass through user space
+            view = memoryview(buffer)
+            pending = 0
+            while sent < payload.size:
+                count = source.readinto(view[:min(len(view), payload.size - sent)])
+                if not count:
+                    break
+                sock.sendall(view[:count])
+                sent += count
+                pending += count
+                if pending >= CACHE_DROP_BYTES:
+                    release_page_cache(source.fileno(), dirty=False)  # STEP-STREAM-2: what was read from disk, dropped
+                    pending = 0
+        else:
+            while sent < payload.size:  # plain HTTP: the kernel moves file pages to the socket
+                count = sock.sendfile(source, sent, min(CACHE_DROP_BYTES, payload.size - sent))
+                if not count:
+                    break
+                sent += count
+                release_page_cache(source.fileno(), dirty=False)  # STEP-STREAM-2: what was read from disk, dropped
+        release_page_cache(source.fileno(), dirty=False)
+    if sent != payload.size:
+        raise OSError(errno.EIO, "the file shrank while it was being sent")
+
+
+def multipart_parts(post, key):
+    """(name, value) form fields: the policy fields in order, `key` set in place (STEP-OUTPUT-3)."""
+    parts, seen_key = [], False
+    for name, value in post_fields(post).items():
+        if name == "key":
+            value, seen_key = key, True  # STEP-OUTPUT-3: key_prefix + relpath overrides in place
+        parts.append((name, value))
+    if not seen_key:
+        parts.append(("key", key))  # STEP-OUTPUT-3: else after the policy fields
+    return parts
+
+
+def _header_safe(text):
+    return str(text).replace('"', "").replace("\r", "").replace("\n", "")
+
+
+def multipart_frame(post, key):
+    """(boundary, head bytes, tail bytes) around the file part, which comes last."""
+    boundary = "----lspo" + secrets.token_hex(16)
+    head = bytearray()
+    for name, value in multipart_parts(post, key):
+        head += ('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n'
+                 % (boundary, _header_safe(name))).encode("utf-8")
+        head += str(value).encode("utf-8") + b"\r\n"
+    filename = _header_safe(key.rpartition("/")[2]) or "object"
+    head += ('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n'
+             "Content-Type: application/octet-stream\r\n\r\n" % (boundary, filename)).encode("utf-8")  # STEP-OUTPUT-3: file last
+    tail = ("\r\n--%s--\r\n" % boundary).encode("ascii")
+    return boundary, bytes(head), tail
+
+
+def _early_answer(session):
+    """A refusal the store sent before reading the whole body, if one is waiting."""
+    if STOP.should_abandon():
+        return None
+    try:
+        session.sock.settimeout(EARLY_ANSWER_WAIT_S)
+        response = session.conn.getresponse()
+    except Exception:
+        return None
+    return None if 200 <= response.status < 300 else response
+
+
+def post_object(post, key, payload, what, buffer, budget=None):
+    """Upload through the presigned POST policy (STEP-OUTPUT-3)."""
+    boundary, head, tail = multipart_frame(post, key)
+    with exchange(post["url"], what, UPLOAD_TIMEOUT_S, budget) as session:
+        stage = "request"
+        try:
+            session.conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
+            session.conn.putheader("Content-Type", "multipart/form-data; boundary=" + boundary)
+            session.conn.putheader("Content-Length", str(len(head) + payload.size + len(tail)))  # STEP-OUTPUT-3: exact, never chunked
+            session.conn.putheader("User-Agent", USER_AGENT)  # STEP-HTTP-4: the store's operators see who calls
+            session.conn.putheader("Connection", "close")
+            stage = "body"
+            session.conn.endheaders()
+            session.sock.sendall(head)
+            send_payload(session.sock, payload, buffer)
+            session.sock.sendall(tail)
+            stage = "answer"
+            response = session.conn.getresponse()
+        except Exception as exc:
+            response = _early_answer(session) if stage == "body" else None
+            if response is None:
+                failure = network_failure(what, exc)
+                if stage != "request" and not isinstance(failure, StopRequested):
+                    # STEP-OUTPUT-6: ambiguous, so never re-sent
+                    failure = Transient("%s: no answer from the store (%s); it may hold the object, "
+                                        "so it is not sent again" % (what, describe(exc)))
+                failure.maybe_stored = stage != "request"  # STEP-OUTPUT-6: bytes went out, no status came back
+                raise failure from None
+        try:
+            check_status(response, what)
+        finally:
+            response.close()
+
+
+# 7 Lifecycle ==================================================================
+# One Run, from the manifest to the marker.  The status and the exit code are
+# decided once, before the marker is composed, and the marker is the last
+# write on every path (success, failure, stop): two accounts of one run that
+# disagree are worse than one (STEP-MARKER-1, -3; STEP-EXIT-2).
+
+RESULT_NOT_SENT = "not-sent"  # no byte of result.json has reached the store
+RESULT_UPLOADED = "uploaded"  # the store accepted it
+RESULT_REFUSED = "refused"  # the store answered with a refusal: certainly not stored
+RESULT_UNKNOWN = "unknown"  # bytes went out and no answer came back: it may be stored
+
+MARKER_WRITTEN = "written"  # the store accepted the receipt
+MARKER_UNCONFIRMED = "unconfirmed"  # attempted; the store may or may not hold it
+MARKER_NONE = "none"  # not attempted (no identity, or too large): already said why
+
+# What the end of a failed or stopped run does about result.json, by (state, status).
+RESULT_ON_FAILURE = {
+    (RESULT_UPLOADED, "failed"): "keep",
+    (RESULT_UPLOADED, "cancelled"): "keep",
+    (RESULT_NOT_SENT, "failed"): "upload-first",  # STEP-RESULT-4: a failed run still reports its facts
+    (RESULT_REFUSED, "failed"): "upload-first",  # STEP-RESULT-4 (D13): definitely refused, so safe to re-send
+    (RESULT_UNKNOWN, "failed"): "keep",  # STEP-OUTPUT-6 (D13): a re-send could lose to the first; listed (D34)
+    (RESULT_NOT_SENT, "cancelled"): "skip",  # STEP-RESULT-5: no new request after a stop
+    (RESULT_REFUSED, "cancelled"): "skip",  # STEP-RESULT-5: no request after a stop but the marker
+    (RESULT_UNKNOWN, "cancelled"): "keep",  # STEP-RESULT-4 (D34): it may be stored, so it stays listed
+}
+
+
+class Run(object):
+    """One execution of the step: state the failure path and the receipt need.
+
+    The inventory lives here, not inside the work loop, so a failed or stopped
+    run still lists every object it wrote or began writing (STEP-MARKER-5).
+    The first group of methods is what section 3 may call; the rest is the
+    contract machinery that calls section 3.
+    """
+
+    def __init__(self, config, creds):
+        self.config = config
+        self.creds = creds
+        self.manifest = None
+        self.scratch = None
+        self.phase = "starting"
+        self.inventory = collections.OrderedDict()  # relpath -> (sha256, size), in write order
+        self.ports = collections.OrderedDict()  # port -> [relpath]
+        self.taken = set()  # output names chosen so far
+        self.facts = []
+        self.unclaimed = {"over_cap": 0, "bad_key": 0, "unusable": 0}
+        self.metrics = dict.fromkeys(METRICS, 0)  # the work's own measures (section 3)
+        self.state = {}  # the work's own state across inputs (section 3)
+        self.result_state = RESULT_NOT_SENT
+        self.progress = Progress()
+        self.buffer = bytearray(CHUNK_BYTES)  # the one streaming buffer, reused for every chunk
+
+    # -- for your work (section 3): the API [EDIT] code may call --
+
+    def output_relpath(self, port, name):
+        """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2).
+
+        Two objects on one relpath would lose one's bytes and make the marker
+        list a duplicate, which the collector refuses whole (STEP-OUTPUT-1).
+        The name is used as given; publishing refuses a non-canonical result.
+        """
+        candidate = "%s/%s" % (OUTPUT_DIR, name)
+        if candidate in self.taken:
+            base = "%s/%s/%s" % (OUTPUT_DIR, port, name)
+            candidate, n = base, 2
+            while candidate in self.taken:
+                candidate, n = numbered(base, n), n + 1  # D5: the counter renames the file, never its directory
+        self.taken.add(candidate)
+        return candidate
+
+    def publish_file(self, relpath, path, port, sha256=None, size=None):
+        """Publish the file at `path` as `relpath` on `port`, streamed from disk.
+
+        Give sha256 and size when you know them (a verified input's); else the
+        file is hashed first, since the marker must list the bytes sent.
+        """
+        if sha256 is None or size is None:
+            sha256, size = file_sha256(path, self.buffer)
+        self.publish(relpath, Payload(path, None, size, sha256), port)
+
+    def publish_bytes(self, relpath, data, port):
+        """Publish a small object held in memory (a summary, an index): never a large one."""
+        self.publish(relpath, bytes_payload(bytes(data)), port)
+
+    def claim(self, key, value):
+        """Record a search fact if it obeys the platform's rules; count it if not (STEP-RESULT-3)."""
+        if len(self.facts) >= MAX_FACTS:  # STEP-RESULT-3: the platform drops the rest silently; count them here
+            self.unclaimed["over_cap"] += 1
+            return False
+        if not isinstance(key, str) or not _FACT_KEY_RE.match(key):
+            self.unclaimed["bad_key"] += 1
+            return False
+        if isinstance(value, str):
+            value = value.strip()
+            usable = 0 < len(value) <= MAX_FACT_VALUE_CHARS and not _FACT_FORBIDDEN_RE.search(value)
+        else:
+            usable = is_int(value)  # STEP-RESULT-3: a string or an int, never a bool
+        if not usable:
+            self.unclaimed["unusable"] += 1  # STEP-RESULT-3: counted, not listed; the run goes on
+            return False
+        self.facts.append({"key": key, "value": value})
+        return True
+
+    def check_stop(self, what):
+        """End the work (raise StopRequested) if a stop was requested: call it between
+        chunks of any long local loop, so a stop is never kept waiting (STEP-STOP-2)."""
+        check_stop(what)
+
+    # -- internal: contract machinery, not for [EDIT] code --
+
+    # -- the run, start to end --
+
+    def execute(self):
+        """Do the work, settle the outcome, write the receipt; return the outcome."""
+        try:
+            status, outcome, reason = self.work()
+        finally:
+            self.remove_scratch()
+        return self.conclude(status, outcome, reason)  # STEP-MARKER-1: the receipt is the last write
+
+    def work(self):
+        """(status, outcome, reason): decided here, once, before the marker is composed."""
+        try:
+            # STEP-STREAM-3: private, under TMPDIR, removed on every way out
+            self.scratch = make_scratch(self.config.scratch_parent)
+            self.phase = "reading the manifest"
+            self.manifest = self.read_manifest()
+            identity, why = resolve_identity(self.manifest, self.config)
+            if identity is None:  # STEP-MARKER-6 (D26): no receipt possible, so no work either
+                raise Permanent(why)
+            say("execution %s, attempt %s" % (identity["execution_id"], identity["attempt"]))
+            self.process()
+        except BaseException as exc:
+            status, outcome, reason = self.decide_failure(exc)
+            self.settle_result(status)
+            return status, outcome, reason
+        if STOP.requested:  # STEP-EXIT-2 (D9): read once; a cancelled receipt always says why
+            reason = "stopped on request (signal %s) after the work had finished" % STOP.signum
+            say("CANCELLED: " + reason)
+            return "cancelled", OUTCOME_CANCELLED, reason
+        return "succeeded", OUTCOME_SUCCEEDED, None
+
+    def read_manifest(self):
+        envelope = self.creds.get()
+        if envelope.get("manifest_get"):  # STEP-MANIFEST-1: preferred
+            # STEP-CREDS-4 (D37): retried once like any request, else an envelope rotated
+            # just as the run starts fails an attempt the new one could finish
+            data = self.with_refresh(
+                lambda env: get_document(env.get("manifest_get"), "reading the manifest", MAX_DOCUMENT_BYTES),
+                "reading the manifest")
+        elif envelope.get("manifest_path"):  # STEP-MANIFEST-1: the local form
+            data = read_local_document(envelope["manifest_path"], "reading the manifest", MAX_DOCUMENT_BYTES)
+        else:
+            # STEP-MANIFEST-1: nothing to read is permanent
+            raise Permanent("the envelope names neither manifest_get nor manifest_path")
+        return parse_manifest(data)
+
+    def process(self):
+        total = len(self.creds.get().get("inputs") or [])  # STEP-CREDS-7: null (any JSON false) means []
+        for index in range(total):  # STEP-INPUT-3: one at a time, in list order
+            check_stop("the next input")  # STEP-STOP-4: no new input after a stop
+            self.phase = "reading input %d of %d" % (index + 1, total)
+            self.progress.report(index / total, WORK_PHASE)  # STEP-PROGRESS-2: shows the run moving
+            item = self.fetch_input(index)
+            self.phase = "working on input %d of %d" % (index + 1, total)
+            try:
+                do_work(self, item)
+            finally:
+                remove_file(item.path)
+        check_stop("the work after the last input")  # STEP-STOP-4: nothing new starts after a stop
+        self.phase = "finishing the work after the last input"
+        finish_work(self)
+        self.phase = "writing result.json"
+        self.write_result(inventory_first=True)  # STEP-RESULT-1: inventory first on the normal path
+        self.progress.report(1.0, "done")  # STEP-PROGRESS-2: after result.json, before the marker
+        check_stop("the end of the work")  # a stop during result.json ends the run as cancelled
+
+    # -- inputs --
+
+    def input_spec(self, envelope, index):
+        inputs = envelope.get("inputs") or []
+        if index >= len(inputs):
+            raise Transient("the input list shrank under a credentials refresh")
+        spec = inputs[index]
+        if not isinstance(spec, dict):  # STEP-CREDS-7 (D38): permanent, not a crash that advises a retry
+            raise Permanent("input %d is not an object" % index)
+        return spec
+
+    def fetch_input(self, index):
+        """Stream input `index` into scratch, verified against its pins (STEP-INPUT-2)."""
+        spec = self.input_spec(self.creds.get(), index)
+        name = input_name(spec, index)
+        what = "input %d (%s)" % (index, name[:MAX_NAME_CHARS])
+        pins = input_pins(spec, what)  # STEP-INPUT-1, STEP-INPUT-4: before any GET
+        port = spec.get("port") or DEFAULT_INPUT_PORT
+        port = str(port).strip() or DEFAULT_INPUT_PORT  # a non-string is its text, as the upstream formatted it
+        fd, path = tempfile.mkstemp(prefix="in-", suffix=".bin", dir=self.scratch)
+        tally = {}
+        try:
+            def attempt(envelope):
+                os.ftruncate(fd, 0)  # a retry rewrites the file from the start
+                os.lseek(fd, 0, os.SEEK_SET)
+                tally.clear()  # ...and the work's look at it starts over too
+                return self.download(self.input_spec(envelope, index), fd, pins, what, tally)
+            digest, size = self.with_refresh(attempt, what)
+            verify(what, pins, digest, size)
+        except BaseException:
+            os.close(fd)
+            remove_file(path)
+            raise
+        os.close(fd)
+        return VerifiedInput(index, name, port, path, digest, size, tally)
+
+    def download(self, spec, fd, pins, what, tally):
+        url = spec.get("get_url")
+        if url:  # STEP-INPUT-3: get_url preferred
+            with exchange(url, "reading " + what, READ_TIMEOUT_S) as session:
+                response = send_get(session, "reading " + what)
+                check_status(response, "reading " + what)
+
+                def read_into(view):
+                    try:
+                        return response.readinto(view)
+                    except Exception as exc:
+                        raise network_failure("reading " + what, exc) from None
+                return stream_verified(read_into, fd, pins, self.buffer, "reading " + what, tally)
+        local = spec.get("local_path")
+        if local:
+            if not isinstance(local, str):  # open() of an int would open that file descriptor
+                raise Permanent("%s: local_path is not a string" % what)
+            try:
+                source = open(local, "rb", buffering=0)
+            except OSError as exc:
+                raise Transient("reading %s: %s" % (what, describe(exc))) from None
+            with source:
+                def read_local(view):
+                    try:
+                        return source.readinto(view)
+                    except OSError as exc:
+                        raise Transient("reading %s: %s" % (what, describe(exc))) from None
+                return stream_verified(read_local, fd, pins, self.buffer, "reading " + what, tally)
+        # STEP-INPUT-3: nothing to read is permanent
+        raise Permanent("%s has neither a get_url nor a local_path" % what)
+
+    # -- credentials --
+
+    def with_refresh(self, operation, what, envelope=None):
+        """operation(envelope); after an expired-looking refusal, once more if the file changed."""
+        used = self.creds.get() if envelope is None else envelope
+        try:
+            return operation(used)
+        except Expired:
+            fresh = self.creds.get(force=True)  # STEP-CREDS-4: a refusal forces a re-read
+            if fresh == used:  # STEP-CREDS-4: by value; every re-read builds a new object
+                raise
+            say("%s was refused as expired; retrying once with the rotated credentials" % what)
+            return operation(fresh)  # STEP-CREDS-4: once; a second refusal ends the run
+
+    # -- outputs, inventory, facts --
+
+    def record(self, relpath, sha256, size, port):
+        if relpath in self.inventory:  # STEP-MARKER-5: no duplicate relpaths
+            raise Permanent("object %r would be listed twice" % relpath[:MAX_NAME_CHARS])
+        self.inventory[relpath] = (sha256, size)
+        self.ports.setdefault(port.strip(), []).append(relpath)
+
+    def forget(self, relpath):
+        self.inventory.pop(relpath, None)  # produced_ports is filtered by the inventory
+
+    def write_object(self, relpath, payload, envelope=None, budget=None):
+        """The one function through which anything reaches staging."""
+        check_relpath(relpath)  # STEP-OUTPUT-2: before any write
+        if payload.size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: before any transfer
+            raise Permanent("%s is %d bytes, over the 1 GiB object ceiling" % (relpath, payload.size))
+        what = "uploading " + relpath
+
+        def attempt(env):
+            staging = env["staging"]
+            if staging["mode"] == "local_path":
+                write_local(staging["path"], relpath, payload, what, self.buffer)
+            else:
+                post = staging["post"]
+                # STEP-OUTPUT-3: the full key, never ${filename}
+                post_object(post, post["key_prefix"] + relpath, payload, what, self.buffer, budget)
+        self.with_refresh(attempt, what, envelope)
+
+    def publish(self, relpath, payload, port):
+        """Inventory first, then upload: a store may commit a body whose answer never arrives."""
+        self.record(relpath, payload.sha256, payload.size, port)  # STEP-MARKER-5: inventory first
+        try:
+            self.write_object(relpath, payload)
+        except BaseException as exc:
+            if not getattr(exc, "maybe_stored", False):
+                self.forget(relpath)  # definitely not stored: the marker must not name it
+            raise
+
+    # -- result.json --
+
+    def result_document(self):
+        counted = ["%d %s" % (self.unclaimed[k], k) for k in UNCLAIMED_ORDER if self.unclaimed[k]]
+        not_claimed = "not claimed as search facts: " + "; ".join(counted) if counted else None
+        manifest = self.manifest if isinstance(self.manifest, dict) else {}
+        params = manifest.get("params")
+        # STEP-RESULT-1 (D29): the attempt the marker carries; a raw copy would say null or "2"
+        # beside a receipt that says 2 whenever the attempt came from the environment
+        attempt = identity_number(self.manifest, self.config, "attempt")
+        return compose_result(self.metrics, attempt, {} if params is None else params, self.facts, not_claimed)
+
+    def write_result(self, inventory_first):
+        """Normal path: inventory then upload.  Failure path: upload, then inventory
+        unless the store refused it (STEP-RESULT-4): listed whenever it may be stored."""
+        payload = bytes_payload(self.result_document())
+        try:
+            if inventory_first:
+                self.publish(RESULT_FILENAME, payload, REPORT_PORT)  # STEP-OUTPUT-8: port report only
+            else:
+                self.write_object(RESULT_FILENAME, payload)  # STEP-RESULT-4: upload first...
+        except BaseException as exc:
+            if getattr(exc, "maybe_stored", False):
+                self.result_state = RESULT_UNKNOWN
+                if not inventory_first:
+                    # STEP-RESULT-4 (D34): it may be stored, so it is listed; unlisted, a stored
+                    # report would sit in staging named by no receipt, out of salvage's sight
+                    self.record(RESULT_FILENAME, payload.sha256, payload.size, REPORT_PORT)
+            elif getattr(exc, "status", None) is not None:
+                self.result_state = RESULT_REFUSED
+            raise
+        self.result_state = RESULT_UPLOADED
+        if not inventory_first:
+            self.record(RESULT_FILENAME, payload.sha256, payload.size, REPORT_PORT)  # STEP-RESULT-4: ...then inventoried
+
+    # -- failure path --
+
+    def decide_failure(self, exc):
+        """(status, outcome, reason) for a run that ended with `exc`."""
+        stopped = STOP.requested or isinstance(exc, (StopRequested, KeyboardInterrupt))
+        if stopped:  # STEP-EXIT-2: cancellation wins, whatever error the stop caused
+            status, outcome = "cancelled", OUTCOME_CANCELLED
+            reason = "stopped on request (signal %s) while %s" % (STOP.signum, self.phase)
+            if not isinstance(exc, (StopRequested, KeyboardInterrupt)):
+                reason += "; the interrupted operation ended with: " + describe(exc)
+        elif isinstance(exc, StepFailure):
+            status, outcome, reason = "failed", exc.outcome, describe(exc)
+        else:
+            status, outcome, reason = "failed", OUTCOME_TRANSIENT, "internal error: " + describe(exc)
+        reason = redact(reason, SECRETS)[:MAX_ERROR_CHARS]  # STEP-MARKER-7, STEP-REDACT-1: redacted, then cut
+        say("%s: %s" % ("CANCELLED" if stopped else "FAILED", reason))
+        return status, outcome, reason
+
+    def settle_result(self, status):
+        """What a failed or stopped run does about result.json (RESULT_ON_FAILURE)."""
+        action = RESULT_ON_FAILURE[(self.result_state, status)]
+        if action == "skip":
+            self.forget(RESULT_FILENAME)
+            say("stopped: this run writes no result.json")  # STEP-RESULT-5: a stopped run writes no report
+        elif action == "upload-first":
+            self.forget(RESULT_FILENAME)
+            try:
+                self.write_result(inventory_first=False)  # STEP-RESULT-4: the facts so far, before the marker
+            except BaseException as exc:
+                say("could not write result.json: %s" % describe(exc))
+
+    # -- the receipt --
+
+    def conclude(self, status, outcome, reason):
+        """Write the one receipt; return the outcome decided before it."""
+        code = EXIT_STATUS[outcome]  # STEP-MARKER-3: the code the process will return
+        marker = self.write_marker(status, code, reason)
+        if marker == MARKER_WRITTEN and outcome == OUTCOME_SUCCEEDED:
+            written = [size for relpath, (_sha, size) in self.inventory.items() if relpath != RESULT_FILENAME]
+            say("done: %d object(s), %d bytes" % (len(written), sum(written)))
+        elif marker == MARKER_UNCONFIRMED:
+            say("the run ended (%s, exit %d) but its completion marker could not be confirmed" % (status, code))
+        return outcome  # STEP-MARKER-3: decided once; the marker's fate never changes it
+
+    def write_marker(self, status, code, reason):
+        """Compose and write the one receipt; return a MARKER_* outcome, never raise."""
+        STOP.abandonable = False  # STEP-STOP-5: from here a stop only sets the flag
+        identity, why = resolve_identity(self.manifest, self.config)
+        if identity is None:
+            # STEP-MARKER-6: a receipt without identity would be taken for another attempt's
+            say("no completion marker: %s" % why)
+            return MARKER_NONE
+        data = compose_marker(status, code, reason, self.inventory, self.ports, identity)
+        if len(data) > MAX_DOCUMENT_BYTES:  # STEP-MARKER-2: the collector refuses more than 8 MiB
+            say("no completion marker: it would exceed 8 MiB")
+            return MARKER_NONE
+        budget = Deadline(RECEIPT_DEADLINE_S)  # STEP-STOP-6: one budget over every phase, the retry included
+        watchdog = Watchdog(budget, STOP.abandon_all)  # STEP-STOP-6: shuts the socket when the budget is spent
+        try:
+            envelope = self.creds.for_marker()  # STEP-CREDS-6: re-read; the held envelope only if that fails
+            with watchdog:
+                self.write_object(MARKER_FILENAME, bytes_payload(data), envelope=envelope, budget=budget)
+        except BaseException as exc:
+            if watchdog.fired:
+                say("giving up on the completion marker after %gs" % RECEIPT_DEADLINE_S)
+            say("could not write the completion marker: %s" % describe(exc))
+            return MARKER_UNCONFIRMED
+        return MARKER_WRITTEN
+
+    def remove_scratch(self):
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)  # STEP-STREAM-3: nothing left behind
+
+
+def lifecycle(config):
+    """The envelope, then one Run; the outcome.  A start-up failure has no marker (nowhere to write it)."""
+    creds = Credentials(config.credentials_path, config.credentials_variable)
+    try:
+        creds.get()  # STEP-CREDS-5: a broken envelope is refused before any request
+    except StepFailure as exc:
+        say("could not start: %s" % exc.message)
+        return OUTCOME_CANCELLED if STOP.requested else exc.outcome
+    except Exception as exc:
+        say("could not start: internal error: %s" % describe(exc))
+        return OUTCOME_CANCELLED if STOP.requested else OUTCOME_TRANSIENT
+    return Run(config, creds).execute()
+
+
+def defect_outcome(exc):
+    """A defect in this file: one line, never a traceback; a stop seen still ends as cancelled (STEP-EXIT-2)."""
+    say("internal error: %s" % describe(exc))
+    return OUTCOME_CANCELLED if STOP.requested else OUTCOME_TRANSIENT
+
+
+def finish(outcome):
+    """The exit code of `outcome`, fixed once (STEP-EXIT-1); this node has no final line."""
+    return PROCESS.settle(1, None, EXIT_STATUS[outcome])
+
+
+# 8 main() =====================================================================
+# The command line and the environment, then the handlers, then the envelope
+# and the Run; never a traceback, always one of the four exit codes
+# (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
+
+USAGE = """usage: hello_node.py [--help]
+
+The reference LSPO external step: copies every pinned input to outputs/, then
+writes result.json and the completion marker __lspo_complete.json.  It takes
+no arguments (any given are ignored); everything comes from the environment:
+
+  LSPO_CREDENTIALS_FILE  the credentials envelope (legacy: LSPO_CREDENTIALS;
+                         default /lspo/creds/creds.json)
+  LSPO_EXECUTION_ID, LSPO_ATTEMPT, LSPO_GENERATION, LSPO_IDEMPOTENCY_KEY
+                         identity for the marker when the manifest lacks it
+  TMPDIR                 where scratch files go (removed before exit)
+  SSL_CERT_FILE          CA bundle for https URLs
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or lowercase)
+                         an http proxy (http://host:port, or host:port as
+                         urllib reads it) for https and http URLs, and the
+                         hosts reached directly
+
+Exit status: 0 succeeded, 1 transient failure, 10 permanent failure,
+20 cancelled (SIGTERM or SIGINT).  Contract: contract/step.md.
+"""
+
+
+def main(argv=None):
+    """Run the node, or the child mode its command line names; return the exit status.  Never raises."""
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    for prefix, child_main in CHILD_MODES:  # 6.7: this file, started again as its own child
+        if tokens[:len(prefix)] == list(prefix):
+            return child_main(tokens[len(prefix):])
+    try:
+        config = configure(tokens, os.environ)  # 6.3: argv and environment, read once; None: --help
+    except UsageError as exc:  # STEP-PROXY-1: a fixed text naming the option, never its value
+        write_all(2, exc.text.encode("ascii", "replace"))
+        return exc.exit_code
+    if config is None:  # STEP-NODE-2: the usage, with nothing read and nothing sent
+        write_all(1, USAGE.encode("ascii"))
+        return EXIT_OK
+    try:
+        start_process()  # 6.1: wake pipes and stop handlers, before the first request (STEP-STOP-1)
+        outcome = lifecycle(config)
+    except BaseException as exc:  # a defect in this file still ends in the final line, never a traceback
+        outcome = defect_outcome(exc)
+    return finish(outcome)
+
+
+# 9 Shared blocks ==============================================================
 # Verbatim copies of nodes/blocks/<name>.py (the part below its body marker).
 # Do not edit here: edit the block, then run `python3 -m conformance.sync`.
 
@@ -1101,1310 +2472,153 @@ def atomic_write(path, content, mode=0o600):
         pass  # some filesystems refuse to sync a directory; the rename stands
 # ---- END BLOCK atomic_write ----
 
-# 7 Protocol ===================================================================
+# ---- BEGIN BLOCK process (nodes/blocks/process.py) ----
+# process: what a signal handler and every exit path of a node share.  One
+# Process object per process (PROCESS, made by the node at import, opened by
+# main()): the wake pipe a handler writes one byte to, the buffers that hold a
+# secret (wiped on every exit path, the hard one too), and the final line,
+# written once and whole with the exit code fixed beside it, even when a second
+# signal lands while it is being written.  A handler records and wakes; the
+# decisions are taken by ordinary code.
 
-STOP = Stop(PROGRAM)  # the process's one stop flag and in-flight ledger (handlers installed in main)
-SECRETS = set()  # credential values seen in any envelope, removed from every printed line
-_TLS_CONTEXTS = []  # one TLS context per process, made on first use
-PROXIES = []  # the environment's proxies (a Proxies), read once by load_config: importing reads nothing
-
-# -- diagnostics and progress ---------------------------------------------------
-# One line per message, redacted, written whole: the log is public and kept as
-# a 1000-line tail, so a URL in it is a leak and progress must not crowd out
-# the reason a run failed (STEP-REDACT-*, STEP-PROGRESS-*).
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def _write_fd(fd, text):
-    """Write whole lines with os.write: no buffer a signal handler could re-enter."""
-    data = text.encode("utf-8", "backslashreplace")
+def write_all(fd, data):
+    """Write every byte with os.write: no buffer a signal handler could re-enter."""
+    view = memoryview(data)
     try:
-        while data:
-            data = data[os.write(fd, data):]
+        while view:
+            view = view[os.write(fd, view):]
     except OSError:
-        pass  # a closed stream must not turn into a failure
+        pass  # a closed stream must not turn into a second failure
 
 
-def say(message):
-    """One diagnostic line on stderr, prefixed and redacted."""
-    # STEP-REDACT-1/-2: redacted, one line: the log is public
-    _write_fd(2, "%s: %s\n" % (PROGRAM, redact(message, SECRETS)))
+def install_handlers(on_signal, signals=HANDLED_SIGNALS):
+    """Install on_signal for every stop signal, before the first request.
 
-
-def describe(exc):
-    """A printable account of an exception that cannot carry a URL.
-
-    OSError text is the system's; anything else (http.client quotes request
-    targets in some messages) is named by its type only.
+    As PID 1 a signal with no handler is dropped (the kernel gives init no
+    default action), so a node that installs none is only ever SIGKILLed.
     """
-    if isinstance(exc, StepFailure):
-        return exc.message
-    if isinstance(exc, OSError):
-        text = exc.strerror or (str(exc.args[0]) if exc.args else "")
-        return "%s: %s" % (type(exc).__name__, redact(text, SECRETS))
-    return type(exc).__name__
+    for signum in signals:
+        signal.signal(signum, on_signal)
 
 
-class Progress(object):
-    """`@lspo:progress` lines: never decreasing, at most PROGRESS_MAX_LINES.
-
-    Before-input lines are thinned to one per 1/200 of the run, so a job with
-    1,000 inputs still ends with its `done` line.
-    """
+class Process(object):
+    """Wake pipe, secret registry and the once-only final line of one process."""
 
     def __init__(self):
-        self.lines = 0
-        self.fraction = 0.0
-        self.step = -1
-
-    def report(self, fraction, phase):
-        fraction = round(min(1.0, max(0.0, float(fraction))), 4)
-        step = int(fraction * (PROGRESS_MAX_LINES - 1) + 1e-6)
-        # STEP-PROGRESS-3: the log is a 1000-line tail; progress must leave room for the reason a run failed
-        if self.lines >= PROGRESS_MAX_LINES:
-            return
-        # STEP-PROGRESS-2: never backwards; between inputs, at most one line per 1/200 of the run
-        if fraction < self.fraction or (fraction < 1.0 and step <= self.step):
-            return
-        payload = json.dumps({"fraction": fraction, "phase": str(phase)[:PROGRESS_PHASE_CHARS]})
-        _write_fd(1, "@lspo:progress %s\n" % payload)  # STEP-PROGRESS-1: whole line, unbuffered
-        self.lines += 1
-        self.fraction, self.step = fraction, step
-
-
-# -- configuration ---------------------------------------------------------------
-# Read once, at start-up: a bad variable fails before any request, naming the
-# variable, never its value.
-
-Config = collections.namedtuple(
-    "Config", "credentials_path credentials_variable scratch_parent identity idempotency_key")
-
-_DECIMAL_RE = re.compile(r"[0-9]+\Z")
-
-
-def is_int(value):
-    """A JSON integer; True and False are not integers here."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def env_positive_int(raw):
-    """An identity variable's value: decimal digits only, at least 1, else None."""
-    if raw is None:
-        return None
-    text = raw.strip()
-    if not _DECIMAL_RE.match(text):  # STEP-MANIFEST-4 (D12): no sign, no other digits
-        return None
-    value = int(text)
-    return value if value >= 1 else None
-
-
-def load_config(environ):
-    """Read every environment variable this node uses, once."""
-    primary = environ.get(CREDENTIALS_ENV, "")
-    legacy = environ.get(LEGACY_CREDENTIALS_ENV, "")
-    if primary:  # STEP-CREDS-1: the agent's variable wins
-        path, variable = primary, "named by " + CREDENTIALS_ENV
-    elif legacy:  # STEP-CREDS-1: then the legacy name
-        path, variable = legacy, "named by " + LEGACY_CREDENTIALS_ENV
-    else:  # STEP-CREDS-1: then the contract's default mount
-        path, variable = DEFAULT_CREDENTIALS_FILE, "at the default path " + DEFAULT_CREDENTIALS_FILE
-    if primary and legacy and os.path.normpath(primary) != os.path.normpath(legacy):
-        say("%s and %s name different files; using %s" % (  # STEP-CREDS-2: variables, never values
-            CREDENTIALS_ENV, LEGACY_CREDENTIALS_ENV, CREDENTIALS_ENV))
-    identity = dict((key, env_positive_int(environ.get(var))) for key, var in IDENTITY_ENV)
-    key = environ.get(IDEMPOTENCY_ENV)
-    key = key if isinstance(key, str) and key.strip() else None
-    scratch_parent = environ.get("TMPDIR") or None  # STEP-STREAM-3 (D10): scratch honours TMPDIR
-    try:
-        # STEP-PROXY-1: behind an egress proxy, a node that connects directly fails every request
-        proxies = Proxies.from_environ(environ)
-    except ProxyConfigError as exc:
-        raise Permanent(str(exc)) from None  # STEP-PROXY-1: names the variable, never its value (a password)
-    SECRETS.update(proxies.secrets())  # STEP-PROXY-5: else a message quoting them would publish them
-    PROXIES[:] = [proxies]
-    return Config(path, variable, scratch_parent, identity, key)
-
-
-# -- the credentials envelope ------------------------------------------------------
-# The envelope lives about 15 minutes and is replaced by a rename, unannounced:
-# a node that reads it once cannot write after that.  Every use checks the
-# held copy and opens the path again near expiry or after a refusal
-# (STEP-CREDS-*).
-
-
-def remember_secrets(envelope):
-    """Add every credential the envelope carries to SECRETS (STEP-REDACT-1)."""
-    def visit(value):
-        if isinstance(value, dict):
-            for item in value.values():
-                visit(item)
-        elif isinstance(value, list):
-            for item in value:
-                visit(item)
-        elif isinstance(value, str) and "://" in value:
-            parts = urllib.parse.urlsplit(value)
-            SECRETS.update(v for v in (parts.query, parts.fragment, parts.username, parts.password) if v)
-            SECRETS.update(v for _k, v in urllib.parse.parse_qsl(parts.query))  # decoded values
-            SECRETS.update(pair.partition("=")[2] for pair in parts.query.split("&"))  # and as sent
-    visit(envelope)
-    staging = envelope.get("staging")
-    post = staging.get("post") if isinstance(staging, dict) else None
-    if isinstance(post, dict):
-        try:
-            fields = post_fields(post)
-        except (TypeError, ValueError):
-            fields = {}  # refused by validate_envelope, never sent
-        SECRETS.update(str(v) for v in fields.values() if v is not None)
-
-
-def post_fields(post):
-    """staging.post.fields as the upstream read them: dict(fields or {}).
-
-    So null, absent, {} and every other value JSON counts as false mean no
-    fields, and a list of [name, value] pairs is read in its order; anything
-    dict() refuses raises TypeError or ValueError.
-    """
-    return dict(post.get("fields") or {})
-
-
-def validate_envelope(envelope):
-    """Refuse an envelope this node cannot work with (STEP-CREDS-5, STEP-CREDS-7)."""
-    version = envelope.get("schema_version", 1)
-    if not is_int(version) or version != 1:  # STEP-CREDS-5: True is not 1
-        raise Permanent("the credentials envelope's schema_version is not 1")
-    staging = envelope.get("staging")
-    # STEP-CREDS-5: no staging, nowhere to write: permanent
-    if not isinstance(staging, dict) or staging.get("mode") not in STAGING_MODES:
-        raise Permanent("the credentials envelope's staging is missing or has an unknown mode")
-    if staging["mode"] == "presigned_post":
-        post = staging.get("post")
-        if not isinstance(post, dict):  # STEP-CREDS-7 (D16): refused now, not at the first write
-            raise Permanent("staging.post is not an object")
-        if not isinstance(post.get("url"), str):  # STEP-CREDS-7: refused now, not at the first upload
-            raise Permanent("staging.post.url is missing or not a string")
-        try:
-            split_url(post["url"])
-        except ValueError as exc:
-            raise Permanent("staging.post.url is not a usable URL (%s)" % exc)
-        try:
-            post_fields(post)  # STEP-CREDS-7: fields are copied into every POST, each value as its text
-        except (TypeError, ValueError):
-            raise Permanent("staging.post.fields is neither an object nor a list of [name, value] pairs") from None
-        if not isinstance(post.get("key_prefix"), str):  # STEP-CREDS-7: every key is key_prefix + relpath
-            raise Permanent("staging.post.key_prefix is missing or not a string")
-    # STEP-CREDS-7 (D44): checked at start-up, not at the first write; "" is the working
-    # directory, as the upstream joined it, and canonical relpaths keep every write under it
-    elif not isinstance(staging.get("path"), str):
-        raise Permanent("staging.path is missing or not a string")
-    inputs = envelope.get("inputs")
-    # STEP-CREDS-7 (D38): null, {}, "", 0 and false mean [] (the upstream read `inputs or []`);
-    # any other non-list is a broken envelope that no retry fixes
-    if inputs and not isinstance(inputs, list):
-        raise Permanent("the credentials envelope's inputs is not a list")
-
-
-def read_envelope(path, variable):
-    """Parse and validate the envelope file: (envelope, expiry epoch or None).
-
-    Messages name the variable, never the path or the content.
-    """
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CREDENTIALS_BYTES + 1)
-    except FileNotFoundError:
-        raise Transient("the credentials file %s does not exist" % variable) from None
-    except OSError as exc:
-        raise Transient("the credentials file %s could not be read (%s)" % (
-            variable, exc.strerror or type(exc).__name__)) from None
-    if len(data) > MAX_CREDENTIALS_BYTES:
-        raise Transient("the credentials file %s is larger than 64 MiB" % variable)
-    try:
-        envelope = json.loads(data.decode("utf-8"))
-    except ValueError:  # UnicodeDecodeError included
-        raise Transient("the credentials file %s is not UTF-8 JSON" % variable) from None
-    if not isinstance(envelope, dict):
-        raise Transient("the credentials file %s does not hold a JSON object" % variable)
-    remember_secrets(envelope)
-    validate_envelope(envelope)
-    return envelope, parse_utc_timestamp(envelope.get("expires_at"))
-
-
-class Credentials(object):
-    """The envelope, re-read from its path whenever it may be out of date.
-
-    The agent rotates the file by writing a new one and renaming it over the
-    old, without a signal: re-opening the path is how a node sees the new one.
-    """
-
-    def __init__(self, path, variable):
-        self.path = path
-        self.variable = variable
-        self.held = None
-        self.expires_at = None
-
-    def get(self, force=False):
-        # STEP-CREDS-3/-4: near expiry or after a refusal, open the path again (a rename replaced it)
-        if force or self.held is None or self.stale():
-            self.held, self.expires_at = read_envelope(self.path, self.variable)
-        return self.held
-
-    def stale(self):
-        if self.expires_at is None:
-            return True  # STEP-CREDS-3: no usable expires_at, so every access re-reads
-        return time.time() >= self.expires_at - CREDS_MARGIN_S  # STEP-CREDS-3: within 5 s of expiry
-
-    def for_marker(self):
-        """A forced re-read; if it fails, the envelope held so far, whatever its expiry."""
-        try:
-            return self.get(force=True)  # STEP-CREDS-6: the marker forces a re-read
-        except StepFailure as exc:
-            if self.held is None:
-                raise
-            say("could not re-read the credentials for the completion marker (%s); "
-                "using the envelope read before" % exc.message)
-            return self.held  # STEP-CREDS-6 (D6): stale fallback, marker only
-
-
-# -- manifest and identity ----------------------------------------------------------
-# The identity goes into the marker: taken from the wrong place, it attributes
-# the receipt to another attempt (STEP-MANIFEST-4, STEP-MARKER-6).
-
-
-def parse_manifest(data):
-    """The manifest object (STEP-MANIFEST-3)."""
-    try:
-        manifest = json.loads(data.decode("utf-8"))
-    except ValueError:  # STEP-MANIFEST-3: an expired presigned URL answers 200 with an XML page
-        raise Transient("the manifest is not UTF-8 JSON") from None
-    if not isinstance(manifest, dict):  # STEP-MANIFEST-3: a manifest that is not an object is permanent
-        raise Permanent("the manifest is not a JSON object")
-    version = manifest.get("schema_version", 1)
-    if not is_int(version) or version != 1:  # STEP-MANIFEST-3: True is not 1
-        raise Permanent("the manifest's schema_version is not 1")
-    return manifest
-
-
-def identity_number(manifest, config, key):
-    """The manifest's `key` when an integer >= 1, else the environment's, else None (STEP-MANIFEST-4)."""
-    value = manifest.get(key) if isinstance(manifest, dict) else None
-    if is_int(value) and value >= 1:
-        return value
-    return config.identity[key]  # STEP-MANIFEST-4: the environment's value
-
-
-def resolve_identity(manifest, config):
-    """(identity dict, None) or (None, why) (STEP-MANIFEST-4, STEP-MARKER-6)."""
-    manifest = manifest if isinstance(manifest, dict) else {}
-    identity = {}
-    for key, variable in IDENTITY_ENV:
-        value = identity_number(manifest, config, key)
-        if value is None:
-            return None, "no usable %s in the manifest or in %s" % (key, variable)
-        identity[key] = value
-    key = manifest.get("idempotency_key")
-    if not (isinstance(key, str) and key.strip()):  # STEP-MANIFEST-4 (D2): only a usable key blocks the fallback
-        key = config.idempotency_key
-    identity["idempotency_key"] = key
-    return identity, None
-
-
-# -- inputs, names and relpaths --------------------------------------------------------
-# Pins are checked before any GET and a relpath before any byte is written: the
-# platform re-hashes what a step writes, never what it read, and refuses a
-# whole marker for one bad relpath (STEP-INPUT-*, STEP-OUTPUT-2).
-
-Pins = collections.namedtuple("Pins", "sha256 size")
-VerifiedInput = collections.namedtuple("VerifiedInput", "index name port path sha256 size tally")
-
-_SHA256_RE = re.compile(r"[0-9a-fA-F]{64}\Z")
-_RELPATH_FORBIDDEN_RE = re.compile(r"[\\\x00-\x1f]")
-
-
-def input_name(spec, index):
-    """relpath, else name, else input-<index> (STEP-WORK-3)."""
-    name = spec.get("relpath") or spec.get("name") or "input-%d" % index
-    # STEP-WORK-3: a number (a task id, say) is its text, as the upstream formatted it; not a refusal
-    return name if isinstance(name, str) else str(name)
-
-
-def input_pins(spec, label):
-    """The pins an input is verified against, refused before any GET when unusable."""
-    digest = spec.get("sha256")
-    if not isinstance(digest, str) or not _SHA256_RE.match(digest):  # STEP-INPUT-1: a pin is required
-        raise Permanent("%s has no usable sha256 pin (64 hex digits); it is not read" % label)
-    size = spec.get("size")
-    if isinstance(size, float) and size.is_integer():
-        size = int(size)  # STEP-INPUT-4 (D43): 6.0 is how some JSON producers write 6; the pin still holds
-    # STEP-INPUT-4 (D4): a malformed size pin is refused, not ignored: the bound it sets would not hold
-    if size is not None and (not is_int(size) or size < 0):
-        raise Permanent("%s has a size pin that is not a whole number of bytes; it is not read" % label)
-    if size is not None and size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: refused before any transfer
-        raise Permanent("%s is pinned at %d bytes, over the 1 GiB object ceiling" % (label, size))
-    return Pins(digest.lower(), size)  # STEP-INPUT-1 (D3): pins compare case-insensitively
-
-
-def check_relpath(relpath):
-    """Refuse a name the marker parser would refuse (it drops the whole document)."""
-    # STEP-OUTPUT-2: the collector refuses a whole marker for one bad relpath
-    if not isinstance(relpath, str) or not relpath:
-        raise Permanent("an object name is empty or not a string")
-    shown = relpath[:MAX_NAME_CHARS]
-    if relpath.startswith("/"):  # STEP-OUTPUT-2: an absolute key escapes the staging prefix
-        raise Permanent("object name %r starts with /" % shown)
-    if _RELPATH_FORBIDDEN_RE.search(relpath):  # STEP-OUTPUT-2: a backslash or control character is no portable name
-        raise Permanent("object name %r holds a backslash or a control character" % shown)
-    # STEP-OUTPUT-2: empty, . and .. components name another place
-    if any(part in ("", ".", "..") for part in relpath.split("/")):
-        raise Permanent("object name %r has an empty, '.' or '..' component" % shown)
-
-
-def numbered(path, n):
-    """`path` with -n before the last dot of its final component (STEP-OUTPUT-1, D5)."""
-    head, slash, last = path.rpartition("/")
-    stem, dot, extension = last.rpartition(".")
-    last = "%s-%d.%s" % (stem, n, extension) if dot else "%s-%d" % (last, n)
-    return head + slash + last
-
-
-# -- documents ---------------------------------------------------------------------------
-# result.json and the marker, composed exactly: the collector refuses a marker of
-# the wrong shape, and the result reader anything over 1 MiB (STEP-RESULT-*,
-# STEP-MARKER-2).
-
-_FACT_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")
-_FACT_FORBIDDEN_RE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
-UNCLAIMED_ORDER = ("unusable", "bad_key", "over_cap")  # STEP-RESULT-3: one fixed order, so every summary reads alike
-
-
-def dump_document(document):
-    return json.dumps(document, sort_keys=True, indent=2).encode("utf-8")
-
-
-def compose_result(metrics, attempt, params, facts, not_claimed):
-    """result.json as bytes, never over MAX_RESULT_BYTES (STEP-RESULT-1, STEP-RESULT-2)."""
-    summary = {"attempt": attempt, "params": params}
-    if not_claimed:
-        summary["facts_not_claimed"] = not_claimed
-    document = {"schema_version": 1, "metrics": dict(metrics), "summary": summary, "facts": list(facts)}
-    data = dump_document(document)
-    if len(data) <= MAX_RESULT_BYTES:
-        return data
-    shape = isinstance(params, dict)
-    summary = {  # STEP-RESULT-2: the params echo gives way first
-        "attempt": attempt,
-        "params": None,
-        "params_omitted": "params are not echoed: the document would exceed the 1 MiB ceiling",
-        "params_keys": sorted(params)[:PARAMS_KEYS_SHOWN] if shape else None,
-        "params_count": len(params) if shape else None,
-    }
-    if not_claimed:
-        summary["facts_not_claimed"] = not_claimed
-    document["summary"] = summary
-    data = dump_document(document)
-    say("result.json: %s" % ("params left out, they would pass the 1 MiB ceiling" if params
-                              else "over the 1 MiB ceiling with no params to leave out"))
-    kept = document["facts"]
-    while len(data) > MAX_RESULT_BYTES and kept:
-        kept = kept[:len(kept) // 2]  # STEP-RESULT-2: then facts are halved, keeping the first
-        summary["facts_omitted"] = "%d of %d facts dropped to fit the 1 MiB ceiling" % (
-            len(facts) - len(kept), len(facts))
-        document["facts"] = kept
-        data = dump_document(document)
-    if len(kept) < len(facts):
-        say("result.json: kept %d of %d facts to fit the 1 MiB ceiling" % (len(kept), len(facts)))
-    if len(data) > MAX_RESULT_BYTES:  # STEP-RESULT-2: fail rather than publish what no reader may read
-        raise Permanent("result.json exceeds 1 MiB even without params and facts")
-    return data
-
-
-def compose_marker(status, exit_code, error, objects, ports, identity):
-    """__lspo_complete.json as bytes (STEP-MARKER-2)."""
-    document = {
-        "schema_version": 1,
-        "status": status,
-        "exit_code": exit_code,  # STEP-MARKER-3: the code the process returns
-        "objects": [{"relpath": r, "sha256": s, "size": n} for r, (s, n) in objects.items()],
-        "produced_ports": dict((port, [r for r in relpaths if r in objects])
-                               for port, relpaths in ports.items()
-                               if any(r in objects for r in relpaths)),  # STEP-MARKER-5: ports within objects
-        "error": error,  # STEP-MARKER-7: null only on success
-        "execution_id": identity["execution_id"],
-        "attempt": identity["attempt"],
-        "generation": identity["generation"],
-        "idempotency_key": identity["idempotency_key"],
-    }
-    return dump_document(document)
-
-
-# -- HTTP ----------------------------------------------------------------------------------
-# Every request goes through one transport whose connect has one deadline and
-# whose socket a stop can shut down, since a blocked read never looks at a flag
-# (STEP-STOP-2, -3).  Refusals are classified by status and at most 4 KiB of
-# body (STEP-HTTP-*); a redirect is never followed (STEP-OUTPUT-5).
-
-RETRYABLE_CODES = ("slowdown", "requesttimeout", "operationaborted", "requestthrottled",
-                   "throttling", "toomanyrequests", "internalerror", "serviceunavailable")
-EXPIRED_CODES = ("expired", "accessdenied", "invalidaccesskeyid", "signaturedoesnotmatch",
-                 "tokenrefreshrequired", "requesttimetooskewed", "authorization")
-_STORE_CODE_RE = re.compile(r"<Code>([^<]{1,64})</Code>")
-
-
-def tls_context():
-    """The process's TLS context (it honours SSL_CERT_FILE, as OpenSSL does)."""
-    if not _TLS_CONTEXTS:
-        _TLS_CONTEXTS.append(ssl.create_default_context())
-    return _TLS_CONTEXTS[0]
-
-
-def check_stop(what):
-    """Raise Stopped when a stop was requested and the current work may be cut."""
-    if STOP.should_abandon():
-        raise Stopped("stopped on request during %s" % what)
-
-
-def network_failure(what, exc):
-    """The StepFailure an exception raised by the network stands for."""
-    if isinstance(exc, StepFailure):
-        return exc
-    if STOP.should_abandon() or isinstance(exc, StopRequested):  # STEP-EXIT-2: a stop explains the error
-        return Stopped("stopped on request during %s" % what)
-    return Transient("%s: %s" % (what, describe(exc)))  # STEP-HTTP-3: DNS, connect, reset, timeout
-
-
-def http_detail(status, reason, body):
-    """`HTTP <status> <reason> (<store code or body snippet>)`, redacted."""
-    text = body.decode("utf-8", "replace")
-    match = _STORE_CODE_RE.search(text)
-    extra = match.group(1) if match else redact(text, SECRETS)[:ERROR_SNIPPET_CHARS]  # redacted, then cut
-    detail = "HTTP %d %s" % (status, reason or "")
-    return redact(detail.strip() + (" (%s)" % extra if extra else ""), SECRETS)  # code and reason too
-
-
-def classify(what, status, reason, body):
-    """The failure an HTTP refusal stands for (STEP-HTTP-1, STEP-HTTP-2)."""
-    detail = http_detail(status, reason, body)
-    probe = detail.lower().replace(" ", "")
-    message = "%s: %s" % (what, detail)
-    # STEP-HTTP-2 (D8): expired-looking: re-read the envelope
-    if status == 401 or (status in (400, 403) and any(c in probe for c in EXPIRED_CODES)):
-        return Expired(message, status=status)
-    if status == 407:  # STEP-PROXY-4 (D41): only a proxy sends it; its settings, not the work, are at fault
-        return Transient(message, status=status)
-    # STEP-HTTP-1: a later attempt may succeed
-    if status >= 500 or status == 429 or any(c in probe for c in RETRYABLE_CODES):
-        return Transient(message, status=status)
-    return Permanent(message, status=status)  # STEP-HTTP-1: any other refusal (3xx: see check_status)
-
-
-def check_status(response, what):
-    """Return on 2xx; raise the classified failure otherwise."""
-    status = response.status
-    if 200 <= status < 300:
-        return
-    if 300 <= status < 400:  # STEP-OUTPUT-5: never followed; urllib would re-send a POST as a body-less GET
-        raise Transient("%s: HTTP %d redirect not followed" % (what, status), status=status)
-    try:
-        body = response.read(ERROR_BODY_BYTES)  # STEP-HTTP-5: at most 4096 bytes of an error body
-    except Exception:
-        body = b""
-    raise classify(what, status, response.reason, body)
-
-
-@contextlib.contextmanager
-def exchange(url, what, timeout_s, budget=None):
-    """An open HttpExchange; every failure to open it mapped to a StepFailure."""
-    try:
-        session = HttpExchange(url, STOP, timeout_s=timeout_s, connect_deadline_s=CONNECT_DEADLINE_S,
-                               budget=budget, ssl_context_factory=tls_context,
-                               # STEP-PROXY-2: each URL asks NO_PROXY (else an exempt host goes to the proxy)
-                               proxies=PROXIES[0] if PROXIES else None)
-    except ValueError as exc:
-        raise Permanent("%s: the URL is not usable (%s)" % (what, exc)) from None
-    try:
-        session.open()  # STEP-STOP-3: DNS + TCP + proxy CONNECT + TLS under one 10 s deadline, ended at once by a stop
-    except Exception as exc:
-        session.close()
-        raise network_failure(what, exc) from None
-    try:
-        yield session
-    finally:
-        session.close()
-
-
-def send_get(session, what):
-    try:
-        session.conn.putrequest("GET", session.target.request_target)
-        session.conn.putheader("User-Agent", USER_AGENT)  # STEP-HTTP-4: the store's operators see who calls
-        session.conn.putheader("Connection", "close")
-        session.conn.endheaders()
-        return session.conn.getresponse()
-    except Exception as exc:
-        raise network_failure(what, exc) from None
-
-
-def get_document(url, what, limit):
-    """A small document by GET, reading at most limit + 1 bytes (STEP-MANIFEST-2)."""
-    with exchange(url, what, READ_TIMEOUT_S) as session:
-        response = send_get(session, what)
-        check_status(response, what)
-        if response.length is not None and response.length > limit:  # STEP-MANIFEST-2: refused unread
-            raise Permanent("%s: %d bytes announced, more than the %d allowed" % (what, response.length, limit))
-        data = bytearray()
-        try:
-            while True:
-                chunk = response.read(min(CHUNK_BYTES, limit + 1 - len(data)))
-                if not chunk:
-                    break
-                data += chunk
-                if len(data) > limit:  # STEP-MANIFEST-2: stop reading past the ceiling
-                    raise Permanent("%s: more than %d bytes; stopped reading" % (what, limit))
-        except StepFailure:
-            raise
-        except Exception as exc:
-            raise network_failure(what, exc) from None
-        check_stop(what)  # a shut-down socket reads as a short body
-        return bytes(data)
-
-
-# -- streaming ------------------------------------------------------------------------------
-# Every object moves in 1 MiB chunks through one buffer, hashed as it goes, its
-# page cache dropped every 8 MiB: a whole object in memory, or page cache left
-# to grow, gets the container OOM-killed (STEP-STREAM-*).
-
-Payload = collections.namedtuple("Payload", "path data size sha256")  # exactly one of path, data
-
-
-def bytes_payload(data):
-    return Payload(None, data, len(data), hashlib.sha256(data).hexdigest())
-
-
-def release_page_cache(fd, dirty):
-    """Ask the kernel to drop a file's cached pages; best effort.
-
-    Page cache filled by a container's own reads and writes is charged to its
-    memory limit, so a process whose own memory stays flat can still be
-    OOM-killed moving a large file.  Dirty pages cannot be dropped: sync first.
-    """
-    try:
-        if dirty:
-            os.fsync(fd)
-        # STEP-STREAM-2: page cache counts against the container's memory
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    except (AttributeError, OSError, ValueError):
-        pass  # advice only, and not on every platform
-
-
-def write_all(fd, view):
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def stream_verified(read_into, out_fd, pins, buffer, what, tally):
-    """Copy a source to out_fd, hashing it and showing each chunk to scan_chunk.
-
-    `read_into(view)` fills a memoryview and returns the byte count, 0 at the
-    end.  Returns (sha256 hex, size); raises Permanent the moment the source
-    outgrows its size pin (STEP-INPUT-2).  One pass over the bytes: a second
-    read of a 1 GiB input would double the node's I/O and CPU.
-    """
-    view = memoryview(buffer)
-    digest = hashlib.sha256()
-    size = pending = 0
-    while True:
-        check_stop(what)  # STEP-STOP-2: checked after every chunk
-        count = read_into(view)
-        if not count:
-            break
-        size += count
-        if pins.size is not None and size > pins.size:  # STEP-INPUT-2: oversize refused at once, not read to the end
-            raise Permanent("%s: more bytes than its size pin of %d; stopped reading" % (what, pins.size))
-        if size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: its copy could never be written (D33)
-            raise Permanent("%s: over the 1 GiB object ceiling; stopped reading" % what)
-        chunk = view[:count]
-        digest.update(chunk)
-        scan_chunk(tally, buffer, count)  # the work's own look at the bytes, in this same pass
-        write_all(out_fd, chunk)
-        pending += count
-        if pending >= CACHE_DROP_BYTES:
-            release_page_cache(out_fd, dirty=True)  # STEP-STREAM-2: every 8 MiB
-            pending = 0
-    if size >= CACHE_DROP_BYTES:
-        release_page_cache(out_fd, dirty=True)  # STEP-STREAM-2: and the tail (a small file's cache dies with it)
-    check_stop(what)  # a stop's shutdown ends the body early: report the stop, not a short input
-    return digest.hexdigest(), size
-
-
-def verify(what, pins, digest, size):
-    # STEP-INPUT-2: the platform verifies what a step writes, never what it read
-    if pins.size is not None and size != pins.size:
-        raise Permanent("%s: %d bytes, but its size pin says %d" % (what, size, pins.size))
-    if digest != pins.sha256:  # STEP-INPUT-2: the platform checks what a step wrote, never what it read
-        raise Permanent("%s: sha256 does not match its pin" % what)
-
-
-def file_sha256(path, buffer):
-    """(sha256 hex, size) of a file, streamed."""
-    view = memoryview(buffer)
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb", buffering=0) as source:
-        while True:
-            count = source.readinto(view)
-            if not count:
-                break
-            digest.update(view[:count])
-            size += count
-        release_page_cache(source.fileno(), dirty=False)
-    return digest.hexdigest(), size
-
-
-def send_payload(sock, payload, buffer):
-    """The file part's bytes, exactly payload.size of them (a longer body desyncs the connection)."""
-    if payload.data is not None:
-        sock.sendall(payload.data)
-        return
-    sent = 0
-    with open(payload.path, "rb", buffering=0) as source:
-        if isinstance(sock, ssl.SSLSocket):  # TLS: the bytes must pass through user space
-            view = memoryview(buffer)
-            pending = 0
-            while sent < payload.size:
-                count = source.readinto(view[:min(len(view), payload.size - sent)])
-                if not count:
-                    break
-                sock.sendall(view[:count])
-                sent += count
-                pending += count
-                if pending >= CACHE_DROP_BYTES:
-                    release_page_cache(source.fileno(), dirty=False)  # STEP-STREAM-2: what was read from disk, dropped
-                    pending = 0
-        else:
-            while sent < payload.size:  # plain HTTP: the kernel moves file pages to the socket
-                count = sock.sendfile(source, sent, min(CACHE_DROP_BYTES, payload.size - sent))
-                if not count:
-                    break
-                sent += count
-                release_page_cache(source.fileno(), dirty=False)  # STEP-STREAM-2: what was read from disk, dropped
-        release_page_cache(source.fileno(), dirty=False)
-    if sent != payload.size:
-        raise OSError(errno.EIO, "the file shrank while it was being sent")
-
-
-# -- staging writes ----------------------------------------------------------------------------
-# Inventory first, then the upload; an upload that got no answer is never sent
-# again: the store may commit a body whose answer never came (STEP-MARKER-5,
-# STEP-OUTPUT-6).
-
-
-def multipart_parts(post, key):
-    """(name, value) form fields: the policy fields in order, `key` set in place (STEP-OUTPUT-3)."""
-    parts, seen_key = [], False
-    for name, value in post_fields(post).items():
-        if name == "key":
-            value, seen_key = key, True  # STEP-OUTPUT-3: key_prefix + relpath overrides in place
-        parts.append((name, value))
-    if not seen_key:
-        parts.append(("key", key))  # STEP-OUTPUT-3: else after the policy fields
-    return parts
-
-
-def _header_safe(text):
-    return str(text).replace('"', "").replace("\r", "").replace("\n", "")
-
-
-def multipart_frame(post, key):
-    """(boundary, head bytes, tail bytes) around the file part, which comes last."""
-    boundary = "----lspo" + secrets.token_hex(16)
-    head = bytearray()
-    for name, value in multipart_parts(post, key):
-        head += ('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n'
-                 % (boundary, _header_safe(name))).encode("utf-8")
-        head += str(value).encode("utf-8") + b"\r\n"
-    filename = _header_safe(key.rpartition("/")[2]) or "object"
-    head += ('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n'
-             "Content-Type: application/octet-stream\r\n\r\n" % (boundary, filename)).encode("utf-8")  # STEP-OUTPUT-3: file last
-    tail = ("\r\n--%s--\r\n" % boundary).encode("ascii")
-    return boundary, bytes(head), tail
-
-
-def _early_answer(session):
-    """A refusal the store sent before reading the whole body, if one is waiting."""
-    if STOP.should_abandon():
-        return None
-    try:
-        session.sock.settimeout(EARLY_ANSWER_WAIT_S)
-        response = session.conn.getresponse()
-    except Exception:
-        return None
-    return None if 200 <= response.status < 300 else response
-
-
-def post_object(post, key, payload, what, buffer, budget=None):
-    """Upload through the presigned POST policy (STEP-OUTPUT-3)."""
-    boundary, head, tail = multipart_frame(post, key)
-    with exchange(post["url"], what, UPLOAD_TIMEOUT_S, budget) as session:
-        stage = "request"
-        try:
-            session.conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
-            session.conn.putheader("Content-Type", "multipart/form-data; boundary=" + boundary)
-            session.conn.putheader("Content-Length", str(len(head) + payload.size + len(tail)))  # STEP-OUTPUT-3: exact, never chunked
-            session.conn.putheader("User-Agent", USER_AGENT)  # STEP-HTTP-4: the store's operators see who calls
-            session.conn.putheader("Connection", "close")
-            stage = "body"
-            session.conn.endheaders()
-            session.sock.sendall(head)
-            send_payload(session.sock, payload, buffer)
-            session.sock.sendall(tail)
-            stage = "answer"
-            response = session.conn.getresponse()
-        except Exception as exc:
-            response = _early_answer(session) if stage == "body" else None
-            if response is None:
-                failure = network_failure(what, exc)
-                if stage != "request" and not isinstance(failure, Stopped):
-                    # STEP-OUTPUT-6: ambiguous, so never re-sent
-                    failure = Transient("%s: no answer from the store (%s); it may hold the object, "
-                                        "so it is not sent again" % (what, describe(exc)))
-                failure.maybe_stored = stage != "request"  # STEP-OUTPUT-6: bytes went out, no status came back
-                raise failure from None
-        try:
-            check_status(response, what)
-        finally:
-            response.close()
-
-
-def copy_into(fd, payload, buffer):
-    """Copy a payload into an open file, with stop checks and page-cache release."""
-    if payload.data is not None:
-        write_all(fd, memoryview(payload.data))
-        return
-    view = memoryview(buffer)
-    pending = 0
-    with open(payload.path, "rb", buffering=0) as source:
-        while True:
-            check_stop("a staging copy")
-            count = source.readinto(view)
-            if not count:
-                break
-            write_all(fd, view[:count])
-            pending += count
-            if pending >= CACHE_DROP_BYTES:
-                release_page_cache(fd, dirty=True)  # STEP-STREAM-2: dirty pages synced and dropped every 8 MiB
-                release_page_cache(source.fileno(), dirty=False)
-                pending = 0
-        if payload.size >= CACHE_DROP_BYTES:
-            release_page_cache(fd, dirty=True)
-            release_page_cache(source.fileno(), dirty=False)
-
-
-def write_local(root, relpath, payload, what, buffer):
-    """Write into a local staging directory (STEP-OUTPUT-7)."""
-    destination = os.path.join(root, *relpath.split("/"))
-    try:
-        os.makedirs(os.path.dirname(destination), exist_ok=True)
-        atomic_write(destination, lambda fd: copy_into(fd, payload, buffer), mode=0o644)  # STEP-OUTPUT-7: temp, fsync, rename
-    except StepFailure:
-        raise
-    except OSError as exc:
-        raise Transient("%s: %s" % (what, describe(exc))) from None
-
-
-# 8 Lifecycle ==================================================================
-# One Run, from the manifest to the marker.  The status and the exit code are
-# decided once, before the marker is composed, and the marker is the last
-# write on every path (success, failure, stop): two accounts of one run that
-# disagree are worse than one (STEP-MARKER-1, -3; STEP-EXIT-2).
-
-RESULT_NOT_SENT = "not-sent"  # no byte of result.json has reached the store
-RESULT_UPLOADED = "uploaded"  # the store accepted it
-RESULT_REFUSED = "refused"  # the store answered with a refusal: certainly not stored
-RESULT_UNKNOWN = "unknown"  # bytes went out and no answer came back: it may be stored
-
-MARKER_WRITTEN = "written"  # the store accepted the receipt
-MARKER_UNCONFIRMED = "unconfirmed"  # attempted; the store may or may not hold it
-MARKER_NONE = "none"  # not attempted (no identity, or too large): already said why
-
-# What the end of a failed or stopped run does about result.json, by (state, status).
-RESULT_ON_FAILURE = {
-    (RESULT_UPLOADED, "failed"): "keep",
-    (RESULT_UPLOADED, "cancelled"): "keep",
-    (RESULT_NOT_SENT, "failed"): "upload-first",  # STEP-RESULT-4: a failed run still reports its facts
-    (RESULT_REFUSED, "failed"): "upload-first",  # STEP-RESULT-4 (D13): definitely refused, so safe to re-send
-    (RESULT_UNKNOWN, "failed"): "keep",  # STEP-OUTPUT-6 (D13): a re-send could lose to the first; listed (D34)
-    (RESULT_NOT_SENT, "cancelled"): "skip",  # STEP-RESULT-5: no new request after a stop
-    (RESULT_REFUSED, "cancelled"): "skip",  # STEP-RESULT-5: no request after a stop but the marker
-    (RESULT_UNKNOWN, "cancelled"): "keep",  # STEP-RESULT-4 (D34): it may be stored, so it stays listed
-}
-
-
-class Run(object):
-    """One execution of the step: state the failure path and the receipt need.
-
-    The inventory lives here, not inside the work loop, so a failed or stopped
-    run still lists every object it wrote or began writing (STEP-MARKER-5).
-    The first group of methods is what section 3 may call; the rest is the
-    contract machinery that calls section 3.
-    """
-
-    def __init__(self, config, creds):
-        self.config = config
-        self.creds = creds
-        self.manifest = None
-        self.scratch = None
-        self.phase = "starting"
-        self.inventory = collections.OrderedDict()  # relpath -> (sha256, size), in write order
-        self.ports = collections.OrderedDict()  # port -> [relpath]
-        self.taken = set()  # output names chosen so far
-        self.facts = []
-        self.unclaimed = {"over_cap": 0, "bad_key": 0, "unusable": 0}
-        self.metrics = dict.fromkeys(METRICS, 0)  # the work's own measures (section 3)
-        self.state = {}  # the work's own state across inputs (section 3)
-        self.result_state = RESULT_NOT_SENT
-        self.progress = Progress()
-        self.buffer = bytearray(CHUNK_BYTES)  # the one streaming buffer, reused for every chunk
-
-    # -- for your work (section 3): the API [EDIT] code may call --
-
-    def output_relpath(self, port, name):
-        """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2).
-
-        Two objects on one relpath would lose one's bytes and make the marker
-        list a duplicate, which the collector refuses whole (STEP-OUTPUT-1).
-        The name is used as given; publishing refuses a non-canonical result.
+        self.wake_r = None  # the wake pipe's read end: what a select() includes to notice a signal
+        self.wake_w = None
+        self.signals = 0  # stop signals received so far (a node's handler counts them)
+        self.secrets = []  # bytearrays holding a token, a capability or a raw answer
+        self.exit_code = None  # fixed by settle(), once; None while the outcome is open
+        self.final_written = False
+        self.settling = False  # settle() is writing the final line: a hard exit waits for it
+        self.exit_pending = False  # a hard exit was asked for while settling: taken right after
+        self.before_exit = None  # the node's last act before a hard exit (kill a child's group), or None
+
+    def open_wake(self, wakeup_fd=False):
+        """Make the wake pipe (from main(), never at import).
+
+        With wakeup_fd the interpreter also writes to it when any handled
+        signal arrives: the kernel may deliver a signal to another thread, and
+        Python runs the handler only when the main thread next runs bytecode,
+        so a main thread asleep in select() would not notice without it.
         """
-        candidate = "%s/%s" % (OUTPUT_DIR, name)
-        if candidate in self.taken:
-            base = "%s/%s/%s" % (OUTPUT_DIR, port, name)
-            candidate, n = base, 2
-            while candidate in self.taken:
-                candidate, n = numbered(base, n), n + 1  # D5: the counter renames the file, never its directory
-        self.taken.add(candidate)
-        return candidate
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        if wakeup_fd:
+            signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+        return self.wake_r
 
-    def publish_file(self, relpath, path, port, sha256=None, size=None):
-        """Publish the file at `path` as `relpath` on `port`, streamed from disk.
+    def wake(self):
+        """Wake whoever waits on the pipe (safe from a handler and from any thread)."""
+        if self.wake_w is not None:
+            try:
+                os.write(self.wake_w, b"\0")
+            except OSError:
+                pass  # a full pipe already wakes its reader
 
-        Give sha256 and size when you know them (a verified input's); else the
-        file is hashed first, since the marker must list the bytes sent.
+    def drain_wake(self):
+        """Drop the bytes the pipe holds, so the next select() waits again."""
+        try:
+            while self.wake_r is not None and os.read(self.wake_r, 512):
+                pass
+        except OSError:
+            pass  # empty (EAGAIN): nothing left to drop
+
+    def hold_secret(self, buffer):
+        """Register a bytearray that holds a secret, so that every exit path wipes it."""
+        self.secrets.append(buffer)
+        return buffer
+
+    def wipe(self, buffer):
+        """Overwrite a secret buffer with zeros, in place, and forget it.
+
+        Best effort: a str copy (decoded JSON, a header line) cannot be wiped;
+        only the raw buffers can, so they are the only copies kept longer than
+        a call.
         """
-        if sha256 is None or size is None:
-            sha256, size = file_sha256(path, self.buffer)
-        self.publish(relpath, Payload(path, None, size, sha256), port)
+        if buffer is None:
+            return
+        buffer[:] = bytes(len(buffer))
+        self.secrets[:] = [held for held in self.secrets if held is not buffer]
 
-    def publish_bytes(self, relpath, data, port):
-        """Publish a small object held in memory (a summary, an index): never a large one."""
-        self.publish(relpath, bytes_payload(bytes(data)), port)
+    def wipe_all(self):
+        for buffer in list(self.secrets):
+            self.wipe(buffer)
 
-    def claim(self, key, value):
-        """Record a search fact if it obeys the platform's rules; count it if not (STEP-RESULT-3)."""
-        if len(self.facts) >= MAX_FACTS:  # STEP-RESULT-3: the platform drops the rest silently; count them here
-            self.unclaimed["over_cap"] += 1
-            return False
-        if not isinstance(key, str) or not _FACT_KEY_RE.match(key):
-            self.unclaimed["bad_key"] += 1
-            return False
-        if isinstance(value, str):
-            value = value.strip()
-            usable = 0 < len(value) <= MAX_FACT_VALUE_CHARS and not _FACT_FORBIDDEN_RE.search(value)
-        else:
-            usable = is_int(value)  # STEP-RESULT-3: a string or an int, never a bool
-        if not usable:
-            self.unclaimed["unusable"] += 1  # STEP-RESULT-3: counted, not listed; the run goes on
-            return False
-        self.facts.append({"key": key, "value": value})
-        return True
+    def settle(self, fd, line, exit_code, signals=HANDLED_SIGNALS):
+        """Write the final line (bytes, or None for none) to fd and fix the exit code; the first call wins.
 
-    def check_stop(self, what):
-        """End the work (raise Stopped) if a stop was requested: call it between
-        chunks of any long local loop, so a stop is never kept waiting (STEP-STOP-2)."""
-        check_stop(what)
-
-    # -- internal: contract machinery, not for [EDIT] code --
-
-    # -- the run, start to end --
-
-    def execute(self):
-        """Do the work, settle the outcome, write the receipt; return the exit code."""
+        Returns the exit code in force.  Blocking the signals in this thread
+        is not enough to keep a handler out (the kernel may deliver one to
+        another thread, and Python runs it here all the same), so a handler
+        that wants a hard exit sees `settling` and only asks for it; the exit
+        is taken the moment the line and the code are fixed.
+        """
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+        self.settling = True
         try:
-            status, code, reason = self.work()
+            if self.exit_code is None:
+                if line is not None:
+                    write_all(fd, line)
+                    self.final_written = True
+                self.exit_code = exit_code
         finally:
-            self.remove_scratch()
-        return self.finish(status, code, reason)  # STEP-MARKER-1: the receipt is the last write
+            self.settling = False
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if self.exit_pending:
+            self.hard_exit(fd, None, self.exit_code)
+        return self.exit_code
 
-    def work(self):
-        """(status, exit code, reason): decided here, once, before the marker is composed."""
+    def exit_now(self, fd, line, exit_code):
+        """A hard exit asked for by a handler: now, or right after the final line being written."""
+        if self.settling:
+            self.exit_pending = True  # settle() exits as soon as its line and code are fixed
+            return
+        self.hard_exit(fd, line, exit_code)
+
+    def hard_exit(self, fd, line, exit_code):
+        """End the process now: the node's last act, every secret wiped, the final line once."""
         try:
-            # STEP-STREAM-3: private, under TMPDIR, removed on every way out
-            self.scratch = make_scratch(self.config.scratch_parent)
-            self.phase = "reading the manifest"
-            self.manifest = self.read_manifest()
-            identity, why = resolve_identity(self.manifest, self.config)
-            if identity is None:  # STEP-MARKER-6 (D26): no receipt possible, so no work either
-                raise Permanent(why)
-            say("execution %s, attempt %s" % (identity["execution_id"], identity["attempt"]))
-            self.process()
-        except BaseException as exc:
-            status, code, reason = self.decide_failure(exc)
-            self.settle_result(status)
-            return status, code, reason
-        if STOP.requested:  # STEP-EXIT-2 (D9): read once; a cancelled receipt always says why
-            reason = "stopped on request (signal %s) after the work had finished" % STOP.signum
-            say("CANCELLED: " + reason)
-            return "cancelled", EXIT_CANCELLED, reason
-        return "succeeded", EXIT_OK, None
+            if self.before_exit is not None:
+                self.before_exit()
+        except Exception:
+            pass  # the exit itself must still happen
+        self.wipe_all()
+        if self.exit_code is not None:  # already settled: its line is out, its code stands
+            os._exit(self.exit_code)
+        if line is not None and not self.final_written:
+            write_all(fd, line)
+        os._exit(exit_code)
+# ---- END BLOCK process ----
 
-    def read_manifest(self):
-        envelope = self.creds.get()
-        if envelope.get("manifest_get"):  # STEP-MANIFEST-1: preferred
-            # STEP-CREDS-4 (D37): retried once like any request, else an envelope rotated
-            # just as the run starts fails an attempt the new one could finish
-            data = self.with_refresh(
-                lambda env: get_document(env.get("manifest_get"), "reading the manifest", MAX_DOCUMENT_BYTES),
-                "reading the manifest")
-        elif envelope.get("manifest_path"):  # STEP-MANIFEST-1: the local form
-            data = read_local_document(envelope["manifest_path"], "reading the manifest", MAX_DOCUMENT_BYTES)
-        else:
-            # STEP-MANIFEST-1: nothing to read is permanent
-            raise Permanent("the envelope names neither manifest_get nor manifest_path")
-        return parse_manifest(data)
-
-    def process(self):
-        total = len(self.creds.get().get("inputs") or [])  # STEP-CREDS-7: null (any JSON false) means []
-        for index in range(total):  # STEP-INPUT-3: one at a time, in list order
-            check_stop("the next input")  # STEP-STOP-4: no new input after a stop
-            self.phase = "reading input %d of %d" % (index + 1, total)
-            self.progress.report(index / total, WORK_PHASE)  # STEP-PROGRESS-2: shows the run moving
-            item = self.fetch_input(index)
-            self.phase = "working on input %d of %d" % (index + 1, total)
-            try:
-                do_work(self, item)
-            finally:
-                remove_file(item.path)
-        check_stop("the work after the last input")  # STEP-STOP-4: nothing new starts after a stop
-        self.phase = "finishing the work after the last input"
-        finish_work(self)
-        self.phase = "writing result.json"
-        self.write_result(inventory_first=True)  # STEP-RESULT-1: inventory first on the normal path
-        self.progress.report(1.0, "done")  # STEP-PROGRESS-2: after result.json, before the marker
-        check_stop("the end of the work")  # a stop during result.json ends the run as cancelled
-
-    # -- inputs --
-
-    def input_spec(self, envelope, index):
-        inputs = envelope.get("inputs") or []
-        if index >= len(inputs):
-            raise Transient("the input list shrank under a credentials refresh")
-        spec = inputs[index]
-        if not isinstance(spec, dict):  # STEP-CREDS-7 (D38): permanent, not a crash that advises a retry
-            raise Permanent("input %d is not an object" % index)
-        return spec
-
-    def fetch_input(self, index):
-        """Stream input `index` into scratch, verified against its pins (STEP-INPUT-2)."""
-        spec = self.input_spec(self.creds.get(), index)
-        name = input_name(spec, index)
-        what = "input %d (%s)" % (index, name[:MAX_NAME_CHARS])
-        pins = input_pins(spec, what)  # STEP-INPUT-1, STEP-INPUT-4: before any GET
-        port = spec.get("port") or DEFAULT_INPUT_PORT
-        port = str(port).strip() or DEFAULT_INPUT_PORT  # a non-string is its text, as the upstream formatted it
-        fd, path = tempfile.mkstemp(prefix="in-", suffix=".bin", dir=self.scratch)
-        tally = {}
-        try:
-            def attempt(envelope):
-                os.ftruncate(fd, 0)  # a retry rewrites the file from the start
-                os.lseek(fd, 0, os.SEEK_SET)
-                tally.clear()  # ...and the work's look at it starts over too
-                return self.download(self.input_spec(envelope, index), fd, pins, what, tally)
-            digest, size = self.with_refresh(attempt, what)
-            verify(what, pins, digest, size)
-        except BaseException:
-            os.close(fd)
-            remove_file(path)
-            raise
-        os.close(fd)
-        return VerifiedInput(index, name, port, path, digest, size, tally)
-
-    def download(self, spec, fd, pins, what, tally):
-        url = spec.get("get_url")
-        if url:  # STEP-INPUT-3: get_url preferred
-            with exchange(url, "reading " + what, READ_TIMEOUT_S) as session:
-                response = send_get(session, "reading " + what)
-                check_status(response, "reading " + what)
-
-                def read_into(view):
-                    try:
-                        return response.readinto(view)
-                    except Exception as exc:
-                        raise network_failure("reading " + what, exc) from None
-                return stream_verified(read_into, fd, pins, self.buffer, "reading " + what, tally)
-        local = spec.get("local_path")
-        if local:
-            if not isinstance(local, str):  # open() of an int would open that file descriptor
-                raise Permanent("%s: local_path is not a string" % what)
-            try:
-                source = open(local, "rb", buffering=0)
-            except OSError as exc:
-                raise Transient("reading %s: %s" % (what, describe(exc))) from None
-            with source:
-                def read_local(view):
-                    try:
-                        return source.readinto(view)
-                    except OSError as exc:
-                        raise Transient("reading %s: %s" % (what, describe(exc))) from None
-                return stream_verified(read_local, fd, pins, self.buffer, "reading " + what, tally)
-        # STEP-INPUT-3: nothing to read is permanent
-        raise Permanent("%s has neither a get_url nor a local_path" % what)
-
-    # -- credentials --
-
-    def with_refresh(self, operation, what, envelope=None):
-        """operation(envelope); after an expired-looking refusal, once more if the file changed."""
-        used = self.creds.get() if envelope is None else envelope
-        try:
-            return operation(used)
-        except Expired:
-            fresh = self.creds.get(force=True)  # STEP-CREDS-4: a refusal forces a re-read
-            if fresh == used:  # STEP-CREDS-4: by value; every re-read builds a new object
-                raise
-            say("%s was refused as expired; retrying once with the rotated credentials" % what)
-            return operation(fresh)  # STEP-CREDS-4: once; a second refusal ends the run
-
-    # -- outputs, inventory, facts --
-
-    def record(self, relpath, sha256, size, port):
-        if relpath in self.inventory:  # STEP-MARKER-5: no duplicate relpaths
-            raise Permanent("object %r would be listed twice" % relpath[:MAX_NAME_CHARS])
-        self.inventory[relpath] = (sha256, size)
-        self.ports.setdefault(port.strip(), []).append(relpath)
-
-    def forget(self, relpath):
-        self.inventory.pop(relpath, None)  # produced_ports is filtered by the inventory
-
-    def write_object(self, relpath, payload, envelope=None, budget=None):
-        """The one function through which anything reaches staging."""
-        check_relpath(relpath)  # STEP-OUTPUT-2: before any write
-        if payload.size > MAX_OBJECT_BYTES:  # STEP-OUTPUT-4: before any transfer
-            raise Permanent("%s is %d bytes, over the 1 GiB object ceiling" % (relpath, payload.size))
-        what = "uploading " + relpath
-
-        def attempt(env):
-            staging = env["staging"]
-            if staging["mode"] == "local_path":
-                write_local(staging["path"], relpath, payload, what, self.buffer)
-            else:
-                post = staging["post"]
-                # STEP-OUTPUT-3: the full key, never ${filename}
-                post_object(post, post["key_prefix"] + relpath, payload, what, self.buffer, budget)
-        self.with_refresh(attempt, what, envelope)
-
-    def publish(self, relpath, payload, port):
-        """Inventory first, then upload: a store may commit a body whose answer never arrives."""
-        self.record(relpath, payload.sha256, payload.size, port)  # STEP-MARKER-5: inventory first
-        try:
-            self.write_object(relpath, payload)
-        except BaseException as exc:
-            if not getattr(exc, "maybe_stored", False):
-                self.forget(relpath)  # definitely not stored: the marker must not name it
-            raise
-
-    # -- result.json --
-
-    def result_document(self):
-        counted = ["%d %s" % (self.unclaimed[k], k) for k in UNCLAIMED_ORDER if self.unclaimed[k]]
-        not_claimed = "not claimed as search facts: " + "; ".join(counted) if counted else None
-        manifest = self.manifest if isinstance(self.manifest, dict) else {}
-        params = manifest.get("params")
-        # STEP-RESULT-1 (D29): the attempt the marker carries; a raw copy would say null or "2"
-        # beside a receipt that says 2 whenever the attempt came from the environment
-        attempt = identity_number(self.manifest, self.config, "attempt")
-        return compose_result(self.metrics, attempt, {} if params is None else params, self.facts, not_claimed)
-
-    def write_result(self, inventory_first):
-        """Normal path: inventory then upload.  Failure path: upload, then inventory
-        unless the store refused it (STEP-RESULT-4): listed whenever it may be stored."""
-        payload = bytes_payload(self.result_document())
-        try:
-            if inventory_first:
-                self.publish(RESULT_FILENAME, payload, REPORT_PORT)  # STEP-OUTPUT-8: port report only
-            else:
-                self.write_object(RESULT_FILENAME, payload)  # STEP-RESULT-4: upload first...
-        except BaseException as exc:
-            if getattr(exc, "maybe_stored", False):
-                self.result_state = RESULT_UNKNOWN
-                if not inventory_first:
-                    # STEP-RESULT-4 (D34): it may be stored, so it is listed; unlisted, a stored
-                    # report would sit in staging named by no receipt, out of salvage's sight
-                    self.record(RESULT_FILENAME, payload.sha256, payload.size, REPORT_PORT)
-            elif getattr(exc, "status", None) is not None:
-                self.result_state = RESULT_REFUSED
-            raise
-        self.result_state = RESULT_UPLOADED
-        if not inventory_first:
-            self.record(RESULT_FILENAME, payload.sha256, payload.size, REPORT_PORT)  # STEP-RESULT-4: ...then inventoried
-
-    # -- failure path --
-
-    def decide_failure(self, exc):
-        """(status, code, reason) for a run that ended with `exc`."""
-        stopped = STOP.requested or isinstance(exc, (Stopped, StopRequested, KeyboardInterrupt))
-        if stopped:  # STEP-EXIT-2: cancellation wins, whatever error the stop caused
-            status, code = "cancelled", EXIT_CANCELLED
-            reason = "stopped on request (signal %s) while %s" % (STOP.signum, self.phase)
-            if not isinstance(exc, (Stopped, StopRequested, KeyboardInterrupt)):
-                reason += "; the interrupted operation ended with: " + describe_failure(exc)
-        elif isinstance(exc, StepFailure):
-            status, code, reason = "failed", exc.exit_code, describe_failure(exc)
-        else:
-            status, code, reason = "failed", EXIT_TRANSIENT, "internal error: " + describe_failure(exc)
-        reason = redact(reason, SECRETS)[:MAX_ERROR_CHARS]  # STEP-MARKER-7, STEP-REDACT-1: redacted, then cut
-        say("%s: %s" % ("CANCELLED" if stopped else "FAILED", reason))
-        return status, code, reason
-
-    def settle_result(self, status):
-        """What a failed or stopped run does about result.json (RESULT_ON_FAILURE)."""
-        action = RESULT_ON_FAILURE[(self.result_state, status)]
-        if action == "skip":
-            self.forget(RESULT_FILENAME)
-            say("stopped: this run writes no result.json")  # STEP-RESULT-5: a stopped run writes no report
-        elif action == "upload-first":
-            self.forget(RESULT_FILENAME)
-            try:
-                self.write_result(inventory_first=False)  # STEP-RESULT-4: the facts so far, before the marker
-            except BaseException as exc:
-                say("could not write result.json: %s" % describe_failure(exc))
-
-    # -- the receipt --
-
-    def finish(self, status, code, reason):
-        """Write the one receipt; return the code decided before it."""
-        marker = self.write_marker(status, code, reason)
-        if marker == MARKER_WRITTEN and code == EXIT_OK:
-            written = [size for relpath, (_sha, size) in self.inventory.items() if relpath != RESULT_FILENAME]
-            say("done: %d object(s), %d bytes" % (len(written), sum(written)))
-        elif marker == MARKER_UNCONFIRMED:
-            say("the run ended (%s, exit %d) but its completion marker could not be confirmed" % (status, code))
-        return code  # STEP-MARKER-3: decided once; the marker's fate never changes it
-
-    def write_marker(self, status, code, reason):
-        """Compose and write the one receipt; return a MARKER_* outcome, never raise."""
-        STOP.abandonable = False  # STEP-STOP-5: from here a stop only sets the flag
-        identity, why = resolve_identity(self.manifest, self.config)
-        if identity is None:
-            # STEP-MARKER-6: a receipt without identity would be taken for another attempt's
-            say("no completion marker: %s" % why)
-            return MARKER_NONE
-        data = compose_marker(status, code, reason, self.inventory, self.ports, identity)
-        if len(data) > MAX_DOCUMENT_BYTES:  # STEP-MARKER-2: the collector refuses more than 8 MiB
-            say("no completion marker: it would exceed 8 MiB")
-            return MARKER_NONE
-        budget = Deadline(RECEIPT_DEADLINE_S)  # STEP-STOP-6: one budget over every phase, the retry included
-        watchdog = Watchdog(budget, STOP.abandon_all)  # STEP-STOP-6: shuts the socket when the budget is spent
-        try:
-            envelope = self.creds.for_marker()  # STEP-CREDS-6: re-read; the held envelope only if that fails
-            with watchdog:
-                self.write_object(MARKER_FILENAME, bytes_payload(data), envelope=envelope, budget=budget)
-        except BaseException as exc:
-            if watchdog.fired:
-                say("giving up on the completion marker after %gs" % RECEIPT_DEADLINE_S)
-            say("could not write the completion marker: %s" % describe_failure(exc))
-            return MARKER_UNCONFIRMED
-        return MARKER_WRITTEN
-
-    def remove_scratch(self):
-        if self.scratch:
-            shutil.rmtree(self.scratch, ignore_errors=True)  # STEP-STREAM-3: nothing left behind
-
-
-def describe_failure(exc):
-    if isinstance(exc, StepFailure):
-        return exc.message
-    return describe(exc)
-
-
-def make_scratch(parent):
-    """A private scratch directory under TMPDIR (or the system default)."""
-    try:
-        return tempfile.mkdtemp(prefix=PROGRAM + "-", dir=parent)
-    except OSError as exc:
-        raise Transient("could not create a scratch directory under TMPDIR: %s" % describe(exc)) from None
-
-
-def remove_file(path):
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def read_local_document(path, what, limit):
-    """A local document, reading at most limit + 1 bytes."""
-    if not isinstance(path, str) or not path:
-        raise Permanent("%s: the path is not a non-empty string" % what)
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise Transient("%s: %s" % (what, describe(exc))) from None
-    if len(data) > limit:  # STEP-MANIFEST-2: an oversized document is never read whole
-        raise Permanent("%s: more than %d bytes" % (what, limit))
-    return data
-
-
-# 9 main() =====================================================================
-# Handlers first (as PID 1 a SIGTERM with no handler is dropped), then the
-# configuration and the envelope, then the Run; never a traceback, always
-# one of the four exit codes (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
-
-USAGE = """usage: hello_node.py [--help]
-
-The reference LSPO external step: copies every pinned input to outputs/, then
-writes result.json and the completion marker __lspo_complete.json.  It takes
-no arguments (any given are ignored); everything comes from the environment:
-
-  LSPO_CREDENTIALS_FILE  the credentials envelope (legacy: LSPO_CREDENTIALS;
-                         default /lspo/creds/creds.json)
-  LSPO_EXECUTION_ID, LSPO_ATTEMPT, LSPO_GENERATION, LSPO_IDEMPOTENCY_KEY
-                         identity for the marker when the manifest lacks it
-  TMPDIR                 where scratch files go (removed before exit)
-  SSL_CERT_FILE          CA bundle for https URLs
-  HTTPS_PROXY, HTTP_PROXY, NO_PROXY (or lowercase)
-                         an http proxy (http://host:port, or host:port as
-                         urllib reads it) for https and http URLs, and the
-                         hosts reached directly
-
-Exit status: 0 succeeded, 1 transient failure, 10 permanent failure,
-20 cancelled (SIGTERM or SIGINT).  Contract: contract/step.md.
-"""
-
-
-def main(argv=None):
-    """Run the step; return its exit code.  Never raises, never prints a traceback."""
-    args = sys.argv[1:] if argv is None else list(argv)
-    if args in (["-h"], ["--help"]):  # STEP-NODE-2 (D36): usage, with nothing read and nothing sent
-        _write_fd(1, USAGE)
-        return EXIT_OK
-    STOP.open()
-    signal.signal(signal.SIGTERM, STOP.handle)  # STEP-STOP-1: handled, also as PID 1 (no default disposition there)
-    signal.signal(signal.SIGINT, STOP.handle)  # STEP-STOP-1: Ctrl-C is a stop, never a traceback
-    if args:
-        # STEP-EXIT-1 (D35): ignored, as the upstream did: refusing them would fail every job of an
-        # image that launches its step with arguments.  Counted, never echoed: one may hold a secret.
-        say("ignoring %d command-line argument(s): this step takes its job from the environment" % len(args))
-    try:
-        config = load_config(os.environ)
-        creds = Credentials(config.credentials_path, config.credentials_variable)
-        creds.get()
-    except StepFailure as exc:
-        say("could not start: %s" % exc.message)  # STEP-CREDS-5: no marker, nowhere to write it
-        return EXIT_CANCELLED if STOP.requested else exc.exit_code
-    except Exception as exc:
-        say("could not start: internal error: %s" % describe(exc))
-        return EXIT_CANCELLED if STOP.requested else EXIT_TRANSIENT
-    try:
-        return Run(config, creds).execute()
-    except BaseException as exc:  # a defect in this file: still one line, still a valid code
-        say("internal error: %s" % describe(exc))
-        return EXIT_CANCELLED if STOP.requested else EXIT_TRANSIENT
-
+# Made at import, after section 9 defines their classes; they open nothing (start_process() does).
+STOP = Stop(PROGRAM)  # the process's one stop flag and in-flight ledger
+PROCESS = Process()  # the exit code, fixed once by finish()
 
 if __name__ == "__main__":
     sys.exit(main())

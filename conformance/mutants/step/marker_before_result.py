@@ -6,14 +6,14 @@ REPLACE = [(
     "        self.phase = \"writing result.json\"\n"
     "        self.result_after_marker = True\n",
 ), (
-    "        return self.finish(status, code, reason)  # STEP-MARKER-1: the receipt is the last write\n",
-    "        code = self.finish(status, code, reason)\n"
+    "        return self.conclude(status, outcome, reason)  # STEP-MARKER-1: the receipt is the last write\n",
+    "        outcome = self.conclude(status, outcome, reason)\n"
     "        if getattr(self, \"result_after_marker\", False):\n"
     "            try:\n"
     "                self.write_result(inventory_first=True)\n"
     "            except BaseException as exc:\n"
-    "                say(\"could not write result.json: %s\" % describe_failure(exc))\n"
-    "        return code\n",
+    "                say(\"could not write result.json: %s\" % describe(exc))\n"
+    "        return outcome\n",
 )]
 KILLS = ["marker.last", "marker.produced-ports", "work.copy", "creds.agree-no-warning",
          "creds.expires-garbage", "creds.expires-missing", "creds.expires-zulu", "creds.legacy-variable",

@@ -1,7 +1,7 @@
 """Progress lines go through sys.stdout.write without a flush, so on a pipe they arrive only at exit."""
 NODE = "nodes/hello_node.py"
 REPLACE = [(
-    "        _write_fd(1, \"@lspo:progress %s\\n\" % payload)  # STEP-PROGRESS-1: whole line, unbuffered\n",
+    "        write_all(1, (\"@lspo:progress %s\\n\" % payload).encode(\"ascii\"))  # STEP-PROGRESS-1: whole line, unbuffered\n",
     "        sys.stdout.write(\"@lspo:progress %s\\n\" % payload)\n",
 )]
 KILLS = ["progress.flushed"]

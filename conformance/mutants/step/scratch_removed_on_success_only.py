@@ -2,10 +2,10 @@
 NODE = "nodes/hello_node.py"
 REPLACE = [(
     "        try:\n"
-    "            status, code, reason = self.work()\n"
+    "            status, outcome, reason = self.work()\n"
     "        finally:\n"
     "            self.remove_scratch()\n",
-    "        status, code, reason = self.work()\n"
+    "        status, outcome, reason = self.work()\n"
     "        if status == \"succeeded\":\n"
     "            self.remove_scratch()\n",
 )]
