@@ -32,28 +32,17 @@ the clause, this code and its checks):
 Layout (`grep -n '^# [0-9]' nodes/scan_worker.py` prints it; every node has banners 1-9):
     1 Imports                      standard library only
     2 Configuration [EDIT]         the node's name and version; the deployment constants (D30)
-    3 Your work [EDIT]             the scan: capabilities, rules, TargetScan
+    3 Your work [EDIT]             the frame; 3.1 the capabilities; 3.2 the reference scan, TargetScan
     ---- Below this line: contract machinery [KEEP] ----
-    4 Limits                       every number, with its unit and its reason (4.1: the runner's)
-    5 Errors                       the error classes and the lines they print (5.1: the runner's)
-    6 Shared blocks                copies of nodes/blocks/*.py: edit those instead
-    7 Protocol
-      7.1 Process and output       the stop, the drain, the lines printed
-      7.2 JSON and time            canonical ASCII JSON, instants, identifiers
-      7.3 Configuration            argv, paths, the token and its rotation
-      7.4 The scan server's API    one bounded exchange per request; the five calls
-      7.5 Slot state on disk       private files, the schema per phase, stale records
-      7.6 Terminal reports         diagnostics and the 16 KiB fit
-      7.7 The runner's files       roots, identity, gate, events, terminal, bundles
-      7.8 Progress                 the journal, the cursor, the outbox thread
-    8 Lifecycle
-      8.1 A runner, from its slot  launch, supervise, close, recover, adopt
-      8.2 A slot                   its step: claim, status, execute, upload, report, reconcile
-      8.3 The worker               trees, lock, slots, drain and stop, the exit status
-      8.4 The runner child         what `_assignment_runner` does in its root
-    9 main()                       argv, the token's move, handlers, the exit status
+    4 Limits, 5 Errors             every number with its unit; one root error (4.1, 5.1: the runner's)
+    6 Protocol                     6.1 process and output, 6.2 documents and forms, 6.3 configuration,
+                                   6.4 identity (the token), 6.5 HTTP exchanges, 6.6 state on disk,
+                                   6.7 child framing (the runner's files), 6.8 progress, 6.9 reports
+    7 Lifecycle                    7.1 a runner from its slot, 7.2 a slot, 7.3 the worker, 7.4 the runner
+    8 main()                       child modes, configuration, handlers, the lifecycle, the exit status
+    9 Shared blocks                copies of nodes/blocks/*.py: edit those instead
 
-Edit sections 2 and 3, keep the rest.  Section 6 is rewritten from
+Edit sections 2 and 3, keep the rest.  Section 9 is rewritten from
 nodes/blocks/ by `python3 -m conformance.sync`, and `--check` reports drift.
 Nothing happens on import: configuration, handlers, files, threads and
 processes wait for main().
@@ -115,18 +104,29 @@ MAX_BUNDLE_LINE_BYTES = 64 * 1024  # SCAN-BUNDLE-1: one bundle line, newline inc
 MAX_PENDING_BYTES = 1024 * 1024
 
 # 3 Your work [EDIT] ===========================================================
-# The scan itself: what this worker can run (its capabilities, sent with every
-# claim) and what a runner does with each target's bytes.  Replace it to scan
-# your own way (D23); what any replacement must keep is below the KEEP line:
-# the bundle's header, one `target_done` per target, the trailer, the size
-# bound, and the rule that nothing of a target but what the scan writes ever
-# leaves the runner.
+# +- The frame -----------------------------------------------------------------
+# | Called, in order: CAPABILITIES, sent with every claim and matched with each
+# |     assignment (SCAN-CLAIM-2, SCAN-ASSIGN-2); then in a runner child, per
+# |     target: TargetScan(name), feed(chunk) for each piece of its body as it
+# |     arrives, finish() once after the last (each returns bundle events)
+# | Your code may use: the chunks it is fed and the names of sections 2 and 3
+# | Uses from below KEEP: ScanRefused
+# | To refuse work: raise ScanRefused(code) from feed() or finish(): the
+# |     generation fails with that error code ([a-z0-9_]{1,64}); nothing is uploaded
+# +-----------------------------------------------------------------------------
+# The machinery keeps the rest (D23): the bundle's header, one `target_done`
+# per target, the trailer, the size bound, and that nothing of a target but
+# what the scan writes ever leaves the runner.
 
-# SCAN-CLAIM-2, SCAN-ASSIGN-2: (source, platform, planning_kind) triples this build can run.
+# 3.1 Hooks [EDIT] =============================================================
+
+# SCAN-CLAIM-2, SCAN-ASSIGN-2 [EDIT]: (source, platform, planning_kind) triples this build can run.
 CAPABILITIES = (("fixture", "local", "files"),)
+
+# 3.2 The reference work: replace it whole [EDIT] ==============================
 # The reference scan (SCAN-WORK-1..3): what the runner does with a target's
-# bytes.  This is the part of the node a copy replaces; TargetScan's docstring
-# says what the platform needs from whatever takes its place.
+# bytes.  TargetScan's docstring says what the platform needs from whatever
+# takes its place.
 
 # SCAN-WORK-1: a line is scanned in pieces this long, never held whole: a quarter
 # of a bundle line, so a finding's line (its redacted prefix, its target's name)
@@ -429,7 +429,7 @@ def summary_of(exc):
             return line(exc)
     return "worker operation failed"
 
-# 5.1 The runner protocol's errors ============================================
+# 5.1 The runner protocol's errors =============================================
 # Each carries a `code` (an error code the
 # runner can put in an outcome's `error`); a message is that code and never a
 # URL, a path's contents or a server's words (SCAN-ASSIGN-4).
@@ -479,6 +479,10 @@ class TargetFailed(RunnerError):
     """One target could not be fetched as pinned (SCAN-RUNNER-10); `code` says how."""
 
     code = TARGET_TRANSPORT_FAILED
+
+
+class ScanRefused(RunnerError):
+    """Section 3's scan refuses a target: the generation fails with `code` (an error code), nothing uploaded."""
 
 
 # 6 Protocol ===================================================================
@@ -1436,17 +1440,23 @@ def read_private(path, limit, error=WorkerClientError, what="a state file", owne
     try:
         if owned and (info.st_uid != os.geteuid() or info.st_mode & 0o077):
             raise error(detail=what + " is not private to this user")
-        chunks, count = [], 0
-        while count <= limit and info.st_size <= limit:
-            chunk = os.read(fd, min(IO_CHUNK_BYTES, limit + 1 - count))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            count += len(chunk)
+        data = read_at_most(fd, limit + 1) if info.st_size <= limit else None
     finally:
         os.close(fd)
-    if count > limit or info.st_size > limit:  # too large, or grew while read
+    if data is None or len(data) > limit:  # too large, or grew while read
         raise error(detail=what + " is larger than its bound")
+    return data
+
+
+def read_at_most(fd, limit):
+    """At most `limit` bytes from fd's position on, IO_CHUNK_BYTES at a time (memory bounded by the caller)."""
+    chunks, count = [], 0
+    while count < limit:
+        chunk = os.read(fd, min(IO_CHUNK_BYTES, limit - count))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        count += len(chunk)
     return b"".join(chunks)
 
 
@@ -2188,16 +2198,9 @@ def read_events(path, offset, generation, after_sequence):
     try:
         require(info.st_size >= offset, "runner events shrank")
         os.lseek(fd, offset, os.SEEK_SET)
-        chunks, total = [], 0
-        while total < MAX_RUNNER_EVENTS_READ_BYTES:
-            chunk = os.read(fd, MAX_RUNNER_EVENTS_READ_BYTES - total)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
+        data = read_at_most(fd, MAX_RUNNER_EVENTS_READ_BYTES)
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     events = []
     previous = 0 if offset == 0 else after_sequence
     position = 0
@@ -4174,7 +4177,7 @@ class _RunnerGeneration(object):
             self.stop.check("bundling")
             self.emit("bundling", {})
             meta = writer.commit(self.paths.ready_bundle(bundle_id))
-        except (TargetFailed, BundleTooLarge, BundleInvalid) as exc:
+        except (TargetFailed, ScanRefused, BundleTooLarge, BundleInvalid) as exc:
             if writer is not None:
                 writer.abort()
             if self.deadline.expired():
