@@ -32,28 +32,17 @@ the clause, this code and its checks):
 Layout (`grep -n '^# [0-9]' nodes/scan_worker.py` prints it; every node has banners 1-9):
     1 Imports                      standard library only
     2 Configuration [EDIT]         the node's name and version; the deployment constants (D30)
-    3 Your work [EDIT]             the scan: capabilities, rules, TargetScan
+    3 Your work [EDIT]             the frame; 3.1 the capabilities; 3.2 the reference scan, TargetScan
     ---- Below this line: contract machinery [KEEP] ----
-    4 Limits                       every number, with its unit and its reason (4.1: the runner's)
-    5 Errors                       the error classes and the lines they print (5.1: the runner's)
-    6 Shared blocks                copies of nodes/blocks/*.py: edit those instead
-    7 Protocol
-      7.1 Process and output       the stop, the drain, the lines printed
-      7.2 JSON and time            canonical ASCII JSON, instants, identifiers
-      7.3 Configuration            argv, paths, the token and its rotation
-      7.4 The scan server's API    one bounded exchange per request; the five calls
-      7.5 Slot state on disk       private files, the schema per phase, stale records
-      7.6 Terminal reports         diagnostics and the 16 KiB fit
-      7.7 The runner's files       roots, identity, gate, events, terminal, bundles
-      7.8 Progress                 the journal, the cursor, the outbox thread
-    8 Lifecycle
-      8.1 A runner, from its slot  launch, supervise, close, recover, adopt
-      8.2 A slot                   its step: claim, status, execute, upload, report, reconcile
-      8.3 The worker               trees, lock, slots, drain and stop, the exit status
-      8.4 The runner child         what `_assignment_runner` does in its root
-    9 main()                       argv, the token's move, handlers, the exit status
+    4 Limits, 5 Errors             every number with its unit; one root error (4.1, 5.1: the runner's)
+    6 Protocol                     6.1 process and output, 6.2 documents and forms, 6.3 configuration,
+                                   6.4 identity (the token), 6.5 HTTP exchanges, 6.6 state on disk,
+                                   6.7 child framing (the runner's files), 6.8 progress, 6.9 reports
+    7 Lifecycle                    7.1 a runner from its slot, 7.2 a slot, 7.3 the worker, 7.4 the runner
+    8 main()                       child modes, configuration, handlers, the lifecycle, the exit status
+    9 Shared blocks                copies of nodes/blocks/*.py: edit those instead
 
-Edit sections 2 and 3, keep the rest.  Section 6 is rewritten from
+Edit sections 2 and 3, keep the rest.  Section 9 is rewritten from
 nodes/blocks/ by `python3 -m conformance.sync`, and `--check` reports drift.
 Nothing happens on import: configuration, handlers, files, threads and
 processes wait for main().
@@ -115,18 +104,29 @@ MAX_BUNDLE_LINE_BYTES = 64 * 1024  # SCAN-BUNDLE-1: one bundle line, newline inc
 MAX_PENDING_BYTES = 1024 * 1024
 
 # 3 Your work [EDIT] ===========================================================
-# The scan itself: what this worker can run (its capabilities, sent with every
-# claim) and what a runner does with each target's bytes.  Replace it to scan
-# your own way (D23); what any replacement must keep is below the KEEP line:
-# the bundle's header, one `target_done` per target, the trailer, the size
-# bound, and the rule that nothing of a target but what the scan writes ever
-# leaves the runner.
+# +- The frame -----------------------------------------------------------------
+# | Called, in order: CAPABILITIES, sent with every claim and matched with each
+# |     assignment (SCAN-CLAIM-2, SCAN-ASSIGN-2); then in a runner child, per
+# |     target: TargetScan(name), feed(chunk) for each piece of its body as it
+# |     arrives, finish() once after the last (each returns bundle events)
+# | Your code may use: the chunks it is fed and the names of sections 2 and 3
+# | Uses from below KEEP: ScanRefused
+# | To refuse work: raise ScanRefused(code) from feed() or finish(): the
+# |     generation fails with that error code ([a-z0-9_]{1,64}); nothing is uploaded
+# +-----------------------------------------------------------------------------
+# The machinery keeps the rest (D23): the bundle's header, one `target_done`
+# per target, the trailer, the size bound, and that nothing of a target but
+# what the scan writes ever leaves the runner.
 
-# SCAN-CLAIM-2, SCAN-ASSIGN-2: (source, platform, planning_kind) triples this build can run.
+# 3.1 Hooks [EDIT] =============================================================
+
+# SCAN-CLAIM-2, SCAN-ASSIGN-2 [EDIT]: (source, platform, planning_kind) triples this build can run.
 CAPABILITIES = (("fixture", "local", "files"),)
+
+# 3.2 The reference work: replace it whole [EDIT] ==============================
 # The reference scan (SCAN-WORK-1..3): what the runner does with a target's
-# bytes.  This is the part of the node a copy replaces; TargetScan's docstring
-# says what the platform needs from whatever takes its place.
+# bytes.  TargetScan's docstring says what the platform needs from whatever
+# takes its place.
 
 # SCAN-WORK-1: a line is scanned in pieces this long, never held whole: a quarter
 # of a bundle line, so a finding's line (its redacted prefix, its target's name)
@@ -325,12 +325,29 @@ RUNNER_EXIT_STOPPED = 2  # SIGTERM or SIGINT
 RUNNER_EXIT_DEADLINE = 3  # its own watchdog deadline passed: the worker publishes timed_out
 
 # 5 Errors =====================================================================
-# One root error; the classes decide the line a failed step prints
-# (SCAN-OUTPUT-1, in this order: HTTP, network, other worker errors, local
-# I/O, anything else) and the terminal report a failed scan gets.
+# One root error, WorkerError; its subclasses decide the line a failed step
+# prints (SCAN-OUTPUT-1, in this order: HTTP, network, other worker errors,
+# local I/O, anything else), the terminal report a failed scan gets, and the
+# exit status of one that ends the process (`exit_code`).  A stop is the stop
+# block's StopRequested, never one of these.
 
 
-class WorkerClientError(Exception):
+class WorkerError(Exception):
+    """Root of this node's errors; `exit_code` is the status when one ends the process (SCAN-ARGV-2).
+
+    `detail` is fixed text naming the operation and the document, never a
+    value read (SCAN-SECRET-2); a function shared by both halves takes the
+    class to raise and calls it as error(detail=...).
+    """
+
+    exit_code = EXIT_SLOT_DIED
+
+    def __init__(self, detail=None):
+        super().__init__(detail)
+        self.detail = detail
+
+
+class WorkerClientError(WorkerError):
     """A protocol or state problem: an answer or a file that breaks the contract."""
 
 
@@ -350,15 +367,33 @@ class WorkerNetworkError(WorkerClientError):
     """A request that failed in transport: no answer, or one cut short."""
 
 
-class UsageError(Exception):
-    """Argv, the environment or the token is unusable: exit 64, one line naming the option."""
+class UsageError(WorkerError):
+    """Argv, the environment or the token is unusable: exit 64, one stderr line naming the option (SCAN-ARGV-1)."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.text = "%s: usage error: %s\n" % (PROGRAM, message)  # what main() prints: never a value
 
 
-class StartupError(Exception):
+class HelpAsked(WorkerError):
+    """--help was given: argparse's own print-and-exit is replaced, so main() prints USAGE and returns 0."""
+
+    exit_code = EXIT_OK
+
+
+class StartupError(WorkerError):
     """A tree or a state file the worker cannot use at start: exit 1."""
 
 
-class ContainmentPending(Exception):
+class LockHeld(WorkerError):
+    """SCAN-STATE-8: another worker holds this state tree."""
+
+    exit_code = EXIT_LOCKED
+
+
+class ContainmentPending(WorkerError):
     """A runner cannot be proven gone: the slot cannot go on (SCAN-SLOT-4)."""
 
 
@@ -370,16 +405,12 @@ class AssignmentIncompatible(WorkerClientError):
         self.member = member
 
 
-class StorageFailure(Exception):
+class StorageFailure(WorkerError):
     """SCAN-UPLOAD-3: the ready bundle is not the one adopted (`missing`: it is gone)."""
 
     def __init__(self, missing=False):
         super().__init__("pending result bundle is missing" if missing else "pending result bundle is unusable")
         self.missing = missing
-
-
-class Stopped(Exception):
-    """A stop reached this thread: leave, with every state file valid."""
 
 
 SUMMARIES = (  # SCAN-OUTPUT-1: the line a failed step prints, by class, first match wins
@@ -398,11 +429,10 @@ def summary_of(exc):
             return line(exc)
     return "worker operation failed"
 
-# 5.1 The runner protocol's errors ============================================
+# 5.1 The runner protocol's errors =============================================
 # Each carries a `code` (an error code the
 # runner can put in an outcome's `error`); a message is that code and never a
 # URL, a path's contents or a server's words (SCAN-ASSIGN-4).
-# (Re-parent RunnerError onto the node's root error if section 5 has one.)
 
 TARGET_HTTP_STATUS = "target_http_status"  # the target answered anything but 200 (a 3xx too: never followed)
 TARGET_SIZE_MISMATCH = "target_size_mismatch"  # Content-Length is not the pinned size, or the body ended short
@@ -450,7 +480,3800 @@ class TargetFailed(RunnerError):
 
     code = TARGET_TRANSPORT_FAILED
 
-# 6 Shared blocks ==============================================================
+
+class ScanRefused(RunnerError):
+    """Section 3's scan refuses a target: the generation fails with `code` (an error code), nothing uploaded."""
+
+
+# 6 Protocol ===================================================================
+
+# 6.1 Process and output =======================================================
+# A signal handler records and wakes, nothing else; the main thread decides
+# (SCAN-STOP-1).  The first SIGTERM only asks for a drain (SCAN-STOP-2).  A
+# second one, or SIGINT, is a stop: the stop block's handler shuts every
+# socket in flight at once, because close() does not interrupt a blocked read
+# and shutdown() does (SCAN-STOP-3).  Slot threads never wait on anything a
+# handler touches: the main thread turns the handler's byte into the
+# threading.Events of FLOW they wait on.  STOP and PROCESS (the stop and
+# process blocks' objects) are made at the end of the file, after section 9
+# defines their classes; start_process() opens them.
+
+
+class Flow(object):
+    """What the main thread tells the slot and outbox threads; built at import, set only by main()'s thread."""
+
+    def __init__(self):
+        self.drain_asked = False  # a first SIGTERM arrived (the handler's flag)
+        self.draining = threading.Event()  # set by the main thread: no new claims
+        self.stopping = threading.Event()  # set by the main thread: leave now
+        self.either = threading.Event()  # draining or stopping: what an idle slot waits on
+        self.tls = None  # the one TLS context (SSL_CERT_FILE is read when it is made)
+
+
+FLOW = Flow()
+
+
+def on_signal(signum, frame):
+    """SIGTERM and SIGINT (SCAN-STOP-1): the first SIGTERM drains; anything more stops."""
+    PROCESS.signals += 1
+    if signum == signal.SIGTERM and PROCESS.signals == 1:
+        FLOW.drain_asked = True  # SCAN-STOP-2: finish the work in hand; nothing is cut
+    else:
+        STOP.handle(signum, frame)  # SCAN-STOP-3: flag, then shutdown() of every socket in flight
+    PROCESS.wake()
+
+
+def start_process():
+    """SCAN-STOP-1: as PID 1 a signal without a handler is ignored, so handlers come before any request."""
+    # SCAN-STOP-2/3: wakeup_fd, because the kernel may deliver a signal to any thread and Python runs
+    # the handler only when the main thread next runs bytecode; without that byte in the pipe a main
+    # thread asleep in select() never notices the SIGTERM (the drain hangs until a SIGKILL).
+    PROCESS.open_wake(wakeup_fd=True)
+    STOP.open()
+    install_handlers(on_signal)
+
+
+def say(line):
+    """One stdout line in one write, so lines from many threads never interleave (SCAN-OUTPUT-1).
+
+    Callers pass fixed text and numbers only: never a received byte, a path,
+    a URL or an exception's text (SCAN-SECRET-2).
+    """
+    write_all(1, (line + "\n").encode("ascii", "replace"))
+
+
+def stop_requested():
+    return STOP.requested or FLOW.stopping.is_set()
+
+
+def check_stop():
+    """Raise StopRequested when a stop has reached this thread (between steps and inside waits)."""
+    if stop_requested():
+        raise StopRequested("stop requested before the next step")
+
+
+
+# 6.2 Documents and forms ======================================================
+# The scan server digests canonical JSON written with ASCII escapes (the
+# upstream's encoding): a terminal report's receipt names the SHA-256 of exactly
+# these bytes (SCAN-RECONCILE-4), so every body and file uses one function.
+
+REQUEST_ID_RE = re.compile(r"[a-f0-9]{32}")  # SCAN-CLAIM-1: request ids and generations, fullmatch
+DIGEST_RE = re.compile(r"[a-f0-9]{64}")  # fullmatch
+LONG_ID_RE = re.compile(r"[a-f0-9]{32,64}")  # bundle and scan event ids, fullmatch
+TARGET_NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # SCAN-ASSIGN-1: no `/`, no leading `.`
+ERROR_CODE_RE = re.compile(r"[a-z0-9_]{1,64}")  # SCAN-HTTP-5, fullmatch
+# SCAN-STATE-3: a retained_work entry names a root under abandoned/, nothing else the janitor could remove
+RETAINED_RE = re.compile(r"abandoned/worker-assignment-[0-9]+-[1-9][0-9]*-[a-f0-9]{32}")
+SLOT_FILE_RE = re.compile(r"slot-(0|[1-9][0-9]*)\.json")  # SCAN-SLOT-2: leftover slots are found by name
+DECIMAL_RE = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")  # the waits' option values, fullmatch
+MAX_HEADER_INT_CHARS = 32  # D25: a header number is short; int() of a longer text is never tried (a bound)
+DIGITS_RE = re.compile(r"[0-9]{1,16}")  # D25: a whole number a generated client writes as a string
+MAX_INSTANT_CHARS = 64  # D26: an instant is a short text; a longer one is no instant (a bound)
+# D26: RFC 3339 as JSON producers write it, for the fractions and offsets fromisoformat()
+# takes only from Python 3.11 on (1 to 9 fraction digits, +HHMM, +HH)
+_RFC3339_RE = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]{1,9}))?)?"
+    r"(?:(Z)|([+-])([0-9]{2})(?::?([0-9]{2}))?)?")
+
+
+def canonical(value):
+    """SCAN-HTTP-2: the canonical ASCII bytes of a JSON value (sorted keys, no spaces, \\u escapes)."""
+    return canonical_bytes(value, ascii=True)
+
+
+def header_int(value):
+    """A header's whole number as the upstream's int(value) reads it (D25: "+5", " 05 "); None otherwise."""
+    if not isinstance(value, str) or len(value) > MAX_HEADER_INT_CHARS:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def upstream_int(value, cut=False):
+    """The whole number the upstream's int(x) reads from a member a server wrote; None when it reads none.
+
+    D25: a JSON integer; a float with no fraction (5.0: JSON has one number
+    type and many producers write every number as a float); with `cut`, any
+    finite float cut toward zero as int() cuts it (for a bound or a count,
+    where a smaller value is safe); a string of ASCII digits (a generated
+    client's 64-bit integers).  Never a boolean, another spelling int() takes
+    ("1_0", " 7"), a fraction in an identity, or a number beyond 2^53: each of
+    those would name something else than the server meant.
+    """
+    if is_int(value):
+        return value if abs(value) <= MAX_SAFE_INTEGER else None
+    if isinstance(value, float):
+        if not math.isfinite(value) or not (cut or value.is_integer()) or abs(value) > MAX_SAFE_INTEGER:
+            return None
+        return int(value)
+    if isinstance(value, str) and DIGITS_RE.fullmatch(value):
+        number = int(value)
+        return number if number <= MAX_SAFE_INTEGER else None
+    return None
+
+
+def read_instant(value):
+    """SCAN-PEER-3: epoch seconds of an instant a server wrote, read as the upstream reads it; None otherwise.
+
+    D26: the upstream replaces `Z` by `+00:00`, calls datetime.fromisoformat()
+    and takes an instant without an offset as UTC.  So does this, and on a
+    Python before 3.11 it also takes the RFC 3339 forms that 3.11 added
+    (fractions of any length up to 9 digits, +HHMM and +HH offsets), so the
+    worker reads the same instants on every Python it runs on.
+    """
+    if not isinstance(value, str) or not value or len(value) > MAX_INSTANT_CHARS:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        moment = _rfc3339(value)
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    try:
+        return moment.timestamp()
+    except (OverflowError, ValueError):
+        return None
+
+
+def _rfc3339(text):
+    match = _RFC3339_RE.fullmatch(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute = (int(match.group(i)) for i in range(1, 6))
+    second = int(match.group(6) or 0)
+    micro = int(((match.group(7) or "") + "000000")[:6])
+    zone = datetime.timezone.utc
+    if match.group(9):
+        offset = datetime.timedelta(hours=int(match.group(10)), minutes=int(match.group(11) or 0))
+        try:
+            zone = datetime.timezone(-offset if match.group(9) == "-" else offset)
+        except ValueError:
+            return None
+    try:
+        return datetime.datetime(year, month, day, hour, minute, second, micro, tzinfo=zone)
+    except ValueError:  # not a calendar instant
+        return None
+
+
+def is_text(value, pattern):
+    return isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
+def is_int_in(value, low, high):
+    return is_int(value) and low <= value <= high
+
+
+def is_reservation_id(value):
+    return is_int_in(value, 1, MAX_SAFE_INTEGER)
+
+
+def is_long_id(value):
+    return is_text(value, LONG_ID_RE)
+
+
+def is_digest(value):
+    return is_text(value, DIGEST_RE)
+
+
+def error_code(value):
+    """D4: a code the worker keeps is an error code, or request_rejected.
+
+    A number is read as its digits, as the upstream's str(code) reads it.
+    """
+    if is_int(value) and value >= 0:
+        value = str(value)
+    if isinstance(value, str) and ERROR_CODE_RE.fullmatch(value):
+        return value
+    return "request_rejected"
+
+
+def short_text(value, limit=64):
+    return isinstance(value, str) and 1 <= len(value) <= limit
+
+
+def stale_recorded_at():
+    """D9: the stale record's instant keeps the upstream's `+00:00` spelling."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.isoformat(timespec="milliseconds")
+
+
+def jittered(seconds, low=0.5):
+    """A wait uniformly between `low` x and all of `seconds` (D16: equal jitter)."""
+    return seconds * random.uniform(low, 1.0)
+
+
+# 6.3 Configuration ============================================================
+# Read once, before any file or request (SCAN-CONFIG-1).  A problem is a
+# UsageError whose text names the option or variable and never its value.
+
+Config = collections.namedtuple("Config", [
+    "origin", "host", "port", "parallelism", "poll_s", "error_delay_s", "http_timeout_s", "drain_s",
+    "state_dir", "bundle_dir", "work_dir", "token_file", "node_path", "progress", "token_source"])
+
+# SCAN-ARGV-1, D28: the upstream's own options.  Its argparse takes any unambiguous
+# prefix of them (`--serv`, `--tok=...`, `--p 4`); a host that launched the upstream
+# that way launches this worker unchanged.  This worker's own options are taken
+# only spelled out, so no prefix can mean one thing here and another upstream.
+UPSTREAM_OPTIONS = ("--server", "--token", "--parallelism", "--help")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as UsageError, without the offending value."""
+
+    def print_help(self, file=None):
+        raise HelpAsked()  # SCAN-ARGV-1: configure() returns None and main() prints USAGE, whole
+
+    def error(self, message):
+        if message.startswith("argument "):
+            head, _, reason = message.partition(": ")
+            # Our own type functions say what is wrong without the value; argparse's
+            # "invalid choice: 'x'" and the like are cut at the quote.
+            raise UsageError("%s: %s" % (head, reason.split("'")[0].strip() or "invalid value"))
+        if message.startswith("unrecognized arguments: "):
+            # SCAN-ARGV-1: name the unknown option (its name only, cut at "="), never a value
+            names = [word.split("=")[0] for word in message.split(": ", 1)[1].split(" ")
+                     if re.fullmatch(r"--[a-z][a-z-]{0,39}(=.*)?", word)]  # option-shaped words only
+            raise UsageError("unrecognized arguments%s" % (": " + " ".join(names[:4]) if names else ""))
+        if message.startswith("the following arguments are required: "):
+            raise UsageError(message)  # SCAN-ARGV-1: argparse lists option names only, no value
+        raise UsageError(message.split(":")[0])
+
+
+def upstream_spelling(argv, exact):
+    """SCAN-PEER-5, D28: argv with every prefix of an upstream option written out, as its argparse reads it.
+
+    `exact` holds this parser's option strings, which are never rewritten.
+    Nothing after a `--` is an option.  The token's value is untouched, so
+    the move off argv (SCAN-TOKEN-4) finds it under the option's full name.
+    """
+    spelled = []
+    for index, item in enumerate(argv):
+        if item == "--":
+            return spelled + list(argv[index:])
+        name, sep, value = item.partition("=")
+        if item.startswith("--") and len(name) > 2 and name not in exact:
+            matches = [option for option in UPSTREAM_OPTIONS if option.startswith(name)]
+            if len(matches) == 1:
+                item = matches[0] + sep + value
+        spelled.append(item)
+    return spelled
+
+
+def _upstream_int(low, high):
+    """--parallelism as the upstream's argparse type=int reads it (D28): whatever int() takes."""
+    def parse(text):
+        try:
+            value = int(text) if len(text) <= 32 else None
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError("not a whole number from %d to %d" % (low, high))
+        return value
+    return parse
+
+
+def _whole(low, high):
+    def parse(text):
+        if not re.fullmatch(r"[0-9]{1,6}", text) or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError("not a whole number from %d to %d" % (low, high))
+        return int(text)
+    return parse
+
+
+def _seconds(name):
+    low, high = WAIT_RANGES[name]
+
+    def parse(text):
+        if not DECIMAL_RE.fullmatch(text) or not low <= float(text) <= high:
+            raise argparse.ArgumentTypeError("not a number of seconds from %g to %g" % (low, high))
+        return float(text)
+    return parse
+
+
+def help_epilog():
+    """--help's sections after the options: what the worker reads besides argv, where it keeps its state, and
+    what its exit statuses mean (an operator reads them here, not in the contract)."""
+    return "\n".join([
+        "environment:",
+        "  %-28s the bearer token, when neither --token-file nor --token gives it" % TOKEN_ENV,
+        "  %-28s the state tree's base (default $HOME/.local/state)" % "XDG_STATE_HOME",
+        "  %-28s the bundle and work trees' base (default $HOME/.local/share)" % "XDG_DATA_HOME",
+        "  %-28s when the XDG variables are unset (else the user's home in the password database)" % "HOME",
+        "  %-28s a CA bundle to trust instead of the system's" % "SSL_CERT_FILE",
+        "",
+        "state (keep it across restarts: every step of every slot resumes from it):",
+        "  $XDG_STATE_HOME/truf/remote-worker            slot files, the lock (one worker per tree)",
+        "  $XDG_DATA_HOME/truf/remote-worker/bundles     bundles waiting to be uploaded",
+        "  $XDG_DATA_HOME/truf/remote-worker/work        the runners' working trees",
+        "",
+        "signals: the first SIGTERM drains (no new claim, the work in hand finished) for at most",
+        "--drain-seconds; a second SIGTERM, or SIGINT, stops at once (runners killed, state kept).",
+        "",
+        "exit status:",
+        "  %-3d a drain finished: every slot retired" % EXIT_OK,
+        "  %-3d a slot could not go on, or start-up failed" % EXIT_SLOT_DIED,
+        "  %-3d stopped: a second SIGTERM or SIGINT, or a drain past --drain-seconds" % EXIT_STOPPED,
+        "  %-3d a command line or environment this worker does not take" % EXIT_USAGE,
+        "  %-3d another worker holds this state tree: try later" % EXIT_LOCKED,
+    ])
+
+
+def build_parser():
+    parser = _Parser(prog=PROGRAM, allow_abbrev=False,  # SCAN-TOKEN-4: no `--tok` spelling slips past the move
+                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=help_epilog(),
+                     description="The remote scan worker: N slots, each claims a scan assignment, runs it in a "
+                                 "watched child, uploads the bundle or reports, and survives being killed at any "
+                                 "moment (contract/scan.md).")
+    parser.add_argument("--server", required=True, metavar="ORIGIN",
+                        help="the scan server, an https origin such as https://scan.example")
+    parser.add_argument("--token-file", metavar="PATH",
+                        help="a file (0600, yours) holding the bearer token; re-read when it changes")
+    parser.add_argument("--token", metavar="TOKEN",
+                        help="the bearer token (the upstream's option); moved off argv at once. Prefer "
+                             "--token-file or %s" % TOKEN_ENV)
+    parser.add_argument("--token-fd", type=_whole(0, 65535), help=argparse.SUPPRESS)  # SCAN-TOKEN-4: after the move
+    parser.add_argument("--parallelism", type=_upstream_int(MIN_PARALLELISM, MAX_PARALLELISM), default=1,
+                        help="slots, 1 to 128 (default 1)")
+    parser.add_argument("--poll-seconds", type=_seconds("poll_seconds"), default=DEFAULT_POLL_S,
+                        help="idle and awaiting-resolution poll (default 5)")
+    parser.add_argument("--error-delay-seconds", type=_seconds("error_delay_seconds"), default=DEFAULT_ERROR_DELAY_S,
+                        help="the base wait after a failed step, doubled up to 8 times, jittered (default 15)")
+    parser.add_argument("--http-timeout", type=_seconds("http_timeout"), default=DEFAULT_HTTP_TIMEOUT_S,
+                        help="whole-exchange deadline of a claim, status or report; an upload's bound on each "
+                             "piece it sends and on its answer (default 120)")
+    parser.add_argument("--drain-seconds", type=_seconds("drain_seconds"), default=DEFAULT_DRAIN_S,
+                        help="how long the first SIGTERM's drain may take before it becomes a stop (default 20)")
+    # D31: the upstream's command line sends no progress; this worker does, unless told not to
+    parser.add_argument("--no-progress", action="store_true",
+                        help="send no progress events and keep no event journal (for a server without the route)")
+    return parser
+
+
+def parse_origin(value):
+    """SCAN-CONFIG-2: (origin, host, port) of an https origin; UsageError otherwise (D17).
+
+    As the upstream reads it: every trailing `/` dropped, and a host name
+    outside ASCII written as IDNA (what http.client sends for it).
+    """
+    text = value.rstrip("/")
+    if not text or len(text) > 2048 or any(ord(c) <= 32 or ord(c) == 127 for c in text):
+        raise UsageError("--server: not an https origin")
+    try:
+        parts = urllib.parse.urlsplit(text)
+        port = parts.port
+    except ValueError:
+        raise UsageError("--server: not an https origin, or a port that is not a number from 1 to 65535") from None
+    if parts.scheme != "https":
+        raise UsageError("--server: the scheme must be https (plain HTTP is never spoken)")
+    if (not parts.hostname or parts.username is not None or parts.password is not None or parts.query
+            or parts.fragment or parts.path or "?" in text or "#" in text or port == 0):
+        raise UsageError("--server: not an https origin (no user, path, query or fragment)")
+    port = port or 443
+    host = parts.hostname
+    if any(ord(c) >= 127 for c in host):
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise UsageError("--server: a host name that has no IDNA form") from None
+    shown = "[%s]" % host if ":" in host else host
+    return ("https://%s" % shown) + ("" if port == 443 else ":%d" % port), host, port
+
+
+def tree_paths(environ):
+    """SCAN-CONFIG-3: (state, bundles, work) from the XDG variables, the upstream's layout."""
+    def base(variable, fallback):
+        value = environ.get(variable)
+        if value is not None and value != "":
+            if not os.path.isabs(value):
+                raise UsageError("%s: not an absolute path" % variable)
+            return value
+        home = environ.get("HOME")
+        if home is None:  # D29: as the upstream's expanduser("~"): the user's passwd entry
+            try:
+                home = pwd.getpwuid(os.getuid()).pw_dir
+            except KeyError:
+                home = None
+        if not home or not os.path.isabs(home):
+            # D29: a relative HOME would put the trees under whatever directory the worker starts in
+            raise UsageError("%s is unset and HOME is not an absolute path" % variable)
+        return os.path.join(home, fallback)
+    state = os.path.join(base("XDG_STATE_HOME", ".local/state"), "truf", "remote-worker")
+    data = os.path.join(base("XDG_DATA_HOME", ".local/share"), "truf", "remote-worker")
+    return state, os.path.join(data, "bundles"), os.path.join(data, "work")
+
+
+def configure(tokens, environ):
+    """SCAN-CONFIG-1: the Config of argv and the environment, read once; None for --help; UsageError otherwise."""
+    sys.dont_write_bytecode = True  # SCAN-STATE-1: no __pycache__ in anyone's tree
+    parser = build_parser()
+    argv = upstream_spelling(tokens, parser._option_string_actions)  # D28: `--tok` is `--token`, as upstream
+    try:
+        args = parser.parse_args(argv)
+    except HelpAsked:
+        return None
+    sources = [args.token_file is not None, TOKEN_ENV in environ, args.token is not None]
+    if args.token_fd is not None:
+        token, token_file = token_from_fd(args.token_fd), None
+    elif sum(sources) != 1:  # SCAN-TOKEN-1
+        raise UsageError("give the token exactly one way: --token-file, %s or --token" % TOKEN_ENV)
+    elif args.token_file is not None:
+        try:
+            token, token_file = read_token_file(args.token_file), os.path.abspath(args.token_file)
+        except (OSError, ValueError) as exc:
+            reason = exc.args[0] if isinstance(exc, ValueError) else "cannot be read"
+            raise UsageError("--token-file: %s" % reason) from None
+    else:
+        token = args.token if args.token is not None else environ[TOKEN_ENV]
+        if not valid_token(token):
+            raise UsageError("%s: not a valid token (16 to 512 printable characters)"
+                             % ("--token" if args.token is not None else TOKEN_ENV))
+        move_token_and_exec(token, argv, environ)  # SCAN-TOKEN-4: does not return
+    origin, host, port = parse_origin(args.server)
+    state_dir, bundle_dir, work_dir = tree_paths(environ)
+    return Config(origin=origin, host=host, port=port, parallelism=args.parallelism, poll_s=args.poll_seconds,
+                  error_delay_s=args.error_delay_seconds, http_timeout_s=args.http_timeout,
+                  drain_s=args.drain_seconds, state_dir=state_dir, bundle_dir=bundle_dir, work_dir=work_dir,
+                  token_file=token_file, node_path=os.path.abspath(__file__), progress=not args.no_progress,
+                  token_source=TokenSource(token, token_file))
+
+
+# 6.4 Identity =================================================================
+# The bearer token: where it may come from, how it leaves argv and the
+# environment at once, and how a token file's rotation is followed.
+
+def valid_token(text):
+    """SCAN-TOKEN-2: 16 to 512 printable ASCII characters, no space."""
+    return (isinstance(text, str) and MIN_TOKEN_CHARS <= len(text) <= MAX_TOKEN_CHARS
+            and all("!" <= c <= "~" for c in text))
+
+
+def read_token_file(path):
+    """SCAN-TOKEN-3: the token of a private regular file; ValueError (without the token) otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)  # a symlink fails with ELOOP
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        if info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            raise ValueError("not private to this user (owner, or mode open to group or others)")
+        data = os.read(fd, MAX_TOKEN_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_TOKEN_FILE_BYTES:
+        raise ValueError("larger than %d bytes" % MAX_TOKEN_FILE_BYTES)
+    if data.endswith(b"\n"):
+        data = data[:-1]  # SCAN-TOKEN-2: at most one trailing newline
+    try:
+        token = data.decode("ascii")
+    except UnicodeDecodeError:
+        raise ValueError("not a valid token") from None
+    if not valid_token(token):
+        raise ValueError("not a valid token (16 to 512 printable characters)")
+    return token
+
+
+def file_signature(path):
+    """What tells a rotated token file apart (SCAN-TOKEN-5): inode, size, modification time."""
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+class TokenSource(object):
+    """The bearer token: fixed (moved off argv or environ) or a file re-read when it changes.
+
+    SCAN-TOKEN-5: every request asks current(), which stats the file and
+    re-reads it when it changed.  SCAN-TOKEN-6: a rotation that is not a
+    valid private token is ignored, with one line per change of the file.
+    SCAN-TOKEN-7: after a 401, reread() reads the file at once.
+    """
+
+    def __init__(self, token, path=None):
+        self._token = token
+        self.path = path
+        self._lock = threading.Lock()
+        self._signature = file_signature(path) if path else None
+        self._rejected = None  # the signature of the last rotation refused, so it is said once
+
+    def current(self):
+        if self.path is None:
+            return self._token
+        with self._lock:
+            signature = file_signature(self.path)
+            if signature != self._signature and signature != self._rejected:
+                self._load(signature)
+            return self._token
+
+    def reread(self, refused):
+        """SCAN-TOKEN-7: a new valid token different from `refused`, or None."""
+        if self.path is None:
+            return None
+        with self._lock:
+            self._load(file_signature(self.path))
+            return self._token if self._token != refused else None
+
+    def _load(self, signature):
+        try:
+            token = read_token_file(self.path)
+        except (OSError, ValueError):
+            if signature != self._rejected:
+                self._rejected = signature
+                say("worker: token file rejected, keeping the current token")  # SCAN-TOKEN-6: once per change
+            return
+        self._token, self._signature, self._rejected = token, signature, None
+
+
+def move_token_and_exec(token, argv, environ):
+    """SCAN-TOKEN-4, D2: re-execute this process without the token in argv or the environment.
+
+    The token goes into a pipe the new image inherits and reads at once; the
+    pid stays the same (exec), so a supervisor and PID 1 see one process.
+    Deleting it from os.environ would not do: /proc/<pid>/environ shows the
+    environment the process started with.
+    """
+    kept, skip = [], False
+    for item in argv:
+        if skip:
+            skip = False
+        elif item == "--token":
+            skip = True
+        elif not item.startswith("--token="):
+            kept.append(item)
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, token.encode("ascii"))  # at most 512 bytes: a pipe takes them without blocking
+    os.close(write_fd)
+    os.set_inheritable(read_fd, True)
+    environment = dict((k, v) for k, v in environ.items() if k != TOKEN_ENV)
+    node = os.path.abspath(__file__)
+    os.execve(sys.executable, [sys.executable, node] + kept + ["--token-fd", str(read_fd)], environment)
+
+
+def token_from_fd(fd):
+    try:
+        data = os.read(fd, MAX_TOKEN_CHARS + 1)
+    finally:
+        os.close(fd)
+    token = data.decode("ascii", "replace")
+    if not valid_token(token):
+        raise UsageError("the token handed over is not a valid token")
+    return token
+
+
+# 6.5 HTTP exchanges ===========================================================
+# One request per connection.  A JSON exchange is bounded as a whole by a
+# watchdog that shuts the socket: a per-read timeout lets a server that drips
+# a byte a second hold a slot for ever (SCAN-HTTP-3).  An upload is bounded by
+# its progress instead: a bundle of a GiB on a slow link takes as long as it
+# takes while its bytes keep moving, and ends when they stop (D27).  An answer
+# is judged by its Content-Length before its body is read, and read into a
+# bounded buffer (SCAN-HTTP-4).  Its JSON is read as the upstream's
+# json.loads() reads it, but for what D24 names.
+# No proxy is ever used: the transport block is handed none (SCAN-CONFIG-5);
+# http.client never follows a redirect, so a 3xx is an error answer
+# (SCAN-HTTP-6).
+
+CLAIM_PATH = "/api/v1/worker/claim"
+ASSIGNMENT_PATH = "/api/v1/worker/assignments/%d"
+
+Answer = collections.namedtuple("Answer", "status headers body")  # body: parsed JSON object, or None when empty
+
+
+def tls_context():
+    """Verified certificates and host names; SSL_CERT_FILE honoured (SCAN-HTTP-1)."""
+    if FLOW.tls is None:
+        FLOW.tls = ssl.create_default_context()
+    return FLOW.tls
+
+
+def shut(sock):
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError):
+            pass
+
+
+def announced_length(response):
+    value = (response.getheader("Content-Length") or "").strip()
+    return int(value) if value and len(value) <= 19 and value.isdigit() else None
+
+
+def read_bounded(response, limit, budget):
+    """At most `limit` body bytes; more, or a body cut short, raises (SCAN-HTTP-4)."""
+    declared = announced_length(response)
+    if declared is not None and declared > limit:
+        raise WorkerClientError("an answer larger than its bound")  # refused before its body is read
+    chunks, count = [], 0
+    while count <= limit:
+        chunk = response.read(min(IO_CHUNK_BYTES, limit + 1 - count))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        count += len(chunk)
+    if count > limit:
+        raise WorkerClientError("an answer larger than its bound")
+    if STOP.should_abandon() or budget.expired() or (declared is not None and count < declared):
+        raise WorkerNetworkError("the answer ended early")  # a cut body is never taken for whole
+    return b"".join(chunks)
+
+
+def parse_object(data):
+    """SCAN-HTTP-4, SCAN-PEER-1: None for an empty body, a JSON object otherwise; WorkerClientError else.
+
+    D24: floats anywhere, members in any order, and members nobody here
+    knows, as json.loads() takes them; refused: duplicate keys, NaN and
+    Infinity, integers beyond 2^53, nesting deeper than MAX_JSON_DEPTH, lone
+    surrogates.
+    """
+    if not data:
+        return None
+    return strict_object(data, "an answer")
+
+
+def strict_object(data, what, error=WorkerClientError, canonical=False):
+    """A JSON object from `data`; `error` naming `what` (never its bytes) otherwise.
+
+    D24: floats allowed, as the upstream's json.loads() reads an answer;
+    slot states are read the same way (they keep the assignment as the server
+    wrote it).  With `canonical` the bytes must be exactly the object's
+    canonical ASCII encoding: a runner root's documents, which only this file writes.
+    """
+    try:
+        value = parse_canonical(bytes(data), ascii=True) if canonical else parse_lenient(data, floats=True)
+    except JsonError:
+        raise error(detail=what + (" is not strict canonical JSON" if canonical else " is not strict JSON")) from None
+    if not isinstance(value, dict):
+        raise error(detail=what + " is not a JSON object")
+    return value
+
+
+def retry_after_of(headers):
+    """SCAN-BACKOFF-2: whole seconds or an HTTP-date within MAX_RETRY_AFTER_S; None otherwise."""
+    value = (headers.get("Retry-After") or "").strip()
+    seconds = header_int(value)  # D25: "+5" and "005" are 5, as int() reads them
+    if seconds is not None:
+        return seconds if MIN_RETRY_AFTER_S <= seconds <= MAX_RETRY_AFTER_S else None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    ahead = when.timestamp() - time.time()
+    return min(max(ahead, 0.0), float(MAX_RETRY_AFTER_S)) if ahead <= MAX_RETRY_AFTER_S else None
+
+
+def error_from(response, budget):
+    """SCAN-HTTP-5: an error answer's status and code; its body kept only for diagnostics."""
+    body = b""
+    try:
+        declared = announced_length(response)
+        if declared is None or declared <= MAX_ERROR_BODY_BYTES:
+            body = response.read(MAX_ERROR_BODY_BYTES + 1)[:MAX_ERROR_BODY_BYTES]
+    except Exception:
+        body = b""  # D7: the status decides even when the body is unreadable
+    code = "request_rejected"
+    try:
+        value = parse_lenient(body, floats=True)  # D24: an error body is JSON as json.loads reads it too
+        if isinstance(value, dict) and isinstance(value.get("error"), dict):
+            code = error_code(value["error"].get("code"))
+    except JsonError:
+        pass  # D7: a body that is not the error shape only leaves the default code
+    headers = dict((k.title(), v) for k, v in response.getheaders())
+    return WorkerHTTPError(response.status, code, retry_after_of(headers), response.getheader("Content-Type"), body)
+
+
+class ScanApi(object):
+    """The five calls of the scan server, each one bounded exchange on a fresh connection."""
+
+    def __init__(self, config, tokens):
+        self.origin = config.origin
+        self.http_timeout_s = config.http_timeout_s
+        self.tokens = tokens
+
+    def _exchange(self, method, path, token, budget_s, body=None, upload=None, accept=(200,), wait_callback=None):
+        """One request.  A JSON one (or a status read) has `budget_s` for all of it (SCAN-HTTP-3).
+
+        An upload (D27) has `budget_s` to connect, then `budget_s` for each
+        piece of its body (the socket's timeout: no piece accepted that long
+        is a stall), then `budget_s` for the whole answer after its last byte.
+        """
+        budget = Deadline(budget_s)
+        session = HttpExchange(self.origin + path, STOP, timeout_s=max(0.05, budget.remaining()),
+                               connect_deadline_s=budget.remaining(), budget=None if upload else budget,
+                               ssl_context_factory=tls_context)
+        try:
+            try:
+                if upload is None:
+                    with Watchdog(budget, lambda: shut(session.sock)):  # SCAN-HTTP-3: the whole, not each read
+                        session.open()
+                        conn = session.conn
+                        self._head(conn, method, path, token)
+                        if body is not None:
+                            conn.putheader("Content-Type", "application/json")
+                            conn.putheader("Content-Length", str(len(body)))
+                            conn.endheaders(body)
+                        else:
+                            conn.endheaders()
+                        return self._answer(conn, accept, budget, wait_callback)
+                session.open()  # D27: the connect deadline is budget_s, as for any request
+                conn = session.conn
+                self._head(conn, method, path, token)
+                upload(conn)  # SCAN-UPLOAD-1: its own headers, then the body, each piece within budget_s
+                budget = Deadline(budget_s)  # D27: the answer, whole, from the last byte on
+                with Watchdog(budget, lambda: shut(session.sock)):
+                    return self._answer(conn, accept, budget, wait_callback)
+            except (OSError, http.client.HTTPException, StopRequested) as exc:
+                if STOP.should_abandon():
+                    raise StopRequested("stop requested") from None
+                raise WorkerNetworkError(type(exc).__name__) from None  # SCAN-SECRET-2: no text kept
+        finally:
+            session.close()
+
+    @staticmethod
+    def _head(conn, method, path, token):
+        conn.putrequest(method, path)  # adds Host and Accept-Encoding: identity (SCAN-HTTP-2)
+        conn.putheader("Authorization", "Bearer " + token)
+
+    @staticmethod
+    def _answer(conn, accept, budget, wait_callback):
+        if wait_callback is not None:
+            wait_callback()
+        response = conn.getresponse()
+        if response.status in accept and 200 <= response.status < 300:
+            data = read_bounded(response, MAX_API_RESPONSE_BYTES, budget)
+            headers = dict((k.title(), v) for k, v in response.getheaders())
+            return Answer(response.status, headers, data)
+        raise error_from(response, budget)
+
+    def call(self, method, path, budget_s=None, body=None, upload=None, accept=(200,), wait_callback=None):
+        """One request; after a 401, one immediate retry when the token file holds a new token (SCAN-TOKEN-7)."""
+        budget_s = self.http_timeout_s if budget_s is None else budget_s
+        token = self.tokens.current()  # SCAN-TOKEN-5: a rotated file is used from this request on
+        try:
+            return self._exchange(method, path, token, budget_s, body, upload, accept, wait_callback)
+        except WorkerHTTPError as exc:
+            if exc.status != 401:
+                raise
+            fresh = self.tokens.reread(token)
+            if fresh is None:
+                raise  # SCAN-TOKEN-7: nothing new to try: the error delay, state untouched
+            return self._exchange(method, path, fresh, budget_s, body, upload, accept, wait_callback)
+
+    def claim(self, request_id, build):
+        """SCAN-CLAIM-2: the claim, with the persisted request id."""
+        answer = self.call("POST", CLAIM_PATH, body=canonical({"build": build, "request_id": request_id}),
+                           accept=(200, 201, 204))
+        return answer
+
+    def status(self, reservation_id):
+        """SCAN-RECONCILE-1: the status document, a JSON object (D6: an empty body is refused)."""
+        answer = self.call("GET", ASSIGNMENT_PATH % reservation_id)
+        value = parse_object(answer.body)
+        if value is None:
+            raise WorkerClientError("an empty status")
+        return value
+
+    def terminal(self, reservation_id, report_bytes):
+        """SCAN-TERMINAL-1: the stored report's exact bytes (SCAN-TERMINAL-4)."""
+        answer = self.call("POST", (ASSIGNMENT_PATH % reservation_id) + "/terminal", body=report_bytes)
+        value = parse_object(answer.body)
+        if value is None:
+            raise WorkerClientError("an empty receipt")
+        return value
+
+    def upload(self, reservation_id, fd, size, digest, on_sent):
+        """SCAN-UPLOAD-1/2: PUT the bundle on `fd`, streamed; the send pass re-hashes (D14)."""
+        def send(conn):
+            conn.putheader("Content-Type", "application/octet-stream")
+            conn.putheader("Content-Length", str(size))
+            conn.putheader("X-Truf-Payload-SHA256", digest)
+            conn.endheaders()
+            os.lseek(fd, 0, os.SEEK_SET)
+            hasher, left = hashlib.sha256(), size
+            while left > 0:
+                chunk = os.read(fd, min(UPLOAD_CHUNK_BYTES, left))
+                if not chunk:
+                    raise StorageFailure()  # the file shrank since the first pass
+                hasher.update(chunk)
+                left -= len(chunk)
+                if left == 0 and hasher.hexdigest() != digest:
+                    raise StorageFailure()  # D14: the last chunk is never sent under the wrong digest
+                view = memoryview(chunk)
+                for start in range(0, len(view), UPLOAD_PIECE_BYTES):
+                    # D27: each piece must leave within the socket's timeout (--http-timeout): a stalled
+                    # upload ends, one that keeps moving never does, however long the whole takes
+                    conn.send(view[start:start + UPLOAD_PIECE_BYTES])
+        answer = self.call("PUT", (ASSIGNMENT_PATH % reservation_id) + "/bundle", upload=send, accept=(200, 201),
+                           wait_callback=on_sent)
+        value = parse_object(answer.body)
+        if value is None:
+            raise WorkerClientError("an empty receipt")
+        return value
+
+    def progress(self, reservation_id, event_bytes, budget_s):
+        """SCAN-PROGRESS-2: one event, bounded by PROGRESS_REQUEST_TIMEOUT_S and the pass's budget."""
+        answer = self.call("POST", (ASSIGNMENT_PATH % reservation_id) + "/progress", budget_s=budget_s,
+                           body=event_bytes)
+        return parse_object(answer.body)
+
+
+# 6.6 State on disk ============================================================
+# A slot's whole memory is one file, written atomically (temporary name,
+# fsync, rename, directory fsync: the atomic_write block), checked against the
+# schema before every save so an invalid state is never written
+# (SCAN-STATE-2/3), and read back strictly.  A file the worker cannot read is
+# left exactly as it is (SCAN-STATE-5): deleting it would abandon a live
+# reservation.
+
+PHASE_KEYS = {  # SCAN-STATE-3: phase -> (required, optional)
+    "claiming": ({"schema", "phase", "request_id"}, set()),
+    "assigned": ({"schema", "phase", "assignment", "runner", "retained_work"}, set()),
+    "bundle_ready": ({"schema", "phase", "assignment", "runner", "retained_work", "bundle"}, {"transport_conflict"}),
+    "terminal_pending": ({"schema", "phase", "assignment", "runner", "retained_work", "terminal"},
+                         {"bundle", "transport_conflict"}),
+    "awaiting_resolution": ({"schema", "phase", "assignment", "runner", "retained_work", "stale"},
+                            {"bundle", "terminal", "transport_conflict"}),
+}
+LEGACY_KEYS = {  # SCAN-STATE-7: the upstream's schema-less states (plus an optional bundle)
+    "claiming": {"phase", "request_id"},
+    "assigned": {"phase", "assignment"},
+    "bundle_ready": {"phase", "assignment"},
+    "terminal_pending": {"phase", "assignment", "terminal"},
+    "awaiting_resolution": {"phase", "assignment", "stale"},
+}
+RUNNER_KEYS = frozenset([
+    "generation", "input_sha256", "root_name", "input_ref", "events_ref", "start_ref", "terminal_ref", "bundle_ref",
+    "scan_started_at", "scan_deadline_at", "watchdog_deadline_at", "operation", "timeout_phase", "attempt",
+    "status", "identity", "last_event", "terminal_sha256"])
+RUNNER_STATUSES = ("created", "running", "stopping", "exited", "timed_out", "fenced")
+SCAN_STAGE_PHASES = ("preparing", "scanning", "bundling")  # SCAN-BUNDLE-1: what a timeout bundle may name
+
+
+def ensure_private_dir(path, error=StartupError, new=False):
+    """SCAN-STATE-1, -6: a real directory, ours, mode 0700, never a symlink; `error` otherwise.
+
+    Made if missing, and every directory made on the way is 0700 too
+    (makedirs() gives its intermediate directories the umask's mode).  With
+    `new` it must not exist yet (FileExistsError): a runner root is made fresh,
+    and a leftover of the same name is someone's evidence, not ours to reuse.
+    """
+    missing, head = [], os.path.abspath(path)
+    while (not missing) if new else not os.path.lexists(head):  # with `new`, the path alone
+        missing.append(head)
+        head = os.path.dirname(head)
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            if new:
+                raise
+            # made meanwhile by another worker: lstat below judges it
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        raise error(detail="a directory that is a symlink, not a directory, or not ours")
+    if stat.S_IMODE(info.st_mode) != 0o700:  # a umask can only remove bits; put exactly 0700 back
+        os.chmod(path, 0o700)
+
+
+def fsync_dir(directory):
+    """fsync a directory so a create, link or rename in it survives a crash (SCAN-STATE-2)."""
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):  # a filesystem that cannot sync a directory
+            raise
+    finally:
+        os.close(fd)
+
+
+def remove_file(path):
+    """Remove a file (never through a symlink's target: unlink removes the link itself); gone is fine."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    fsync_dir(os.path.dirname(path))
+    return True
+
+
+def open_regular(path, error, what):
+    """(fd, fstat) of a regular file, opened for reading without following a symlink; None when absent.
+
+    `error` naming `what` for a symlink or anything but a regular file
+    (SCAN-STATE-6: a link planted in a file's place is never read through).
+    O_NONBLOCK: a FIFO in a file's place would otherwise block the open for ever.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise error(detail=what + " is a symlink") from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise error(detail=what + " is not a regular file")
+    return fd, info
+
+
+def read_private(path, limit, error=WorkerClientError, what="a state file", owned=True):
+    """SCAN-STATE-5/6: the bytes of a regular file, at most `limit`; None when absent; `error` naming `what` else.
+
+    With `owned` (the state tree's files) it must be ours and private too; a
+    runner root's files are judged by their contents instead (section 6.7).
+    """
+    opened = open_regular(path, error, what)
+    if opened is None:
+        return None
+    fd, info = opened
+    try:
+        if owned and (info.st_uid != os.geteuid() or info.st_mode & 0o077):
+            raise error(detail=what + " is not private to this user")
+        data = read_at_most(fd, limit + 1) if info.st_size <= limit else None
+    finally:
+        os.close(fd)
+    if data is None or len(data) > limit:  # too large, or grew while read
+        raise error(detail=what + " is larger than its bound")
+    return data
+
+
+def read_at_most(fd, limit):
+    """At most `limit` bytes from fd's position on, IO_CHUNK_BYTES at a time (memory bounded by the caller)."""
+    chunks, count = [], 0
+    while count < limit:
+        chunk = os.read(fd, min(IO_CHUNK_BYTES, limit - count))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        count += len(chunk)
+    return b"".join(chunks)
+
+
+def read_private_json(path, limit):
+    data = read_private(path, limit)
+    if data is None:
+        return None
+    return strict_object(data, "a state file")
+
+
+def write_private_json(path, value, limit):
+    """SCAN-STATE-2: canonical bytes, whole or not at all, mode 0600."""
+    data = canonical(value)
+    if len(data) > limit:
+        raise WorkerClientError("a document larger than its bound")
+    atomic_write(path, data, 0o600)
+
+
+def identity_problem(value):
+    """None when `value` is a process identity as SCAN-RUNNER-2 spells it, else what is wrong."""
+    try:
+        check_process_identity(value)
+    except RunnerProtocolError as exc:
+        return exc.detail
+    return None
+
+
+def runner_problem(runner, slot_id, reservation_id):
+    """SCAN-RUNNER-2: the runner record's exact members and forms; None when it is good."""
+    if not isinstance(runner, dict) or set(runner) != RUNNER_KEYS:
+        return "runner members"
+    match = ROOT_NAME_RE.fullmatch(runner["root_name"]) if isinstance(runner["root_name"], str) else None
+    if match is None or int(match.group(1)) != slot_id or int(match.group(2)) != reservation_id \
+            or match.group(3) != runner["generation"]:
+        return "runner root conflicts with the slot"
+    root = runner["root_name"]
+    refs = {"input_ref": "input.json", "events_ref": "events.jsonl", "start_ref": "start.json",
+            "terminal_ref": "terminal.json"}
+    if any(runner[key] != root + "/" + name for key, name in refs.items()):
+        return "runner references"
+    if not is_digest(runner["input_sha256"]):
+        return "runner input digest"
+    if runner["bundle_ref"] is not None and not (isinstance(runner["bundle_ref"], str)
+                                                 and runner["bundle_ref"].startswith(root + "/bundle/ready/")
+                                                 and ".." not in runner["bundle_ref"].split("/")
+                                                 and "\\" not in runner["bundle_ref"]):
+        return "runner bundle reference"
+    started, deadline = parse_instant(runner["scan_started_at"]), parse_instant(runner["scan_deadline_at"])
+    if started is None or deadline is None or parse_instant(runner["watchdog_deadline_at"]) is None \
+            or deadline <= started:
+        return "runner instants"
+    if runner["operation"] == "execute":
+        if runner["timeout_phase"] is not None:
+            return "runner timeout phase"
+    elif runner["operation"] == "timeout_bundle":
+        if runner["timeout_phase"] not in SCAN_STAGE_PHASES:
+            return "runner timeout phase"
+    else:
+        return "runner operation"
+    if not (is_int(runner["attempt"]) and 1 <= runner["attempt"] <= RUNNER_MAX_ATTEMPTS):
+        return "runner attempt"
+    if runner["status"] not in RUNNER_STATUSES:
+        return "runner status"
+    identity = runner["identity"]
+    if identity is not None:
+        if not isinstance(identity, dict) or set(identity) != {"host", "payload", "job_membership_verified"} \
+                or not isinstance(identity["job_membership_verified"], bool) \
+                or identity_problem(identity["host"]) or identity_problem(identity["payload"]):
+            return "runner identity"
+    if runner["last_event"] is not None and not isinstance(runner["last_event"], dict):
+        return "runner last event"
+    if runner["terminal_sha256"] is not None and not is_digest(runner["terminal_sha256"]):
+        return "runner terminal digest"
+    return None
+
+
+def reservation_of(assignment):
+    """(reservation_id, bundle_id, scan_event_id) of an assignment; WorkerClientError when unusable (D5).
+
+    The reservation id as the upstream's int() reads it (D25: 12, 12.0 and
+    "12" are one reservation; 12.5 is none).
+    """
+    reservation = assignment.get("reservation") if isinstance(assignment, dict) else None
+    if not isinstance(reservation, dict):
+        raise WorkerClientError("an assignment without a reservation")
+    rid, bundle_id, event_id = (upstream_int(reservation.get("reservation_id")), reservation.get("bundle_id"),
+                                reservation.get("scan_event_id"))
+    if not (is_reservation_id(rid) and is_long_id(bundle_id) and is_long_id(event_id)):
+        raise WorkerClientError("an assignment without a usable reservation identity")
+    return rid, bundle_id, event_id
+
+
+def state_problem(state, slot_id):
+    """SCAN-STATE-3: None when `state` is a valid schema-2 slot state for this slot, else what is wrong."""
+    if not isinstance(state, dict) or state.get("schema") != SLOT_STATE_SCHEMA or not is_int(state.get("schema")):
+        return "schema"
+    phase = state.get("phase")
+    if phase not in PHASE_KEYS:
+        return "phase"
+    required, optional = PHASE_KEYS[phase]
+    if not required <= set(state) or set(state) - required - optional:
+        return "members"
+    if phase == "claiming":
+        ok = isinstance(state["request_id"], str) and REQUEST_ID_RE.fullmatch(state["request_id"])
+        return None if ok else "request_id"
+    try:
+        reservation_id = reservation_of(state["assignment"])[0]
+    except WorkerClientError:
+        return "assignment"
+    retained = state["retained_work"]
+    if not isinstance(retained, list) or len(retained) > MAX_RETAINED_WORK or len(set(map(str, retained))) != len(
+            retained) or not all(isinstance(r, str) and RETAINED_RE.fullmatch(r) for r in retained):
+        return "retained_work"
+    if state["runner"] is not None:
+        problem = runner_problem(state["runner"], slot_id, reservation_id)
+        if problem:
+            return problem
+    if "bundle" in state and not isinstance(state["bundle"], dict):
+        return "bundle"
+    if "terminal" in state and terminal_problem(state["terminal"]):
+        return "terminal"
+    if "stale" in state:
+        stale = state["stale"]
+        if not isinstance(stale, dict) or set(stale) != {"status_code", "code"} or not is_int(stale["status_code"]) \
+                or error_code(stale["code"]) != stale["code"]:
+            return "stale"
+    if "transport_conflict" in state:
+        conflict = state["transport_conflict"]
+        if not isinstance(conflict, dict) or set(conflict) != {"status_code", "code", "attempts"} \
+                or conflict["status_code"] != 409 or error_code(conflict["code"]) != conflict["code"] \
+                or not is_int(conflict["attempts"]) or not 1 <= conflict["attempts"] <= 2:
+            return "transport_conflict"
+    return None
+
+
+def migrate_legacy(state):
+    """SCAN-STATE-7: the upstream's schema-less state as schema 2; None when it is not one."""
+    phase = state.get("phase")
+    if "schema" in state or phase not in LEGACY_KEYS:
+        return None
+    expected = LEGACY_KEYS[phase]
+    if not expected <= set(state) or set(state) - expected - {"bundle"}:
+        return None
+    migrated = dict(state, schema=SLOT_STATE_SCHEMA)
+    if phase != "claiming":
+        migrated.setdefault("runner", None)
+        migrated.setdefault("retained_work", [])
+    if phase == "bundle_ready":
+        migrated.setdefault("bundle", {})
+    return migrated
+
+
+class SlotFiles(object):
+    """A slot's state file and its stale record."""
+
+    def __init__(self, state_dir, slot_id):
+        self.slot_id = slot_id
+        self.path = os.path.join(state_dir, "slot-%d.json" % slot_id)
+        self.stale_path = os.path.join(state_dir, "slot-%d-stale.json" % slot_id)
+
+    def exists(self):
+        return os.path.lexists(self.path)
+
+    def load(self):
+        """The slot's state, or None; WorkerClientError for a file it cannot use (left untouched)."""
+        state = read_private_json(self.path, MAX_PENDING_BYTES)
+        if state is None:
+            return None
+        if "schema" not in state:
+            migrated = migrate_legacy(state)
+            if migrated is None:
+                raise WorkerClientError("a legacy state of an unknown shape")
+            if state_problem(migrated, self.slot_id):
+                raise WorkerClientError("a legacy state that does not migrate")
+            self.save(migrated)  # SCAN-STATE-7: the migration is persisted on its first load
+            return migrated
+        if state_problem(state, self.slot_id):
+            raise WorkerClientError("a state that breaks the schema")  # SCAN-STATE-5: kept as it is
+        return state
+
+    def save(self, state):
+        problem = state_problem(state, self.slot_id)
+        if problem:  # SCAN-STATE-3: an invalid state is never written
+            raise WorkerClientError("refusing to save a state that breaks the schema (%s)" % problem)
+        write_private_json(self.path, state, MAX_PENDING_BYTES)
+
+    def delete(self):
+        remove_file(self.path)
+
+    def stale_record(self):
+        try:
+            return read_private_json(self.stale_path, MAX_PENDING_BYTES)
+        except WorkerClientError:
+            return None  # an unreadable record matches nothing; the next stale event replaces it
+
+    def write_stale(self, record):
+        write_private_json(self.stale_path, record, MAX_PENDING_BYTES)
+
+    def delete_stale(self):
+        remove_file(self.stale_path)
+
+
+def stale_record_for(assignment, status_code, code):
+    """SCAN-RECONCILE-9: the record written before a state is deleted as stale."""
+    rid, bundle_id, event_id = reservation_of(assignment)
+    return {"schema": STALE_RECORD_SCHEMA, "outcome": "discarded_stale", "reservation_id": rid,
+            "bundle_id": bundle_id, "scan_event_id": event_id, "status_code": status_code,
+            "code": error_code(code), "recorded_at": stale_recorded_at()}
+
+
+def stale_matches(record, assignment):
+    if not isinstance(record, dict):
+        return False
+    rid, bundle_id, event_id = reservation_of(assignment)
+    return (record.get("schema") == STALE_RECORD_SCHEMA and record.get("outcome") == "discarded_stale"
+            and record.get("reservation_id") == rid and record.get("bundle_id") == bundle_id
+            and record.get("scan_event_id") == event_id)
+
+
+# 6.7 Child framing ============================================================
+# The runner protocol: the files of a runner root, both sides of them.
+# The worker and its runner share nothing but this directory; every document
+# in it is canonical JSON, read back strictly and bounded, so a runner that
+# misbehaves (or a root someone edited) is refused, never believed.
+
+_RUNNER_DECIMAL_RE = re.compile(r"(0|[1-9][0-9]*)")
+# The instants the worker reads: seconds, an optional 1..6 digit fraction, Z or +00:00.
+_RUNNER_INSTANT_RE = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?(?:Z|\+00:00)")
+
+ROOT_NAME_RE = re.compile(r"worker-assignment-(0|[1-9][0-9]*)-([1-9][0-9]*)-([a-f0-9]{32})")
+
+BUNDLE_STATUSES = ("completed", "timed_out")
+RUNNER_OPERATIONS = ("execute", "timeout_bundle")
+RUNNER_DECISIONS = ("completed", "timed_out", "fenced")
+
+_RUNNER_INPUT_MEMBERS = frozenset((
+    "schema", "generation", "slot_id", "reservation_id", "bundle_id", "scan_event_id",
+    "execution_snapshot_sha256", "operation", "timeout_phase", "attempt", "scan_started_at",
+    "scan_deadline_at", "watchdog_deadline_at", "declared_bundle_bytes", "targets"))
+_RUNNER_TARGET_MEMBERS = frozenset(("name", "size", "sha256", "url"))
+_RUNNER_IDENTITY_MEMBERS = frozenset(("pid", "creation_time", "executable"))
+_RUNNER_GATE_MEMBERS = frozenset(("schema", "generation", "input_sha256", "identity"))
+_RUNNER_EVENT_MEMBERS = frozenset(("sequence", "generation", "phase", "progress", "timestamp", "phase_started_at"))
+_RUNNER_TERMINAL_COMMON = frozenset(("schema", "decision", "decided_at", "generation", "input_sha256"))
+_RUNNER_OUTCOME_MEMBERS = frozenset(("status", "error", "final_phase", "identity", "last_event_sequence", "bundle"))
+_RUNNER_BINDING_MEMBERS = frozenset(("slot_id", "reservation_id", "bundle_id", "scan_event_id",
+                                     "execution_snapshot_sha256"))
+_RUNNER_OUTCOME_BUNDLE_MEMBERS = frozenset(("ready_relative_path", "bytes", "payload_sha256", "events_sha256"))
+_BUNDLE_HEADER_MEMBERS = frozenset(("format", "reservation_id", "bundle_id", "scan_event_id",
+                                    "execution_snapshot_sha256", "slot_id", "generation", "status", "timeout_phase"))
+_BUNDLE_TRAILER_MEMBERS = frozenset(("type", "event_count", "events_sha256"))
+_BUNDLE_TARGET_DONE_MEMBERS = frozenset(("type", "target", "bytes", "sha256"))
+
+
+# Times ------------------------------------------------------------------------
+
+def instant_text(epoch):
+    """An instant as the node writes it: milliseconds and Z (2026-01-01T00:00:00.000Z)."""
+    moment = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
+
+
+def utc_now_text():
+    return instant_text(time.time())
+
+
+def parse_instant(text):
+    """Epoch seconds of an instant the contract accepts, else None.
+
+    YYYY-MM-DDTHH:MM:SS, an optional fraction of 1 to 6 digits, then Z or
+    +00:00, naming a real calendar instant (no 24:00, no leap second, no
+    February 30th).  Stricter than the utc_timestamp block on purpose.
+    """
+    if not isinstance(text, str):
+        return None
+    match = _RUNNER_INSTANT_RE.fullmatch(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second = (int(group) for group in match.groups()[:6])
+    fraction = match.group(7) or ""
+    try:
+        moment = datetime.datetime(year, month, day, hour, minute, second, tzinfo=datetime.timezone.utc)
+    except ValueError:  # not a calendar instant
+        return None
+    whole = (moment - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)).total_seconds()
+    return whole + (int(fraction) / (10 ** len(fraction)) if fraction else 0.0)
+
+
+# Small checks -----------------------------------------------------------------
+
+def require(condition, detail):
+    if not condition:
+        raise RunnerProtocolError(detail=detail)
+
+
+def require_members(value, members, detail):
+    require(isinstance(value, dict) and frozenset(value) == members, detail)
+
+
+def check_binding(value, detail):
+    """{slot_id, reservation_id, bundle_id, scan_event_id, execution_snapshot_sha256} (SCAN-RUNNER-6)."""
+    require_members(value, _RUNNER_BINDING_MEMBERS, detail)
+    require(is_int_in(value["slot_id"], 0, MAX_SLOT_ID), detail + ".slot_id")
+    require(is_int_in(value["reservation_id"], 1, MAX_SAFE_INTEGER), detail + ".reservation_id")
+    require(is_text(value["bundle_id"], LONG_ID_RE), detail + ".bundle_id")
+    require(is_text(value["scan_event_id"], LONG_ID_RE), detail + ".scan_event_id")
+    require(is_text(value["execution_snapshot_sha256"], DIGEST_RE),
+                    detail + ".execution_snapshot_sha256")
+
+
+def check_process_identity(value, detail="identity"):
+    """Exactly {pid, creation_time, executable} as SCAN-RUNNER-2 spells them; RunnerProtocolError otherwise."""
+    require_members(value, _RUNNER_IDENTITY_MEMBERS, detail)
+    require(is_int_in(value["pid"], 1, MAX_SAFE_INTEGER), detail + ".pid")
+    require(is_text(value["creation_time"], _RUNNER_DECIMAL_RE), detail + ".creation_time")
+    executable = value["executable"]
+    require(isinstance(executable, str) and 0 < len(executable) <= MAX_EXECUTABLE_CHARS,
+                    detail + ".executable")
+
+
+def validate_runner_input(value):
+    """Check a runner input (the input document of section The runner); RunnerProtocolError naming the member."""
+    require_members(value, _RUNNER_INPUT_MEMBERS, "runner input members")
+    require(value["schema"] == 1 and is_int(value["schema"]), "runner input schema")
+    require(is_text(value["generation"], REQUEST_ID_RE), "runner input generation")
+    check_binding({name: value[name] for name in _RUNNER_BINDING_MEMBERS}, "runner input")
+    require(value["operation"] in RUNNER_OPERATIONS, "runner input operation")
+    if value["operation"] == "execute":
+        require(value["timeout_phase"] is None, "runner input timeout_phase")
+    else:  # SCAN-RUNNER-8: a timeout bundle names the phase the scan reached
+        require(value["timeout_phase"] in RUNNER_PHASES, "runner input timeout_phase")
+    require(is_int_in(value["attempt"], 1, 3), "runner input attempt")
+    for name in ("scan_started_at", "scan_deadline_at", "watchdog_deadline_at"):
+        require(parse_instant(value[name]) is not None, "runner input " + name)
+    require(parse_instant(value["scan_deadline_at"]) > parse_instant(value["scan_started_at"]),
+                    "runner input scan_deadline_at")
+    require(is_int_in(value["declared_bundle_bytes"], 1, MAX_SAFE_INTEGER),
+                    "runner input declared_bundle_bytes")
+    targets = value["targets"]
+    require(isinstance(targets, list) and 1 <= len(targets) <= MAX_TARGETS, "runner input targets")
+    names = set()
+    for target in targets:
+        require_members(target, _RUNNER_TARGET_MEMBERS, "runner input targets[] members")
+        require(is_text(target["name"], TARGET_NAME_RE) and target["name"] not in names,
+                        "runner input targets[].name")
+        names.add(target["name"])
+        require(is_int_in(target["size"], 0, MAX_TARGET_BYTES), "runner input targets[].size")
+        require(is_text(target["sha256"], DIGEST_RE), "runner input targets[].sha256")
+        try:
+            https = isinstance(target["url"], str) and split_url(target["url"]).scheme == "https"
+        except ValueError:
+            https = False
+        require(https, "runner input targets[].url")  # never the URL itself: it is a credential
+
+
+def check_runner_gate(value, detail="start gate"):
+    """owner.json and start.json: exactly {schema: 1, generation, input_sha256, identity}."""
+    require_members(value, _RUNNER_GATE_MEMBERS, detail + " members")
+    require(value["schema"] == 1 and is_int(value["schema"]), detail + " schema")
+    require(is_text(value["generation"], REQUEST_ID_RE), detail + " generation")
+    require(is_text(value["input_sha256"], DIGEST_RE), detail + " input_sha256")
+    check_process_identity(value["identity"], detail + " identity")
+
+
+def check_runner_event(value, generation):
+    """One runner event (a line of events.jsonl) of `generation`; the sequence is the caller's check."""
+    require_members(value, _RUNNER_EVENT_MEMBERS, "runner event members")
+    require(is_int_in(value["sequence"], 1, MAX_SAFE_INTEGER), "runner event sequence")
+    require(value["generation"] == generation, "runner event generation")
+    require(value["phase"] in RUNNER_PHASES, "runner event phase")
+    require(isinstance(value["progress"], dict), "runner event progress")
+    require(parse_instant(value["timestamp"]) is not None, "runner event timestamp")
+    require(parse_instant(value["phase_started_at"]) is not None, "runner event phase_started_at")
+
+
+def check_runner_terminal(value):
+    """A terminal.json document (SCAN-RUNNER-5): exact members for its decision; RunnerProtocolError otherwise."""
+    require(isinstance(value, dict) and "decision" in value, "runner terminal decision")
+    decision = value["decision"]
+    require(decision in RUNNER_DECISIONS, "runner terminal decision")
+    last = "outcome" if decision == "completed" else "reason"
+    require_members(value, _RUNNER_TERMINAL_COMMON | frozenset((last,)), "runner terminal members")
+    require(value["schema"] == 1 and is_int(value["schema"]), "runner terminal schema")
+    require(parse_instant(value["decided_at"]) is not None, "runner terminal decided_at")
+    require(is_text(value["generation"], REQUEST_ID_RE), "runner terminal generation")
+    require(is_text(value["input_sha256"], DIGEST_RE), "runner terminal input_sha256")
+    if decision != "completed":
+        require(value["reason"] in RUNNER_TERMINAL_REASONS, "runner terminal reason")
+        return
+    outcome = value["outcome"]
+    require_members(outcome, _RUNNER_OUTCOME_MEMBERS, "runner outcome members")
+    require(outcome["status"] in ("succeeded", "failed"), "runner outcome status")
+    error = outcome["error"]
+    require(error is None or (isinstance(error, dict) and frozenset(error) == frozenset(("code",))
+                                      and is_text(error["code"], ERROR_CODE_RE)),
+                    "runner outcome error")
+    require(outcome["final_phase"] in RUNNER_PHASES, "runner outcome final_phase")
+    check_binding(outcome["identity"], "runner outcome identity")
+    require(is_int_in(outcome["last_event_sequence"], 0, MAX_SAFE_INTEGER),
+                    "runner outcome last_event_sequence")
+    bundle = outcome["bundle"]
+    if outcome["status"] == "failed":
+        require(bundle is None, "runner outcome bundle")  # a failed outcome has no bundle
+        return
+    require(error is None, "runner outcome error")  # a success with an error code is not a success
+    require_members(bundle, _RUNNER_OUTCOME_BUNDLE_MEMBERS, "runner outcome bundle")
+    require(bundle["ready_relative_path"] == "ready/%s.jsonl" % outcome["identity"]["bundle_id"],
+                    "runner outcome bundle.ready_relative_path")
+    require(is_int_in(bundle["bytes"], 1, MAX_SAFE_INTEGER), "runner outcome bundle.bytes")
+    require(is_text(bundle["payload_sha256"], DIGEST_RE),
+                    "runner outcome bundle.payload_sha256")
+    require(is_text(bundle["events_sha256"], DIGEST_RE),
+                    "runner outcome bundle.events_sha256")
+
+
+# Files ------------------------------------------------------------------------
+
+def runner_root_name(slot_id, reservation_id, generation):
+    """worker-assignment-<slot>-<reservation_id>-<generation>; RunnerProtocolError for values that cannot name one."""
+    require(is_int_in(slot_id, 0, MAX_SLOT_ID), "runner root slot")
+    require(is_int_in(reservation_id, 1, MAX_SAFE_INTEGER), "runner root reservation")
+    require(is_text(generation, REQUEST_ID_RE), "runner root generation")
+    return "worker-assignment-%d-%d-%s" % (slot_id, reservation_id, generation)
+
+
+class RunnerPaths(object):
+    """The fixed names inside one runner root (section The runner)."""
+
+    def __init__(self, root):
+        self.root = root
+        self.name = os.path.basename(os.path.normpath(root))
+        self.input = os.path.join(root, "input.json")
+        self.owner = os.path.join(root, "owner.json")
+        self.start = os.path.join(root, "start.json")
+        self.events = os.path.join(root, "events.jsonl")
+        self.terminal = os.path.join(root, "terminal.json")
+        self.bundle = os.path.join(root, "bundle")
+        self.bundle_tmp = os.path.join(self.bundle, "tmp")
+        self.bundle_ready = os.path.join(self.bundle, "ready")
+
+    def ready_bundle(self, bundle_id):
+        """<root>/bundle/ready/<bundle_id>.jsonl: where a committed bundle waits for adoption."""
+        return os.path.join(self.bundle_ready, "%s.jsonl" % bundle_id)
+
+    def tmp_bundle(self, bundle_id, generation):
+        return os.path.join(self.bundle_tmp, "%s.%s.part" % (bundle_id, generation))
+
+
+def write_fully(fd, data):
+    """Every byte with os.write, or the OSError: a disk that fails fails the write (the block's write_all,
+    for output lines, swallows it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_new_private(path, data):
+    """Create `path` (never an existing file, never through a symlink), 0600, with `data`, durably.
+
+    O_EXCL|O_NOFOLLOW: a planted file or link makes this fail instead of
+    writing through it (SCAN-STATE-6).  The data and then the directory entry
+    are fsynced, so the file exists whole after a crash or not at all; a
+    failure before that removes what was created.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, 0o600)
+    try:
+        try:
+            write_fully(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise
+    fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
+def create_runner_root(work_root, root_name, runner_input):
+    """Make a runner root with its input (SCAN-STATE-4: before the spawn); (root path, input digest).
+
+    The input is checked first, so the worker never writes one its runner
+    would refuse; the root must be new (a leftover of the same name is
+    someone's evidence, not ours to reuse).
+    """
+    match = ROOT_NAME_RE.fullmatch(root_name) if isinstance(root_name, str) else None
+    require(match is not None, "runner root name")
+    validate_runner_input(runner_input)
+    require(match.group(3) == runner_input["generation"]
+                    and int(match.group(1)) == runner_input["slot_id"]
+                    and int(match.group(2)) == runner_input["reservation_id"], "runner root name binding")
+    data = canonical_bytes(runner_input, ascii=True)
+    require(len(data) <= MAX_RUNNER_INPUT_BYTES, "runner input size")
+    root = os.path.join(work_root, root_name)
+    paths = RunnerPaths(root)
+    ensure_private_dir(root, RunnerProtocolError, new=True)
+    try:
+        for folder in (paths.bundle, paths.bundle_tmp, paths.bundle_ready):
+            ensure_private_dir(folder, RunnerProtocolError, new=True)
+        write_new_private(paths.input, data)
+        fsync_dir(work_root)
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)  # never follows a link: only what this call made goes
+        raise
+    return root, sha256_hex(data)
+
+
+def load_runner_input(paths):
+    """(input, digest) of input.json, checked; RunnerProtocolError when absent or malformed."""
+    data = read_private(paths.input, MAX_RUNNER_INPUT_BYTES, RunnerProtocolError, "runner input", owned=False)
+    require(data is not None, "runner input is missing")
+    value = strict_object(data, "runner input", RunnerProtocolError, canonical=True)
+    validate_runner_input(value)
+    return value, sha256_hex(data)
+
+
+def load_runner_gate(path, detail="start gate"):
+    """owner.json or start.json, checked; None when absent."""
+    data = read_private(path, MAX_RUNNER_DOC_BYTES, RunnerProtocolError, detail, owned=False)
+    if data is None:
+        return None
+    value = strict_object(data, detail, RunnerProtocolError, canonical=True)
+    check_runner_gate(value, detail)
+    return value
+
+
+# Process identity -------------------------------------------------------------
+
+def read_proc_stat(pid):
+    """(state letter, starttime text) of /proc/<pid>/stat; OSError as the kernel gives it."""
+    with open("/proc/%d/stat" % pid, "rb") as handle:
+        text = handle.read().decode("ascii", "replace")
+    # The command name (field 2) may hold spaces and ")": fields are counted after the LAST ")".
+    fields = text[text.rindex(")") + 1:].split()
+    return fields[0], fields[19]  # field 3 (state) and field 22 (starttime, clock ticks after boot)
+
+
+def process_identity(pid):
+    """{pid, creation_time, executable} of a live process (SCAN-RUNNER-2); None when it is gone.
+
+    A permission error propagates: "cannot tell" is not "gone".
+    """
+    try:
+        state, starttime = read_proc_stat(pid)
+        if state == "Z":  # a zombie has no executable: it runs nothing any more
+            return None
+        executable = os.readlink("/proc/%d/exe" % pid)
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    except (ValueError, IndexError):  # a stat line we cannot read
+        return None
+    return {"pid": pid, "creation_time": starttime, "executable": executable}
+
+
+def identity_state(identity):
+    """"alive", "dead", "reused" or "unknown" for a recorded identity (SCAN-RUNNER-9).
+
+    dead: no /proc entry, or a zombie of that start time (it runs nothing and
+    its pid is not free until its parent reaps it); reused: the pid runs a
+    process with another start time or executable, someone else's, never to be
+    signalled; unknown: /proc would not say (permissions).
+    """
+    pid = identity["pid"]
+    try:
+        state, starttime = read_proc_stat(pid)
+    except (FileNotFoundError, ProcessLookupError):
+        return "dead"
+    except (PermissionError, ValueError, IndexError):
+        return "unknown"
+    except OSError as exc:
+        return "dead" if exc.errno == errno.ESRCH else "unknown"
+    if starttime != identity["creation_time"]:
+        return "reused"
+    if state == "Z":
+        return "dead"
+    try:
+        executable = os.readlink("/proc/%d/exe" % pid)
+    except (FileNotFoundError, ProcessLookupError):
+        return "dead"  # exited between the two reads
+    except OSError:  # EACCES/EPERM: another user's process, or ptrace rules
+        return "unknown"
+    if executable != identity["executable"]:
+        return "reused"
+    return "alive"
+
+
+def reap_child(pid):
+    """Reap `pid` when it is our child and has exited; True when it was ours and is now gone."""
+    try:
+        done, _status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return False  # not our child (or already reaped): its parent reaps it
+    return done == pid
+
+
+def stop_exact_identity(identity, timeout_s):
+    """SIGKILL the runner's process group only if it is still exactly `identity`; "dead" or "unknown".
+
+    Never on a pid alone (SCAN-RUNNER-9): the identity is checked, then (when
+    the kernel has pidfds) a pidfd is opened and the identity checked AGAIN, so
+    the process the pidfd holds is the recorded one.  The pid cannot be given
+    to another process while that one lives, so the killpg() that follows hits
+    the runner's group (the runner leads its group: start_new_session).  The
+    wait for its end polls the pidfd, which becomes readable when the process
+    exits; an exited child of ours is reaped.
+
+    Remaining race: if the runner exits, is reaped by someone else (init, once
+    the worker that spawned it is gone) and its pid is handed to a new group
+    leader, all in the instant between the re-check and killpg(), the signal
+    reaches that group.  Without pidfd_open (kernel < 5.3) the same window
+    exists, and the wait polls /proc instead.  A pid of ours cannot be reused
+    before we reap it, so a runner of this worker's life has no such window.
+    """
+    state = identity_state(identity)
+    pid = identity["pid"]
+    if state in ("dead", "reused"):
+        reap_child(pid)
+        return "dead"
+    if state != "alive":
+        return "unknown"
+    pidfd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            reap_child(pid)
+            return "dead"
+        except OSError:
+            pidfd = None  # ENOSYS (an older kernel) or a seccomp filter: the /proc way below
+    try:
+        state = identity_state(identity)  # re-checked once the pidfd pins the process
+        if state in ("dead", "reused"):
+            reap_child(pid)
+            return "dead"
+        if state != "alive":
+            return "unknown"
+        try:
+            os.killpg(pid, signal.SIGKILL)  # SCAN-STOP-4: the whole group, so no grandchild outlives it
+        except ProcessLookupError:  # it leads no group any more: signal the process itself
+            try:
+                if pidfd is not None and hasattr(signal, "pidfd_send_signal"):
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                else:
+                    os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # already gone
+            except OSError:
+                return "unknown"
+        except OSError:  # EPERM: not ours to signal
+            return "unknown"
+        if wait_gone(identity, pidfd, timeout_s):
+            return "dead"
+        return "unknown"
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def wait_gone(identity, pidfd, timeout_s):
+    """Wait at most `timeout_s` for the process to exit (reaping it when ours); True when it did."""
+    pid = identity["pid"]
+    deadline = Deadline(timeout_s)
+    poller = None
+    if pidfd is not None:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+    while True:
+        if reap_child(pid):
+            return True
+        if poller is not None:
+            if poller.poll(0):  # readable: the process has exited (a zombie at most)
+                reap_child(pid)
+                return True
+        elif identity_state(identity) in ("dead", "reused"):
+            reap_child(pid)
+            return True
+        if deadline.expired():
+            return False
+        wait = min(RUNNER_REAP_POLL_S if poller is None else 0.05, deadline.remaining())
+        if poller is not None:
+            poller.poll(max(1, int(wait * 1000)))
+        else:
+            time.sleep(wait)
+
+
+# Gate and owner ---------------------------------------------------------------
+
+def gate_document(generation, input_sha256, identity):
+    document = {"schema": 1, "generation": generation, "input_sha256": input_sha256, "identity": identity}
+    check_runner_gate(document)
+    return canonical_bytes(document, ascii=True)
+
+
+def write_owner(paths, generation, input_sha256, identity):
+    """owner.json: whose root this is (SCAN-RUNNER-2: after the identity is persisted, before the gate)."""
+    atomic_write(paths.owner, gate_document(generation, input_sha256, identity), 0o600)
+
+
+def publish_start_gate(paths, generation, input_sha256, identity):
+    """start.json, last: from now on the runner may work (SCAN-RUNNER-3)."""
+    atomic_write(paths.start, gate_document(generation, input_sha256, identity), 0o600)
+
+
+# Events -----------------------------------------------------------------------
+
+def open_events(paths):
+    """events.jsonl for appending (the runner's side); created 0600, never through a link."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    return os.open(paths.events, flags, 0o600)
+
+
+def append_event(fd, event):
+    """One canonical line, written with one write where the kernel allows and fsynced (SCAN-STATE-2)."""
+    line = canonical_bytes(event, ascii=True) + b"\n"
+    if len(line) > MAX_RUNNER_EVENT_BYTES:
+        raise RunnerProtocolError(detail="runner event too long")
+    write_fully(fd, line)  # O_APPEND: a short write's rest still lands at the end
+    os.fsync(fd)
+
+
+def read_events(path, offset, generation, after_sequence):
+    """New runner events from byte `offset`: (events after `after_sequence`, offset past them).
+
+    Only complete lines count: a last line without its "\\n" is still being
+    written and is read again next time.  Each line must be a canonical event
+    of `generation` whose sequence follows the one before it with no gap
+    (from 1 when reading from offset 0, else from `after_sequence` + 1);
+    anything else is RunnerProtocolError.  At most
+    MAX_RUNNER_EVENTS_READ_BYTES are read per call; the rest comes next call.
+    """
+    opened = open_regular(path, RunnerProtocolError, "runner events")
+    if opened is None:
+        return [], offset  # the runner has written nothing yet
+    fd, info = opened
+    try:
+        require(info.st_size >= offset, "runner events shrank")
+        os.lseek(fd, offset, os.SEEK_SET)
+        data = read_at_most(fd, MAX_RUNNER_EVENTS_READ_BYTES)
+    finally:
+        os.close(fd)
+    events = []
+    previous = 0 if offset == 0 else after_sequence
+    position = 0
+    while True:
+        newline = data.find(b"\n", position)
+        if newline < 0:
+            # An unfinished line may only be shorter than a whole one could be.
+            require(len(data) - position < MAX_RUNNER_EVENT_BYTES, "runner event too long")
+            break
+        line = data[position:newline]
+        require(len(line) + 1 <= MAX_RUNNER_EVENT_BYTES, "runner event too long")
+        event = strict_object(line, "runner event", RunnerProtocolError, canonical=True)
+        check_runner_event(event, generation)
+        require(event["sequence"] == previous + 1, "runner event sequence")
+        previous = event["sequence"]
+        if previous > after_sequence:
+            events.append(event)
+        position = newline + 1
+    return events, offset + position
+
+
+# Terminal ---------------------------------------------------------------------
+
+def closing_terminal(generation, input_sha256, decision, reason):
+    """The worker's terminal for a generation it closes: `timed_out` or `fenced`, with its reason."""
+    terminal = {"schema": 1, "decision": decision, "decided_at": utc_now_text(), "generation": generation,
+                "input_sha256": input_sha256, "reason": reason}
+    require(decision in ("timed_out", "fenced"), "runner terminal decision")
+    check_runner_terminal(terminal)
+    return terminal
+
+
+def publish_terminal(paths, terminal, writer=None):
+    """Publish terminal.json if nobody has (SCAN-RUNNER-5); (the terminal on disk, whether ours won).
+
+    The document goes to a fresh temporary file, fsynced, then os.link()ed to
+    terminal.json: link() never replaces an existing name, so exactly one
+    writer wins and the file is whole from the moment it has its name.  A
+    loser reads the winner (strictly) and returns it.
+    """
+    check_runner_terminal(terminal)
+    if writer is None:
+        writer = "runner" if terminal["decision"] == "completed" else "worker"
+    data = canonical_bytes(terminal, ascii=True)
+    temporary = "%s.%s.%s.tmp" % (paths.terminal, writer, secrets.token_hex(8))
+    write_new_private(temporary, data)
+    try:
+        try:
+            os.link(temporary, paths.terminal)
+            won = True
+        except FileExistsError:
+            won = False
+    finally:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+    fsync_dir(paths.root)
+    if won:
+        return terminal, True
+    loaded = load_terminal(paths)
+    require(loaded is not None, "runner terminal vanished")
+    return loaded[0], False
+
+
+def load_terminal(paths):
+    """(terminal, digest of its bytes) of terminal.json, checked; None when there is none yet."""
+    data = read_private(paths.terminal, MAX_RUNNER_DOC_BYTES, RunnerProtocolError, "runner terminal", owned=False)
+    if data is None:
+        return None
+    value = strict_object(data, "runner terminal", RunnerProtocolError, canonical=True)
+    check_runner_terminal(value)
+    return value, sha256_hex(data)
+
+
+# Bundles ----------------------------------------------------------------------
+
+def check_bundle_header(value, error=BundleInvalid):
+    """A bundle header's own rules (SCAN-BUNDLE-1); `error` otherwise."""
+    try:
+        require_members(value, _BUNDLE_HEADER_MEMBERS, "bundle header members")
+        require(value["format"] == BUNDLE_FORMAT, "bundle header format")
+        check_binding({name: value[name] for name in _RUNNER_BINDING_MEMBERS}, "bundle header")
+        require(is_text(value["generation"], REQUEST_ID_RE), "bundle header generation")
+        require(value["status"] in BUNDLE_STATUSES, "bundle header status")
+        if value["status"] == "completed":
+            require(value["timeout_phase"] is None, "bundle header timeout_phase")
+        else:
+            require(value["timeout_phase"] in RUNNER_PHASES, "bundle header timeout_phase")
+    except RunnerProtocolError as exc:
+        raise error(detail=exc.detail) from None
+
+
+def trailer_line(count, events_sha256):
+    return canonical_bytes({"type": "end", "event_count": count, "events_sha256": events_sha256}, ascii=True) + b"\n"
+
+
+def bundle_event_line(event):
+    """The canonical line of a bundle event; BundleInvalid for what SCAN-BUNDLE-1 refuses."""
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str) or event["type"] == "end":
+        raise BundleInvalid(detail="bundle event type")
+    try:
+        line = canonical_bytes(event, ascii=True) + b"\n"
+    except (TypeError, ValueError):
+        raise BundleInvalid(detail="bundle event is not JSON") from None
+    if len(line) > MAX_BUNDLE_LINE_BYTES:
+        raise BundleInvalid(detail="bundle line too long")
+    return line
+
+
+class BundleWriter(object):
+    """A bundle written as a stream into bundle/tmp/, then committed into bundle/ready/.
+
+    Lines go to disk as they come (buffered up to TARGET_CHUNK_BYTES), so a
+    bundle is never whole in memory; the writer keeps its size, the digest of
+    the event lines and their count.  `add` refuses an event that would make
+    the bundle, trailer included, exceed `max_bytes` (BundleTooLarge), so the
+    scan fails at once instead of after writing it (SCAN-BUNDLE-4).
+    """
+
+    def __init__(self, tmp_path, header, max_bytes):
+        check_bundle_header(header)
+        self.path = tmp_path
+        self.header = header
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.event_count = 0
+        self._events_hash = hashlib.sha256()
+        self._payload_hash = hashlib.sha256()
+        self._buffer = bytearray()
+        header_line = canonical_bytes(header, ascii=True) + b"\n"
+        if len(header_line) + len(trailer_line(0, "0" * 64)) > max_bytes:
+            raise BundleTooLarge()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        self._fd = os.open(tmp_path, flags, 0o600)
+        self._put(header_line)
+
+    def _put(self, line):
+        self._buffer += line
+        self.bytes += len(line)
+        self._payload_hash.update(line)
+        if len(self._buffer) >= TARGET_CHUNK_BYTES:
+            self._flush()
+
+    def _flush(self):
+        if self._buffer:
+            write_fully(self._fd, self._buffer)
+            self._buffer = bytearray()
+
+    def add(self, event):
+        """Append one event line (not `end`, at most MAX_BUNDLE_LINE_BYTES)."""
+        line = bundle_event_line(event)
+        trailer = trailer_line(self.event_count + 1, "0" * 64)  # the trailer only grows with the count
+        if self.bytes + len(line) + len(trailer) > self.max_bytes:
+            raise BundleTooLarge()
+        self._put(line)
+        self._events_hash.update(line)
+        self.event_count += 1
+
+    def commit(self, ready_path):
+        """Trailer, fsync, validate as a stream, rename into ready/, fsync it; the validated metadata."""
+        events_sha256 = self._events_hash.hexdigest()
+        self._put(trailer_line(self.event_count, events_sha256))
+        self._flush()
+        os.fsync(self._fd)
+        os.close(self._fd)
+        self._fd = None
+        meta = validate_bundle(self.path, self.header, self.max_bytes)
+        if (meta["bytes"] != self.bytes or meta["payload_sha256"] != self._payload_hash.hexdigest()
+                or meta["events_sha256"] != events_sha256):
+            raise BundleInvalid(detail="bundle changed on disk")  # what was read back is not what was written
+        os.replace(self.path, ready_path)
+        fsync_dir(os.path.dirname(os.path.abspath(ready_path)))
+        return meta
+
+    def abort(self):
+        """Forget the bundle: close and remove the temporary file (a failed scan uploads nothing)."""
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+def validate_bundle(path, expected_header, max_bytes):
+    """Check a bundle file as a stream (SCAN-BUNDLE-1..4); its metadata, or BundleInvalid.
+
+    Returns {"bytes", "payload_sha256", "events_sha256", "header",
+    "target_done"}: `target_done` lists the target_done events in order
+    (at most MAX_TARGETS); matching them with the assignment's targets is the
+    caller's (SCAN-BUNDLE-3).  Every line is read with a bound, so a line
+    without an end costs MAX_BUNDLE_LINE_BYTES + 1 bytes of memory at most.
+    """
+    opened = open_regular(path, BundleInvalid, "bundle")
+    if opened is None:
+        raise FileNotFoundError(errno.ENOENT, "no bundle file")  # an OSError, as a failed open always was
+    fd, info = opened
+    with os.fdopen(fd, "rb") as handle:
+        if info.st_size > max_bytes:
+            raise BundleInvalid(code=BUNDLE_TOO_LARGE, detail="bundle is too large")
+        payload_hash = hashlib.sha256()
+        events_hash = hashlib.sha256()
+        total = 0
+        header = None
+        trailer = None
+        count = 0
+        target_done = []
+        while True:
+            line = handle.readline(MAX_BUNDLE_LINE_BYTES + 1)
+            if not line:
+                break
+            total += len(line)
+            if total > max_bytes:
+                raise BundleInvalid(code=BUNDLE_TOO_LARGE, detail="bundle is too large")
+            if len(line) > MAX_BUNDLE_LINE_BYTES:
+                raise BundleInvalid(detail="bundle line too long")
+            if not line.endswith(b"\n"):
+                raise BundleInvalid(detail="bundle line without newline")
+            payload_hash.update(line)
+            if trailer is not None:
+                raise BundleInvalid(detail="bundle line after the trailer")
+            value = strict_object(line[:-1], "bundle line", BundleInvalid, canonical=True)
+            if header is None:
+                check_bundle_header(value)
+                if expected_header is not None and canonical_bytes(value, ascii=True) != canonical_bytes(
+                        expected_header, ascii=True):
+                    raise BundleInvalid(detail="bundle header does not name this reservation")
+                header = value
+                continue
+            kind = value.get("type")
+            if not isinstance(kind, str):
+                raise BundleInvalid(detail="bundle event type")
+            if kind == "end":
+                trailer = value
+                continue
+            if kind == "target_done":
+                check_target_done(value)
+                if len(target_done) >= MAX_TARGETS:
+                    raise BundleInvalid(detail="bundle has too many target_done events")
+                target_done.append(value)
+            events_hash.update(line)
+            count += 1
+    if header is None:
+        raise BundleInvalid(detail="bundle has no header")
+    if trailer is None:
+        raise BundleInvalid(detail="bundle has no trailer")
+    if frozenset(trailer) != _BUNDLE_TRAILER_MEMBERS:
+        raise BundleInvalid(detail="bundle trailer members")
+    if not is_int(trailer["event_count"]) or trailer["event_count"] != count:
+        raise BundleInvalid(detail="bundle trailer event_count")
+    events_sha256 = events_hash.hexdigest()
+    if trailer["events_sha256"] != events_sha256:
+        raise BundleInvalid(detail="bundle trailer events_sha256")
+    return {"bytes": total, "payload_sha256": payload_hash.hexdigest(), "events_sha256": events_sha256,
+            "header": header, "target_done": target_done}
+
+
+def check_target_done(value):
+    """{"type": "target_done", "target", "bytes", "sha256"} (SCAN-BUNDLE-3), its forms only."""
+    if (frozenset(value) != _BUNDLE_TARGET_DONE_MEMBERS
+            or not is_text(value["target"], TARGET_NAME_RE)
+            or not is_int_in(value["bytes"], 0, MAX_TARGET_BYTES)
+            or not is_text(value["sha256"], DIGEST_RE)):
+        raise BundleInvalid(detail="bundle target_done members")
+
+
+# Target download --------------------------------------------------------------
+
+def host_header(target):
+    host = "[%s]" % target.host if ":" in target.host else target.host
+    return host if target.port == 443 else "%s:%d" % (host, target.port)
+
+
+def fetch_target(target, stop, deadline, on_data):
+    """GET one target as pinned, handing its body to `on_data` chunk by chunk (SCAN-RUNNER-10).
+
+    One request, no proxy (the exchange is given none: SCAN-CONFIG-5), TLS
+    verified against the default store (SSL_CERT_FILE when set), headers
+    exactly Host and Accept-Encoding: identity, so no credential of the
+    worker's can leave with it.  Only 200 is accepted: a 3xx is a failure,
+    never followed.  The Content-Length must equal the pinned size before a
+    byte of the body is read; at most that many bytes are read, 64 KiB at a
+    time, and their SHA-256 must equal the pin at the end.  The whole download
+    ends by `deadline` (a Watchdog shuts the socket down, since a read already
+    blocked is not interrupted otherwise).  TargetFailed(code) on failure, its
+    message the code alone: the URL is a credential.  StopRequested on a stop;
+    errors raised by `on_data` pass through unchanged.
+    """
+    size, expected = target["size"], target["sha256"]
+    try:
+        exchange = HttpExchange(target["url"], stop, TARGET_READ_TIMEOUT_S, TARGET_CONNECT_DEADLINE_S,
+                                budget=deadline)
+    except (ValueError, TypeError):
+        raise TargetFailed(TARGET_URL_INVALID) from None
+    if exchange.target.scheme != "https":  # SCAN-RUNNER-10: verified TLS, never plain HTTP
+        raise TargetFailed(TARGET_URL_INVALID)
+
+    def shut_down():
+        sock = exchange.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):
+                pass
+
+    watchdog = Watchdog(deadline, shut_down)
+
+    def network(call, *args):
+        try:
+            return call(*args)
+        except StopRequested:
+            raise
+        except (OSError, http.client.HTTPException, ValueError):  # ssl.SSLError and timeouts are OSErrors
+            stop.check("a target download")  # a stop's shutdown leaves an error that is the stop's
+            if watchdog.fired or deadline.expired():
+                raise TargetFailed(TARGET_DEADLINE) from None
+            raise TargetFailed(TARGET_TRANSPORT_FAILED) from None
+
+    try:
+        with watchdog:
+            network(exchange.open)
+            conn = exchange.conn
+
+            def send():
+                conn.putrequest("GET", exchange.target.request_target, skip_host=True, skip_accept_encoding=True)
+                conn.putheader("Host", host_header(exchange.target))
+                conn.putheader("Accept-Encoding", "identity")
+                conn.endheaders()
+                return conn.getresponse()
+
+            response = network(send)
+            if response.status != 200:  # SCAN-RUNNER-10: no redirect followed, no error body read
+                raise TargetFailed(TARGET_HTTP_STATUS)
+            lengths = response.msg.get_all("Content-Length") or []
+            if (len(lengths) != 1 or not is_text(lengths[0].strip(), _RUNNER_DECIMAL_RE)
+                    or int(lengths[0].strip()) != size or response.chunked):
+                raise TargetFailed(TARGET_SIZE_MISMATCH)  # refused before any byte of the body is read
+            digest = hashlib.sha256()
+            remaining = size
+            while remaining > 0:
+                chunk = network(response.read, min(TARGET_CHUNK_BYTES, remaining))
+                if not chunk:
+                    stop.check("a target download")
+                    if watchdog.fired or deadline.expired():
+                        raise TargetFailed(TARGET_DEADLINE)
+                    raise TargetFailed(TARGET_SIZE_MISMATCH)  # the body ended before its Content-Length
+                remaining -= len(chunk)
+                digest.update(chunk)
+                on_data(chunk)
+            if digest.hexdigest() != expected:
+                raise TargetFailed(TARGET_SHA256_MISMATCH)
+    finally:
+        exchange.close()
+
+
+# Argv ------------------------------------------------------------------------
+
+def runner_child(tokens):
+    """`-- _assignment_runner --root ROOT` (SCAN-RUNNER-1): the runner of section 7.4; 64 for any other shape."""
+    sys.dont_write_bytecode = True  # SCAN-STATE-1: no __pycache__ in anyone's tree
+    if len(tokens) != 2 or tokens[0] != "--root":
+        return EXIT_USAGE
+    return runner_main(tokens[1])
+
+
+CHILD_MODES = ((("--", RUNNER_COMMAND), runner_child),)  # (argv prefix, its function): main() looks here first
+
+
+# 6.8 Progress =================================================================
+# Every phase event of every slot is one fsynced line of the journal; the
+# outbox thread sends the lines that name a reservation, in order, and moves
+# the cursor after each one the server acknowledged (SCAN-PROGRESS-2/3).  So
+# delivery is at least once: after a crash only the events past the cursor
+# are sent again.  Progress has its own thread and its own short deadlines:
+# a server that hangs progress requests slows nothing else (SCAN-PROGRESS-4).
+
+PHASES = ("idle", "claiming", "assigned", "preparing", "scanning", "bundling", "uploading", "awaiting_receipt",
+          "backoff", "draining", "stopped")  # SCAN-PROGRESS-1: the only phases an event may name
+ACK_KEYS = ("accepted", "reservation_id", "sequence", "received_at", "replayed")
+
+
+class Journal(object):
+    """`<state>/events.jsonl` and `<state>/progress-cursor.json` (SCAN-PROGRESS-1/3/5)."""
+
+    def __init__(self, state_dir):
+        self.path = os.path.join(state_dir, "events.jsonl")
+        self.cursor_path = os.path.join(state_dir, "progress-cursor.json")
+        self.lock = threading.Lock()
+        self.changed = threading.Event()  # set by emit(): wakes the outbox at once
+        self.fd = None
+        self.next_sequence = 1
+        self.cursor = 0
+        self.read_offset = 0  # the byte offset of the first line past the cursor
+
+    def open(self):
+        """Read the cursor and the journal's tail; cut a line a crash left half written."""
+        cursor = read_private_json(self.cursor_path, MAX_CURSOR_BYTES)
+        if cursor is None:
+            cursor = {"schema": CURSOR_SCHEMA, "sequence": 0}
+            write_private_json(self.cursor_path, cursor, MAX_CURSOR_BYTES)
+        if set(cursor) != {"schema", "sequence"} or cursor["schema"] != CURSOR_SCHEMA \
+                or not is_int(cursor["sequence"]) or cursor["sequence"] < 0:
+            raise StartupError("a progress cursor of another shape")
+        self.cursor = cursor["sequence"]
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        info = os.fstat(self.fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            raise StartupError("a journal that is not a private regular file")
+        previous, keep = 0, 0
+        self.read_offset = None
+        for sequence, end in self._lines(0):
+            if sequence <= previous:
+                break  # out of order: what follows cannot be trusted; cut it
+            if sequence > self.cursor and self.read_offset is None:
+                self.read_offset = keep  # the start of this line
+            previous, keep = sequence, end
+        if keep < info.st_size:
+            os.ftruncate(self.fd, keep)  # a torn or foreign tail is dropped: these are only progress events
+            os.fsync(self.fd)
+        if self.read_offset is None:
+            self.read_offset = keep
+        self.next_sequence = max(previous, self.cursor) + 1
+
+    def _lines(self, offset):
+        """(sequence, end offset) of each complete, valid line from `offset` on."""
+        position = offset
+        pending = b""
+        while True:
+            chunk = os.pread(self.fd, IO_CHUNK_BYTES, position)
+            if not chunk:
+                return
+            position += len(chunk)
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                start = position - len(pending) - len(line) - 1
+                try:
+                    event = parse_lenient(line)
+                except JsonError:
+                    return
+                if not isinstance(event, dict) or not is_int(event.get("sequence")):
+                    return
+                yield event["sequence"], start + len(line) + 1
+            if len(pending) > MAX_BUNDLE_LINE_BYTES:
+                return
+
+    def emit(self, event):
+        """Append one event under the next sequence (SCAN-PROGRESS-1); the outbox is woken."""
+        with self.lock:
+            event["sequence"] = self.next_sequence
+            write_fully(self.fd, canonical(event) + b"\n")
+            os.fsync(self.fd)
+            self.next_sequence += 1
+        self.changed.set()
+
+    def pending(self, limit):
+        """Up to `limit` (sequence, event, end offset) past the cursor, read from the file."""
+        with self.lock:
+            found, position, pending = [], self.read_offset, b""
+            while len(found) < limit:
+                chunk = os.pread(self.fd, IO_CHUNK_BYTES, position)
+                if not chunk:
+                    break
+                position += len(chunk)
+                pending += chunk
+                while b"\n" in pending and len(found) < limit:
+                    line, pending = pending.split(b"\n", 1)
+                    end = position - len(pending)
+                    event = parse_lenient(line)
+                    found.append((event["sequence"], event, end))
+            return found
+
+    def advance(self, sequence, end):
+        """SCAN-PROGRESS-3: the cursor moves past a delivered or skipped event, on disk first."""
+        with self.lock:
+            write_private_json(self.cursor_path, {"schema": CURSOR_SCHEMA, "sequence": sequence}, MAX_CURSOR_BYTES)
+            self.cursor, self.read_offset = sequence, end
+            if self.cursor == self.next_sequence - 1 and end > MAX_JOURNAL_BYTES:
+                self._rotate()
+
+    def _rotate(self):
+        """SCAN-PROGRESS-5: everything is delivered; start an empty journal (the cursor keeps counting)."""
+        atomic_write(self.path, b"", 0o600)
+        os.close(self.fd)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        self.read_offset = 0
+
+    def caught_up(self):
+        with self.lock:
+            return self.cursor >= self.next_sequence - 1
+
+
+class NoJournal(object):
+    """D31: with --no-progress, no journal and no cursor: events are dropped, nothing is delivered."""
+
+    def __init__(self):
+        self.changed = threading.Event()
+
+    def open(self):
+        pass
+
+    def emit(self, event):
+        pass
+
+    def caught_up(self):
+        return True
+
+
+def ack_problem(ack, reservation_id, sequence):
+    """SCAN-PROGRESS-2: what a 200 must say for the event to count as delivered."""
+    if not isinstance(ack, dict) or any(key not in ack for key in ACK_KEYS):
+        return True
+    # D25: the numbers as the upstream's int() reads them (12.0, "12"); other members ignored
+    return not (ack["accepted"] is True and upstream_int(ack["reservation_id"]) == reservation_id
+                and upstream_int(ack["sequence"]) == sequence and isinstance(ack["received_at"], str)
+                and isinstance(ack["replayed"], bool))
+
+
+class Outbox(object):
+    """The progress thread: the journal to the server, in order, at least once."""
+
+    def __init__(self, journal, api):
+        self.journal = journal
+        self.api = api
+
+    def publish_once(self, budget):
+        """Send what is pending within `budget` (D13); False when nothing was pending."""
+        events = self.journal.pending(PROGRESS_BATCH)
+        if not events:
+            return False
+        for sequence, event, end in events:
+            reservation_id = event.get("reservation_id")
+            if reservation_id is not None:
+                if budget.expired():
+                    return True  # D13: the pass's budget is spent; the next pass resumes from the cursor
+                try:
+                    ack = self.api.progress(reservation_id, canonical(event),
+                                            min(PROGRESS_REQUEST_TIMEOUT_S, max(0.05, budget.remaining())))
+                    if ack_problem(ack, reservation_id, sequence):
+                        raise WorkerClientError("a progress acknowledgement of another shape")
+                except WorkerHTTPError as exc:
+                    if not (exc.status == 410 and exc.code == "progress_stale"):
+                        raise  # SCAN-PROGRESS-2: the same event again later, nothing after it first
+            self.journal.advance(sequence, end)  # SCAN-PROGRESS-3: skipped events move the cursor too
+        return True
+
+    def run(self):
+        retry = PROGRESS_RETRY_MIN_S
+        while not FLOW.stopping.is_set():
+            try:
+                sent = self.publish_once(Deadline(PROGRESS_REQUEST_TIMEOUT_S))
+                retry = PROGRESS_RETRY_MIN_S
+            except StopRequested:
+                return
+            except Exception:  # SCAN-PROGRESS-4: backs off, doubling, jittered; work never waits for it
+                FLOW.stopping.wait(jittered(retry))
+                retry = min(retry * 2, PROGRESS_RETRY_MAX_S)
+                continue
+            if not sent:
+                self.journal.changed.wait(PROGRESS_IDLE_S)
+                self.journal.changed.clear()
+
+    def drain(self, seconds):
+        """SCAN-STOP-2: after a drain, deliver what is left for at most `seconds`."""
+        deadline = Deadline(seconds)
+        retry = 0.05
+        # SCAN-STOP-2: only a stop cuts the flush; finish_drain has already set FLOW.stopping (to
+        # send the outbox thread away), so stop_requested() here would skip the flush altogether.
+        while not deadline.expired() and not STOP.requested:
+            if self.journal.caught_up():
+                return True
+            try:
+                self.publish_once(Deadline(min(PROGRESS_REQUEST_TIMEOUT_S, deadline.remaining())))
+                retry = 0.05
+            except Exception:
+                time.sleep(min(jittered(retry), deadline.remaining(), 0.5))  # a stop is noticed within 0.5 s
+                retry = min(retry * 2, PROGRESS_RETRY_MAX_S)
+        return self.journal.caught_up()
+
+
+# 6.9 Terminal reports =========================================================
+# A report says which failure ended the work, in fixed words, and what the
+# server answered along the way; never how the worker's code looked (D10).
+# It must fit 16 KiB: the error bodies share one budget, found by binary
+# search (SCAN-TERMINAL-3).  The fitted report is persisted before it is sent
+# and then only ever re-sent as the same bytes (SCAN-TERMINAL-4).
+
+PROCESS_FAILED = ("client_process_failed", "local worker execution failed")  # SCAN-TERMINAL-1: fixed words
+STORAGE_FAILED = ("client_storage_failed", "local worker storage operation failed")
+BUNDLE_MISSING = ("client_storage_failed", "pending result bundle is missing")
+FAILURE_CODES = frozenset(["client_process_failed", "client_storage_failed"])
+DIAGNOSTIC_CODE_RE = re.compile(r"runner_protocol_failed|client_storage_failed|client_process_failed"
+                                r"|client_result_conflict|worker_contract_invalid\.[a-z_.]{1,64}")
+DIAGNOSTIC_KEYS = frozenset(["schema", "occurrence_id", "reservation_id", "scan_event_id", "slot_id", "source",
+                             "phase", "kind", "category", "code", "summary", "retryable", "attempt", "occurred_at",
+                             "exception"])
+
+
+def terminal_problem(report):
+    """SCAN-TERMINAL-1: a report's members and words; None when good."""
+    if not isinstance(report, dict) or set(report) - {"diagnostics"} != {"failure_code", "detail"}:
+        return "members"
+    if (report["failure_code"], report["detail"]) not in (PROCESS_FAILED, STORAGE_FAILED, BUNDLE_MISSING):
+        return "failure code or detail"
+    diagnostics = report.get("diagnostics", [])
+    if "diagnostics" in report and (not isinstance(diagnostics, list) or not 1 <= len(diagnostics) <= MAX_DIAGNOSTICS
+                                    or not all(isinstance(d, dict) and DIAGNOSTIC_KEYS <= set(d) for d in diagnostics)):
+        return "diagnostics"
+    if len(canonical(report)) > TERMINAL_REPORT_MAX_BYTES:
+        return "size"
+    return None
+
+
+class Diagnostic(object):
+    """One failure of an assignment, before it is fitted (SCAN-TERMINAL-2)."""
+
+    def __init__(self, slot, phase, code, category, exc=None, http_error=None, exit_code=None, timed_out=None):
+        assignment = slot.assignment or {}
+        try:
+            rid, _bundle_id, event_id = reservation_of(assignment)
+        except WorkerClientError:
+            rid, event_id = None, None
+        self.fields = {
+            "schema": 1, "occurrence_id": secrets.token_hex(16), "slot_id": slot.slot_id,
+            "reservation_id": rid, "scan_event_id": event_id,
+            "source": source_of(assignment) or "unknown", "phase": phase, "code": code, "category": category,
+            "retryable": False, "attempt": attempt_of(assignment), "occurred_at": utc_now_text(),
+        }
+        kind = "EXCEPTION"
+        if exit_code is not None or timed_out is not None:
+            kind = "SCANNER_PROCESS"
+            self.fields["process"] = {"exit_code": exit_code, "timed_out": bool(timed_out)}
+        elif http_error is not None:
+            kind = "PROVIDER_HTTP"
+        self.fields["kind"] = kind
+        self.http = http_error
+        type_name = type(exc).__name__ if exc is not None else "RunnerProtocolError"
+        summary = summary_of(exc) if exc is not None else "worker protocol or state validation failed"
+        self.fields["summary"] = summary.encode("utf-8")[:MAX_DIAGNOSTIC_SUMMARY_BYTES].decode("utf-8", "ignore")
+        # D10: the class and a fingerprint of class and code; no message, path, argv or traceback.
+        fingerprint = sha256_hex(("%s:%s" % (type_name, code)).encode())
+        self.fields["exception"] = {"type": type_name, "fingerprint": fingerprint}
+
+    def wanted(self):
+        """Bytes of body text this diagnostic would like (SCAN-TERMINAL-3)."""
+        return min(len(self.http.body), MAX_DIAGNOSTIC_BODY_BYTES) if self.http is not None else 0
+
+    def envelope(self, body_bytes):
+        value = dict(self.fields)
+        if self.http is not None:
+            content_type = self.http.content_type
+            value["http"] = {"status_code": self.http.status,
+                             "content_type": content_type[:128] if isinstance(content_type, str) else None,
+                             "body": material(self.http.body, body_bytes)}
+        return value
+
+
+def material(data, budget):
+    """SCAN-TERMINAL-2: a UTF-8-safe prefix of at most `budget` bytes, with the original's size and digest."""
+    cut = data[:budget]
+    for back in range(4):  # a prefix never ends inside a UTF-8 sequence
+        try:
+            text = cut[:len(cut) - back].decode("utf-8")
+            cut = cut[:len(cut) - back]
+            break
+        except UnicodeDecodeError:
+            continue
+    else:
+        text = cut.decode("utf-8", "replace")
+    return {"text": text, "truncated": len(cut) < len(data), "original_bytes": len(data), "sha256": sha256_hex(data)}
+
+
+def allocate(desired, budget):
+    """Share `budget` bytes in proportion to `desired`, largest remainder first, ties by position."""
+    total = sum(desired)
+    budget = min(budget, total)
+    if total == 0:
+        return [0] * len(desired)
+    shares = [budget * want // total for want in desired]
+    remainders = sorted(range(len(desired)), key=lambda i: (-((budget * desired[i]) % total), i))
+    left = budget - sum(shares)
+    for index in remainders:
+        if left <= 0:
+            break
+        if shares[index] < desired[index]:
+            shares[index] += 1
+            left -= 1
+    return shares
+
+
+def fitted_report(failure, diagnostics):
+    """SCAN-TERMINAL-3: the largest report within 16 KiB; WorkerClientError if nothing fits."""
+    code, detail = failure
+    report = {"failure_code": code, "detail": detail[:MAX_DETAIL_CHARS]}
+    if not diagnostics:
+        return report
+    diagnostics = diagnostics[-MAX_DIAGNOSTICS:]
+    desired = [d.wanted() for d in diagnostics]
+
+    def build(total):
+        shares = allocate(desired, total)
+        candidate = dict(report, diagnostics=[d.envelope(s) for d, s in zip(diagnostics, shares)])
+        return candidate if len(canonical(candidate)) <= TERMINAL_REPORT_MAX_BYTES else None
+
+    low, high, best = 0, sum(desired), None
+    while low <= high:  # the largest budget whose report fits
+        middle = (low + high) // 2
+        candidate = build(middle)
+        if candidate is not None:
+            best, low = candidate, middle + 1
+        else:
+            high = middle - 1
+    if best is None:
+        raise WorkerClientError("a terminal report that cannot fit")
+    return best
+
+
+def attempt_of(assignment):
+    """The upstream's max(1, int(reservation.attempts or 1)), for events and diagnostics (D25); 1 when unreadable."""
+    reservation = assignment.get("reservation") if isinstance(assignment, dict) else None
+    attempts = upstream_int(reservation.get("attempts"), cut=True) if isinstance(reservation, dict) else None
+    return max(1, attempts) if attempts is not None else 1
+
+
+def source_of(assignment):
+    """The assignment's source for events and diagnostics: reservation first, then the top-level copies."""
+    reservation = assignment.get("reservation") if isinstance(assignment, dict) else None
+    for holder, key in ((reservation, "source"), (assignment, "source"), (reservation, "platform"),
+                        (assignment, "platform")):
+        if isinstance(holder, dict) and short_text(holder.get(key)):
+            return holder[key]
+    return None
+
+
+# 7 Lifecycle ==================================================================
+
+# 7.1 A runner, from its slot ==================================================
+# A generation's life: its record is saved, its root made, the child spawned
+# in its own process group, its identity saved, and only then its start gate
+# published (SCAN-RUNNER-2/3).  The slot watches it every RUNNER_POLL_S: exit,
+# new events, the deadline, a stop.  However it ends, one terminal decides
+# (SCAN-RUNNER-5); then the generation is closed: adopted, retried, turned into
+# a timeout bundle, or reported.  After a restart the recorded generation is
+# closed the same way, once its runner is proven gone (SCAN-RUNNER-9).
+
+OPERATION_EXECUTE, OPERATION_TIMEOUT = "execute", "timeout_bundle"
+STATUS_OF_DECISION = {"completed": "exited", "timed_out": "timed_out", "fenced": "fenced"}
+
+
+def child_environment():
+    """SCAN-RUNNER-1: only what a runner needs: the CA bundle variable and TMPDIR; never the token."""
+    return dict((name, os.environ[name]) for name in ("SSL_CERT_FILE", "TMPDIR") if name in os.environ)
+
+
+def expected_header(assignment, slot_id, generation, operation, timeout_phase):
+    """SCAN-BUNDLE-2: the header a generation's bundle must carry."""
+    rid, bundle_id, event_id = reservation_of(assignment)
+    return {"format": BUNDLE_FORMAT, "reservation_id": rid, "bundle_id": bundle_id, "scan_event_id": event_id,
+            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "slot_id": slot_id,
+            "generation": generation, "status": "completed" if operation == OPERATION_EXECUTE else "timed_out",
+            "timeout_phase": None if operation == OPERATION_EXECUTE else timeout_phase}
+
+
+def validate_bundle_file(path, assignment, slot_id, header=None):
+    """SCAN-BUNDLE-1..4: a bundle on disk, judged as a stream; its meta, or WorkerClientError.
+
+    With `header` the whole header must equal it; without, only the members
+    that name the reservation (a bundle found again after its runner record
+    was cleared).
+    """
+    plan = check_assignment(assignment, CAPABILITIES)
+    try:
+        meta = validate_bundle(path, header, plan["declared_bundle_bytes"])
+    except (BundleInvalid, OSError):
+        raise RunnerProtocolError(detail="a bundle that does not validate") from None
+    found = meta["header"]
+    rid, bundle_id, event_id = reservation_of(assignment)
+    if (found.get("reservation_id"), found.get("bundle_id"), found.get("scan_event_id"),
+            found.get("execution_snapshot_sha256"), found.get("slot_id")) != (
+            rid, bundle_id, event_id, assignment["execution_snapshot_sha256"], slot_id):
+        raise RunnerProtocolError(detail="a bundle for another reservation")
+    if found.get("status") == "completed":
+        done = [(e.get("target"), e.get("bytes"), e.get("sha256")) for e in meta["target_done"]]
+        pins = [(t["name"], t["size"], t["sha256"]) for t in plan["targets"]]
+        if done != pins:
+            # SCAN-BUNDLE-3: a completed bundle names every target, pins and all
+            raise RunnerProtocolError(detail="a completed bundle that does not account for every target")
+    return meta
+
+
+class RunnerControl(object):
+    """The runner half of a Slot (mixed into it): everything about generations."""
+
+    # -- starting a generation ----------------------------------------------------
+    def new_generation(self, state, operation, attempt, window=None, timeout_phase=None):
+        """SCAN-STATE-4: the record (status created) and input.json are on disk before the spawn."""
+        assignment = state["assignment"]
+        plan = check_assignment(assignment, CAPABILITIES)  # the worker's own spelling of what it reads (D25)
+        rid, bundle_id, event_id = plan["reservation_id"], plan["bundle_id"], plan["scan_event_id"]
+        now = time.time()
+        deadline = plan["assignment_deadline"]
+        if window is None:  # SCAN-RUNNER-4: fixed when the first generation starts, kept by every retry
+            scan_deadline = min(now + plan["target_scan_timeout_s"], deadline)
+            if scan_deadline <= now:
+                raise RunnerProtocolError(detail="the scan deadline is already over")
+            window = (now, scan_deadline)
+        if operation == OPERATION_EXECUTE:
+            watchdog = window[1]
+        else:  # SCAN-RUNNER-8: a timeout bundle never runs past the assignment's deadline
+            watchdog = now + min(TIMEOUT_BUNDLE_PUBLICATION_S, deadline - now)
+            if watchdog <= now:
+                raise RunnerProtocolError(detail="no time is left for a timeout bundle")
+        generation = secrets.token_hex(16)
+        root_name = runner_root_name(self.slot_id, rid, generation)
+        runner_input = {
+            "schema": RUNNER_FILE_SCHEMA, "generation": generation, "slot_id": self.slot_id, "reservation_id": rid,
+            "bundle_id": bundle_id, "scan_event_id": event_id,
+            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "operation": operation,
+            "timeout_phase": timeout_phase, "attempt": attempt, "scan_started_at": instant_text(window[0]),
+            "scan_deadline_at": instant_text(window[1]), "watchdog_deadline_at": instant_text(watchdog),
+            "declared_bundle_bytes": plan["declared_bundle_bytes"],
+            "targets": plan["targets"],  # exactly the four members each: nothing unknown reaches the runner
+        }
+        _root, input_sha256 = create_runner_root(self.worker.config.work_dir, root_name, runner_input)
+        record = {
+            "generation": generation, "input_sha256": input_sha256, "root_name": root_name,
+            "input_ref": root_name + "/input.json", "events_ref": root_name + "/events.jsonl",
+            "start_ref": root_name + "/start.json", "terminal_ref": root_name + "/terminal.json",
+            "bundle_ref": None, "scan_started_at": runner_input["scan_started_at"],
+            "scan_deadline_at": runner_input["scan_deadline_at"],
+            "watchdog_deadline_at": runner_input["watchdog_deadline_at"], "operation": operation,
+            "timeout_phase": timeout_phase, "attempt": attempt, "status": "created", "identity": None,
+            "last_event": None, "terminal_sha256": None,
+        }
+        self.last_sequence = 0
+        return self.save(dict(state, runner=record))
+
+    def root_of(self, runner):
+        """Where a generation's root is now: in the work tree, or already handed to abandoned/."""
+        work = self.worker.config.work_dir
+        live = os.path.join(work, runner["root_name"])
+        if os.path.isdir(live):
+            return live
+        moved = os.path.join(work, "abandoned", runner["root_name"])
+        return moved if os.path.isdir(moved) else None
+
+    def launch(self, state):
+        """Spawn, record the identity, bind the owner, open the gate; then supervise (SCAN-RUNNER-1..3)."""
+        runner = dict(state["runner"])
+        root = self.root_of(runner)
+        paths = RunnerPaths(root)
+        if time.time() >= parse_instant(runner["watchdog_deadline_at"]):
+            return self.close_by_worker(state, paths, "timed_out", "startup_deadline")
+        command = [sys.executable, "-I", "-S", "-B", self.worker.config.node_path, "--", RUNNER_COMMAND,
+                   "--root", root]
+        try:
+            # SCAN-RUNNER-1: its own session and group (one kill reaches every descendant), no inherited
+            # descriptor, nothing of ours on its output, and an environment without the token.
+            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
+                                       env=child_environment())
+        except OSError:
+            self.save(dict(state, runner=dict(runner, status="fenced")))
+            raise
+        identity = process_identity(process.pid)
+        try:
+            leads_group = os.getpgid(process.pid) == process.pid
+        except OSError:
+            leads_group = False
+        if identity is None:  # gone before it could be named: a crash like any other
+            process.wait()
+            self.last_exit = process.returncode
+            return self.close_by_worker(state, paths, "fenced", "runner_crash")
+        runner.update(identity={"host": identity, "payload": identity, "job_membership_verified": leads_group},
+                      status="running")
+        state = self.save(dict(state, runner=runner))  # SCAN-RUNNER-2: named on disk before it may work
+        if not leads_group:
+            self.kill_own(process, identity)
+            raise RunnerProtocolError(detail="a runner that does not lead its process group")
+        write_owner(paths, runner["generation"], runner["input_sha256"], identity)
+        # SCAN-RUNNER-3: last of all; until now the runner waits, so it never works unrecorded
+        publish_start_gate(paths, runner["generation"], runner["input_sha256"], identity)
+        return self.supervise(state, paths, process)
+
+    def kill_own(self, process, identity):
+        """SIGKILL a runner this life started (its group), and reap it within RUNNER_STOP_TIMEOUT_S."""
+        if process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # the zombie keeps the pid ours until it is reaped
+            except OSError:
+                pass
+        try:
+            process.wait(RUNNER_STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return False
+        self.last_exit = process.returncode
+        return True
+
+    def supervise(self, state, paths, process):
+        """Watch a running generation until one terminal decides how it ended."""
+        runner = state["runner"]
+        identity = runner["identity"]["payload"]
+        watchdog_at = parse_instant(runner["watchdog_deadline_at"])
+        offset = 0
+        while True:
+            if stop_requested():  # SCAN-STOP-4: no runner outlives a stop; its record says fenced
+                self.kill_own(process, identity)
+                publish_terminal(paths, self.worker_terminal(runner, "fenced", "stop"))
+                self.save(dict(self.state, runner=dict(self.state["runner"], status="fenced")))
+                raise StopRequested("stop requested")
+            code = process.poll()
+            offset = self.drain_events(paths, offset)
+            if code is not None:
+                self.last_exit = code
+                break
+            if time.time() >= watchdog_at:  # SCAN-RUNNER-4: the watchdog, then the kill
+                reason = "scan_stage_deadline" if runner["operation"] == OPERATION_EXECUTE \
+                    else "timeout_bundle_deadline"
+                terminal, won = publish_terminal(paths, self.worker_terminal(runner, "timed_out", reason))
+                if not self.kill_own(process, identity):
+                    self.save(dict(self.state, runner=dict(self.state["runner"], status="stopping")))
+                    raise ContainmentPending()
+                self.drain_events(paths, offset)
+                return self.decided(terminal)
+            FLOW.stopping.wait(RUNNER_POLL_S)
+        self.drain_events(paths, offset)
+        try:
+            loaded = load_terminal(paths)
+        except RunnerProtocolError:
+            return self.decided(None)  # a terminal nobody can read: closed, unusable
+        if loaded is None:  # SCAN-RUNNER-7: it ended without a word: fenced as a crash
+            terminal, _won = publish_terminal(paths, self.worker_terminal(runner, "fenced", "runner_crash"))
+            return self.decided(terminal)
+        return self.decided(loaded[0])
+
+    def worker_terminal(self, runner, decision, reason):
+        return {"schema": RUNNER_FILE_SCHEMA, "decision": decision, "decided_at": utc_now_text(),
+                "generation": runner["generation"], "input_sha256": runner["input_sha256"], "reason": reason}
+
+    def close_by_worker(self, state, paths, decision, reason):
+        terminal, _won = publish_terminal(paths, self.worker_terminal(state["runner"], decision, reason))
+        return self.decided(terminal)
+
+    def decided(self, terminal):
+        """Record how the generation ended; (decision, terminal).  A terminal that is not whole counts as fenced."""
+        runner = dict(self.state["runner"])
+        decision = terminal["decision"] if isinstance(terminal, dict) else "fenced"
+        if decision == "completed" and runner["status"] in ("stopping", "timed_out", "fenced"):
+            decision = "fenced"  # SCAN-RUNNER-5: output of a generation already closed is never adopted
+        runner["status"] = STATUS_OF_DECISION[decision]
+        if isinstance(terminal, dict):
+            runner["terminal_sha256"] = digest_of(terminal, ascii=True)
+        self.save(dict(self.state, runner=runner))
+        return decision, terminal
+
+    def drain_events(self, paths, offset):
+        """New runner events into the journal, tagged with their generation (SCAN-PROGRESS-1)."""
+        runner = self.state["runner"]
+        events, offset = read_events(paths.events, offset, runner["generation"], self.last_sequence)
+        for event in events:
+            self.last_sequence = event["sequence"]
+            extras = dict(event["progress"]) if isinstance(event.get("progress"), dict) else {}
+            extras.update(runner_generation=runner["generation"], runner_sequence=event["sequence"])
+            self.emit(event["phase"], timestamp=event.get("timestamp"),
+                      phase_started_at=event.get("phase_started_at"), **extras)
+        if events:
+            self.save(dict(self.state, runner=dict(self.state["runner"], last_event=events[-1])))
+        return offset
+
+    # -- after a restart ----------------------------------------------------------
+    def recover(self, state):
+        """SCAN-RUNNER-9: close a generation recorded by a previous life, its runner proven gone first."""
+        runner = state["runner"]
+        root = self.root_of(runner)
+        terminal = None
+        if root is not None:
+            paths = RunnerPaths(root)
+            try:
+                loaded = load_terminal(paths)
+                terminal = loaded[0] if loaded else None
+                if terminal is None:  # fence first: a runner still alive can no longer win
+                    terminal, _won = publish_terminal(paths, self.worker_terminal(
+                        runner, "fenced", "controller_recovery"))
+            except RunnerProtocolError:
+                terminal = None  # malformed: closed but unusable
+        identity = runner["identity"]
+        if identity is not None:  # SCAN-RUNNER-9: only the exact pid + start time + executable is ever signalled
+            if stop_exact_identity(identity["payload"], RUNNER_STOP_TIMEOUT_S) != "dead":
+                self.save(dict(state, runner=dict(runner, status="stopping")))
+                raise ContainmentPending()
+        self.last_sequence = 0
+        if root is not None:
+            try:
+                self.drain_events(RunnerPaths(root), 0)
+            except RunnerProtocolError:
+                terminal = None  # a malformed event tail: retried as a new generation
+        return self.decided(terminal)
+
+    def fence_recorded_runner(self, state):
+        """Before a state is dropped, any runner it recorded is proven gone (never left unsupervised)."""
+        runner = state.get("runner")
+        if runner and runner.get("identity") and runner.get("status") in ("created", "running", "stopping"):
+            if stop_exact_identity(runner["identity"]["payload"], RUNNER_STOP_TIMEOUT_S) != "dead":
+                raise ContainmentPending()
+
+    # -- closing a generation -----------------------------------------------------
+    def janitor(self, state):
+        """Hand a closed generation's root to abandoned/ and name it in retained_work (SCAN-RUNNER-7)."""
+        runner = state["runner"]
+        work = self.worker.config.work_dir
+        reference = "abandoned/" + runner["root_name"]
+        live = os.path.join(work, runner["root_name"])
+        if os.path.isdir(live):
+            os.rename(live, os.path.join(work, reference))
+            fsync_dir(work)
+            fsync_dir(os.path.join(work, "abandoned"))
+        retained = [r for r in state["retained_work"] if r != reference] + [reference]
+        for old in retained[:-MAX_RETAINED_WORK]:
+            shutil.rmtree(os.path.join(work, old), ignore_errors=True)
+        return dict(state, runner=None, retained_work=retained[-MAX_RETAINED_WORK:])
+
+    def release_work(self, state):
+        """Once a state is gone, the roots it retained go too (nothing refers to them any more)."""
+        work = self.worker.config.work_dir
+        names = list(state.get("retained_work") or [])
+        if state.get("runner"):
+            names += [state["runner"]["root_name"], "abandoned/" + state["runner"]["root_name"]]
+        for name in names:
+            shutil.rmtree(os.path.join(work, name), ignore_errors=True)
+
+    def next_generation(self, state, decision):
+        """SCAN-RUNNER-7/8: retry, fall back to a timeout bundle, or give up with RunnerProtocolError."""
+        runner = state["runner"]
+        window = (parse_instant(runner["scan_started_at"]), parse_instant(runner["scan_deadline_at"]))
+        state = self.janitor(state)
+        if runner["operation"] == OPERATION_TIMEOUT:
+            if decision == "timed_out" or runner["attempt"] >= RUNNER_MAX_ATTEMPTS:
+                self.save(state)
+                raise RunnerProtocolError(detail="the timeout bundle could not be made")
+            return self.new_generation(state, OPERATION_TIMEOUT, runner["attempt"] + 1, window,
+                                       runner["timeout_phase"])
+        if decision == "timed_out" or window[1] - time.time() < RUNNER_MIN_RETRY_S:
+            last = runner["last_event"] or {}
+            phase = last.get("phase") if last.get("phase") in SCAN_STAGE_PHASES else "preparing"
+            return self.new_generation(state, OPERATION_TIMEOUT, 1, window, phase)
+        if runner["attempt"] >= RUNNER_MAX_ATTEMPTS:
+            self.save(state)
+            raise RunnerProtocolError(detail="every generation failed")
+        self.emit(runner["last_event"]["phase"] if runner["last_event"] else "preparing",
+                  runner_retry_reason="runner_crash", next_runner_attempt=runner["attempt"] + 1)
+        return self.new_generation(state, OPERATION_EXECUTE, runner["attempt"] + 1, window)
+
+    def adopt(self, state, terminal):
+        """SCAN-RUNNER-6: a completed outcome, bound to this generation and slot, becomes bundle_ready."""
+        runner = state["runner"]
+        assignment = state["assignment"]
+        rid, bundle_id, event_id = reservation_of(assignment)
+        root = self.root_of(runner)
+        if root is None:
+            raise RunnerProtocolError(detail="a completed generation whose root is gone")
+        paths = RunnerPaths(root)
+        with open(paths.input, "rb") as handle:
+            if sha256_hex(handle.read(MAX_PENDING_BYTES + 1)) != runner["input_sha256"]:
+                raise RunnerProtocolError(detail="a runner input changed after its digest was recorded")
+        outcome = terminal["outcome"]
+        deadline = runner["scan_deadline_at"] if runner["operation"] == OPERATION_EXECUTE \
+            else runner["watchdog_deadline_at"]
+        if terminal["generation"] != runner["generation"] or terminal["input_sha256"] != runner["input_sha256"]:
+            raise RunnerProtocolError(detail="a terminal for another generation")
+        if parse_instant(terminal["decided_at"]) > parse_instant(deadline):
+            raise RunnerProtocolError(detail="a completion after its deadline")  # SCAN-RUNNER-5
+        identity = {"slot_id": self.slot_id, "reservation_id": rid, "bundle_id": bundle_id,
+                    "scan_event_id": event_id, "execution_snapshot_sha256": assignment["execution_snapshot_sha256"]}
+        if not same(outcome["identity"], identity):
+            raise RunnerProtocolError(detail="an outcome for another assignment")
+        if outcome["last_event_sequence"] != self.last_sequence:
+            raise RunnerProtocolError(detail="an outcome whose event tail is incomplete")
+        if outcome["status"] != "succeeded" or not isinstance(outcome["bundle"], dict):
+            raise RunnerProtocolError(detail="the scan did not succeed")
+        declared = outcome["bundle"]
+        if declared["ready_relative_path"] != "ready/%s.jsonl" % bundle_id:
+            raise RunnerProtocolError(detail="a bundle in another place")
+        source = os.path.join(root, "bundle", declared["ready_relative_path"])
+        target = self.ready_path(bundle_id)
+        header = expected_header(assignment, self.slot_id, runner["generation"], runner["operation"],
+                                 runner["timeout_phase"])
+        found = source if os.path.lexists(source) else target  # a crash may have moved it already
+        meta = validate_bundle_file(found, assignment, self.slot_id, header)
+        if (meta["payload_sha256"], meta["bytes"], meta["events_sha256"]) != (
+                declared["payload_sha256"], declared["bytes"], declared["events_sha256"]):
+            raise RunnerProtocolError(detail="a bundle other than the one the outcome names")
+        if found == source:
+            os.replace(source, target)  # SCAN-BUNDLE-4: same filesystem, atomic
+            fsync_dir(os.path.dirname(target))
+        state = self.janitor(state)
+        state.update(phase="bundle_ready", bundle={"bytes": meta["bytes"], "payload_sha256": meta["payload_sha256"],
+                                                   "canonical_scan_event_hash": meta["events_sha256"]})
+        return self.save(state)
+
+    # -- the whole of it ---------------------------------------------------------
+    def run_generations(self, state):
+        """Generations until one completes and is adopted; RunnerProtocolError when none can."""
+        if state["runner"] is None:
+            state = self.new_generation(state, OPERATION_EXECUTE, 1)
+            decision, terminal = self.launch(state)
+        else:
+            decision, terminal = self.recover(state)
+        while True:
+            state = self.state
+            if decision == "completed":
+                return self.adopt(state, terminal)
+            state = self.next_generation(state, decision)
+            decision, terminal = self.launch(state)
+
+    def execute(self, state):
+        """Run the assignment's scan; bundle_ready, or terminal_pending with the reason (SCAN-ASSIGN-2)."""
+        try:
+            check_assignment(state["assignment"], CAPABILITIES)
+        except AssignmentIncompatible as exc:
+            return self.make_report(state, PROCESS_FAILED, Diagnostic(
+                self, "assigned", "worker_contract_invalid." + exc.member, "PROTOCOL", exc))
+        try:
+            return self.run_generations(state)
+        except (StopRequested, ContainmentPending):
+            raise
+        except RunnerProtocolError as exc:
+            failure, code, category = PROCESS_FAILED, "runner_protocol_failed", "PROTOCOL"
+            error = exc
+        except OSError as exc:
+            failure, code, category = STORAGE_FAILED, "client_storage_failed", "STORAGE"
+            error = exc
+        except Exception as exc:
+            if stop_requested():
+                raise StopRequested("stop requested") from None
+            failure, code, category = PROCESS_FAILED, "client_process_failed", "INTERNAL"
+            error = exc
+        current = self.state
+        if current.get("runner"):
+            current = self.save(self.janitor(current)) if current["runner"]["status"] in (
+                "exited", "timed_out", "fenced") else current
+        return self.make_report(current, failure, Diagnostic(
+            self, "scanning", code, category, error, exit_code=self.last_exit))
+
+
+# 7.2 A slot ===================================================================
+# One thread per slot repeats step(): load the state, act on it, and persist
+# each transition before the request that depends on it (SCAN-STATE-4).  A
+# step that fails leaves the state as it was and waits on the jittered error
+# schedule (SCAN-BACKOFF-1); the next step starts again from the file.
+
+WORK, IDLE, NO_WORK, NOTHING = "work", "idle", "no_work", "nothing"  # what a step did: it decides the wait
+RESOLUTIONS = ("bundle_accepted", "prebundle_report", "expired")  # SCAN-RECONCILE-2
+RECONCILED_STATUSES = (404, 409, 410)  # SCAN-RECONCILE-6: the statuses that ask the server
+
+
+def check_assignment(assignment, capabilities):
+    """SCAN-ASSIGN-1/2, SCAN-PEER-2: what the worker reads of an assignment; AssignmentIncompatible else.
+
+    The upstream keeps any JSON object a 201 carries and reads the members it
+    needs with .get(); its validator is not in the seed.  So this reads only
+    what the scan needs, in the order of SCAN-ASSIGN-1, ignores every other
+    member at every level (a later server release adds them), and takes the
+    number and instant forms the upstream takes (D25, D26).  What it returns
+    is the worker's own spelling: whole numbers, epoch seconds, targets of
+    exactly four members.
+    """
+    def need(ok, member):
+        if not ok:
+            raise AssignmentIncompatible(member)
+
+    need(isinstance(assignment, dict), "assignment")
+    reservation = assignment.get("reservation")
+    need(isinstance(reservation, dict), "reservation")
+    rid = upstream_int(reservation.get("reservation_id"))
+    need(rid is not None and is_reservation_id(rid), "reservation.reservation_id")
+    need(is_long_id(reservation.get("bundle_id")), "reservation.bundle_id")
+    need(is_long_id(reservation.get("scan_event_id")), "reservation.scan_event_id")
+    # the capability's source and platform: the reservation's, else the upstream's top-level copies
+    source = reservation.get("source", assignment.get("source"))
+    need(short_text(source), "reservation.source")
+    platform = reservation.get("platform", assignment.get("platform"))
+    need(short_text(platform), "reservation.platform")
+    declared = upstream_int(reservation.get("declared_bundle_bytes"), cut=True)
+    need(declared is not None and 1 <= declared <= MAX_SAFE_INTEGER, "reservation.declared_bundle_bytes")
+    deadlines = assignment.get("deadlines")
+    need(isinstance(deadlines, dict), "deadlines")
+    # the upstream's deadline: deadlines.assignment_deadline_at, else reservation.remote_expires_at
+    deadline = read_instant(deadlines.get("assignment_deadline_at") or reservation.get("remote_expires_at"))
+    need(deadline is not None, "deadlines.assignment_deadline_at")
+    timeout = upstream_int(deadlines.get("target_scan_timeout_seconds"), cut=True)
+    need(timeout is not None and 1 <= timeout <= MAX_SAFE_INTEGER, "deadlines.target_scan_timeout_seconds")
+    need(is_digest(assignment.get("execution_snapshot_sha256")), "execution_snapshot_sha256")
+    need(short_text(assignment.get("planning_kind")), "planning_kind")
+    targets = assignment.get("targets")
+    need(isinstance(targets, list) and 1 <= len(targets) <= MAX_TARGETS
+         and all(isinstance(target, dict) for target in targets), "targets")
+    pins, names = [], set()
+    for target in targets:
+        name = target.get("name")
+        # D33: the name goes into every finding and target_done line, and must tell the targets apart
+        need(isinstance(name, str) and TARGET_NAME_RE.fullmatch(name) is not None and name not in names,
+             "targets.name")
+        names.add(name)
+        size = upstream_int(target.get("size"))  # D25: a pin: 10.0 is 10 bytes, 10.5 is no size
+        need(size is not None and 0 <= size <= MAX_TARGET_BYTES, "targets.size")
+        need(is_digest(target.get("sha256")), "targets.sha256")
+        need(presigned_url_ok(target.get("url")), "targets.url")
+        pins.append({"name": name, "size": size, "sha256": target["sha256"], "url": target["url"]})
+    need([source, platform, assignment["planning_kind"]] in [list(c) for c in capabilities], "capability")
+    return {"reservation_id": rid, "bundle_id": reservation["bundle_id"], "scan_event_id": reservation["scan_event_id"],
+            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "declared_bundle_bytes": declared,
+            "assignment_deadline": deadline, "target_scan_timeout_s": timeout, "targets": pins}
+
+
+def presigned_url_ok(url):
+    """SCAN-ASSIGN-1: an https URL with a host, no user or fragment, a query allowed; never quoted anywhere."""
+    if not isinstance(url, str) or not 1 <= len(url) <= 8192 or any(ord(c) <= 32 or ord(c) >= 127 for c in url):
+        return False
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return False
+    return (parts.scheme == "https" and bool(parts.hostname) and parts.username is None and parts.password is None
+            and not parts.fragment and port != 0 and parts.path.startswith("/"))
+
+
+class Slot(RunnerControl):
+    """One slot: its state file, its thread, its current assignment's diagnostics."""
+
+    def __init__(self, worker, slot_id, claim_enabled):
+        self.worker = worker
+        self.api = worker.api
+        self.slot_id = slot_id
+        self.files = SlotFiles(worker.config.state_dir, slot_id)
+        self.claim_enabled = claim_enabled  # SCAN-SLOT-2: a leftover slot beyond --parallelism never claims
+        self.first_step = True
+        self.state = None  # the state as last loaded or saved
+        self.assignment = None  # for events and diagnostics
+        self.diagnostics = []  # SCAN-TERMINAL-2: this assignment's failures so far, oldest first
+        self.failures = 0  # failed steps in a row (SCAN-BACKOFF-1)
+        self.said_past_deadline = None  # the reservation whose past-deadline line was printed
+        self.last_sequence = 0  # the runner's last event drained
+        self.last_exit = None  # the runner's last exit status, for a diagnostic
+        self.ended = None  # "retired", "stopped" or "died", once the thread is over
+        self.thread = None
+
+    # -- the thread -------------------------------------------------------------
+    def may_claim(self):
+        return self.claim_enabled and not FLOW.draining.is_set()  # SCAN-STOP-2: no new claim in a drain
+
+    def run(self):
+        try:
+            self._loop()
+        except StopRequested:
+            self.ended = "stopped"
+        except ContainmentPending:
+            say("worker slot %d: containment authority remains pending" % self.slot_id)  # SCAN-SLOT-4
+            self.ended = "died"
+        except BaseException:  # SCAN-SLOT-4: anything the state machine does not cover ends the worker
+            if stop_requested():
+                self.ended = "stopped"
+            else:
+                say("worker slot %d: worker operation failed" % self.slot_id)
+                self.ended = "died"
+        finally:
+            PROCESS.wake()
+
+    def _loop(self):
+        while True:
+            check_stop()
+            if not self.may_claim() and not self.files.exists():
+                reason = "graceful_drain" if FLOW.draining.is_set() else "lowered_parallelism_recovery_complete"
+                self.assignment = None
+                self.emit("stopped", reason=reason)
+                say("worker slot %d: retired (%s)" % (self.slot_id, reason))  # SCAN-SLOT-2
+                self.ended = "retired"
+                return
+            try:
+                kind, delay = self.step()
+                self.failures = 0
+            except (StopRequested, ContainmentPending):
+                raise
+            except Exception as exc:
+                if stop_requested():
+                    raise StopRequested("stop requested") from None
+                self.failures += 1
+                say("worker slot %d: %s" % (self.slot_id, summary_of(exc)))  # SCAN-OUTPUT-1: a fixed line
+                kind, delay = "error", self.error_delay(exc)
+            if kind == WORK:
+                delay = 0.0
+            elif kind in (IDLE, NOTHING):
+                delay = self.worker.config.poll_s
+            self.wait(max(MIN_STEP_S, delay))  # SCAN-BACKOFF-4: never more often than every 0.1 s
+
+    def wait(self, seconds):
+        """Sleep in the kernel; a stop (and, for a slot that holds nothing, a drain) wakes it at once."""
+        if FLOW.draining.is_set() or self.files.exists():
+            FLOW.stopping.wait(seconds)
+        else:
+            FLOW.either.wait(seconds)
+
+    def error_delay(self, exc):
+        """SCAN-BACKOFF-1/2: equal jitter on a doubling base, capped; a Retry-After is a floor."""
+        base = self.worker.config.error_delay_s
+        delay = jittered(min(base * 2 ** min(self.failures - 1, 16), BACKOFF_CAP_FACTOR * base))
+        if isinstance(exc, WorkerHTTPError) and exc.status in (429, 503) and exc.retry_after is not None:
+            delay = max(delay, exc.retry_after)
+        return delay
+
+    # -- events -----------------------------------------------------------------
+    def emit(self, phase, timestamp=None, phase_started_at=None, **extras):
+        """SCAN-PROGRESS-1: one phase event for the journal (the outbox sends those with a reservation)."""
+        assignment = self.assignment if isinstance(self.assignment, dict) else {}
+        reservation = assignment.get("reservation") if isinstance(assignment.get("reservation"), dict) else {}
+        deadlines = assignment.get("deadlines") if isinstance(assignment.get("deadlines"), dict) else {}
+
+        def instant_or_none(holder, key):
+            moment = read_instant(holder.get(key))  # D26: written back in the worker's own form
+            return instant_text(moment) if moment is not None else None
+
+        rid = upstream_int(reservation.get("reservation_id"))
+        progress = {"attempt": attempt_of(assignment)}
+        progress.update(extras)
+        now = utc_now_text()
+        self.worker.journal.emit({
+            "slot_id": self.slot_id, "phase": phase,
+            "reservation_id": rid if rid is not None and is_reservation_id(rid) else None,
+            "source": source_of(assignment) if assignment else None,
+            "scan_deadline_at": instant_or_none(deadlines, "scan_deadline_at") or instant_or_none(
+                reservation, "scan_deadline_at"),
+            "assignment_deadline_at": instant_or_none(deadlines, "assignment_deadline_at"),
+            "progress": progress, "timestamp": timestamp or now, "phase_started_at": phase_started_at or now,
+        })
+
+    def resume_event(self, state):
+        """The first step of a life says where the slot stands (the upstream's resume events)."""
+        if state is None:
+            self.emit("idle", reason="startup")
+        elif state["phase"] == "claiming":
+            self.emit("claiming", recovered=True)
+        elif state["phase"] == "assigned":
+            if state["runner"] is None:
+                self.emit("assigned", recovered=True)
+        elif state["phase"] == "bundle_ready":
+            self.emit("backoff", recovered=True, reason="bundle_upload_recovery")
+        else:
+            self.emit("backoff", recovered=True, reason="terminal_reconciliation_recovery")
+
+    # -- files ------------------------------------------------------------------
+    def save(self, state):
+        self.files.save(state)  # SCAN-STATE-3: checked before it is written
+        self.state = state
+        return state
+
+    def ready_path(self, bundle_id):
+        return os.path.join(self.worker.config.bundle_dir, "ready", "%s.jsonl" % bundle_id)
+
+    # -- the step ---------------------------------------------------------------
+    def step(self):
+        state = self.files.load()  # SCAN-STATE-5: a file it cannot read raises, and stays as it is
+        self.state = state
+        if self.first_step:
+            self.first_step = False
+            self.assignment = state.get("assignment") if state else None
+            self.resume_event(state)
+        if state is None:
+            if not self.may_claim():
+                return NOTHING, None
+            state = self.save({"schema": SLOT_STATE_SCHEMA, "phase": "claiming",
+                               "request_id": secrets.token_hex(16)})  # SCAN-CLAIM-1: on disk before the claim
+            self.assignment = None
+            self.emit("claiming")
+        if state["phase"] == "claiming":
+            return self.claim(state)
+        return self.step_assignment(state)
+
+    def claim(self, state):
+        """SCAN-CLAIM-2..6: the claim with the persisted id, and what each answer means."""
+        answer = self.api.claim(state["request_id"], self.worker.build)  # SCAN-CLAIM-3: the same id until answered
+        if answer.status == 204:
+            retry_after = header_int(answer.headers.get("Retry-After"))
+            reason = answer.headers.get("X-Truf-No-Work-Reason")
+            # SCAN-CLAIM-4, D25: whole seconds as the upstream's int() reads them ("+5", " 05"); no HTTP-date
+            if retry_after is None or not MIN_RETRY_AFTER_S <= retry_after <= MAX_RETRY_AFTER_S:
+                raise WorkerClientError("a no-work answer without a usable Retry-After")
+            if reason is not None and reason.strip() not in NO_WORK_REASONS:
+                raise WorkerClientError("a no-work answer with an unknown reason")
+            self.files.delete()  # SCAN-CLAIM-4: the next claim takes a fresh id
+            extras = {"retry_after_seconds": retry_after,
+                      "next_claim_at": instant_text(time.time() + retry_after)}
+            if reason is not None:
+                extras["reason"] = reason.strip()
+            self.emit("backoff", **extras)
+            return NO_WORK, retry_after * random.uniform(1.0, 1.0 + NO_WORK_JITTER)  # SCAN-BACKOFF-3
+        body = parse_object(answer.body)
+        if answer.status == 200:
+            resolution = body.get("resolution") if body else None
+            if not claim_resolution_ok(resolution):
+                raise WorkerClientError("a claim resolution of another shape")  # SCAN-CLAIM-5: state kept
+            self.files.delete()
+            say("worker slot %d: reservation %d resolved (%s)" % (
+                self.slot_id, upstream_int(resolution["reservation_id"]), resolution["resolution"]))
+            self.emit("idle", reason="claim_reconciled")
+            return WORK, None
+        assignment = body.get("assignment") if body else None
+        if not isinstance(assignment, dict):
+            raise WorkerClientError("an assignment answer without an assignment")  # SCAN-CLAIM-6
+        reservation_of(assignment)  # D5: no usable identity, nothing is kept; the same id is claimed again
+        state = self.save({"schema": SLOT_STATE_SCHEMA, "phase": "assigned", "assignment": assignment,
+                           "runner": None, "retained_work": []})
+        self.assignment = assignment
+        self.diagnostics = []
+        self.emit("assigned")
+        return self.step_assignment(state)
+
+    def step_assignment(self, state):
+        assignment = state["assignment"]
+        self.assignment = assignment
+        if stale_matches(self.files.stale_record(), assignment):
+            self.finish_stale(state)  # SCAN-RECONCILE-9: the crash window closes with no request
+            return WORK, None
+        status = self.ask_status(state)  # SCAN-RECONCILE-1: the server is asked before anything is repeated
+        if status is None:
+            return WORK, None
+        phase = state["phase"]
+        if phase == "awaiting_resolution":
+            return IDLE, None  # SCAN-RECONCILE-8: only status reads until the server decides
+        if phase == "assigned":
+            # SCAN-ASSIGN-3: the status's deadline, else the reservation's (D26: as fromisoformat reads them)
+            expires = read_instant(status.get("expires_at"))
+            if expires is None:
+                reservation = assignment.get("reservation") if isinstance(assignment.get("reservation"), dict) else {}
+                expires = read_instant(reservation.get("remote_expires_at"))
+            rid = reservation_of(assignment)[0]
+            if expires is not None and expires <= time.time():
+                if self.said_past_deadline != rid:  # SCAN-ASSIGN-3: one line, then quiet polling
+                    self.said_past_deadline = rid
+                    say("worker slot %d: reservation %d is past its deadline; waiting for the server"
+                        % (self.slot_id, rid))
+                return IDLE, None
+        if status.get("state") != "scanning" and phase != "bundle_ready":
+            raise WorkerClientError("an assignment the server no longer lets run")
+        if phase == "terminal_pending":
+            return self.send_terminal(state)
+        if phase == "assigned":
+            state = self.execute(state)
+            if state["phase"] == "terminal_pending":
+                return self.send_terminal(state)
+        if state["phase"] == "bundle_ready":
+            return self.upload(state)
+        raise WorkerClientError("a phase this step cannot act on")
+
+    # -- resolutions -------------------------------------------------------------
+    def ask_status(self, state):
+        """The reservation's status; None when the answer settled the state (stale, or resolved).
+
+        SCAN-RECONCILE-6: a 404, 409 or 410 to the status read itself marks the state stale.
+        """
+        try:
+            status = self.api.status(reservation_of(state["assignment"])[0])
+        except WorkerHTTPError as exc:
+            if exc.status in RECONCILED_STATUSES:
+                self.mark_stale(state, exc.status, exc.code)
+                return None
+            raise
+        return None if self.resolved(state, status) else status
+
+    def resolved(self, state, status, known_digest=None):
+        """SCAN-RECONCILE-2..5: True (and cleaned up) when `status` resolves what the slot holds."""
+        if not isinstance(status, dict) or not status.get("resolution"):
+            return False  # as the upstream: a resolution that is empty, null, false or 0 is none yet
+        rid, bundle_id, event_id = reservation_of(state["assignment"])
+        resolution = status["resolution"]
+        if (upstream_int(status.get("reservation_id")) != rid  # D25: 12.0 and "12" name reservation 12
+                or status.get("bundle_id") != bundle_id or status.get("scan_event_id") != event_id
+                or resolution not in RESOLUTIONS or not is_digest(status.get("receipt_id"))):
+            raise WorkerClientError("a resolution for something this slot does not hold")  # SCAN-RECONCILE-2
+        phase = state["phase"]
+        if resolution == "bundle_accepted":
+            if phase not in ("assigned", "bundle_ready", "awaiting_resolution") or not is_digest(
+                    status.get("payload_sha256")):
+                raise WorkerClientError("bundle_accepted in a phase without a bundle")
+            path = self.ready_path(bundle_id)
+            if os.path.lexists(path) and known_digest != status["payload_sha256"]:
+                # SCAN-RECONCILE-3: believed only for the bytes held
+                meta = validate_bundle_file(path, state["assignment"], self.slot_id)
+                if meta["payload_sha256"] != status["payload_sha256"]:
+                    raise WorkerClientError("bundle_accepted for other bytes than the bundle held")
+        elif resolution == "prebundle_report":
+            terminal = state.get("terminal")
+            if phase not in ("terminal_pending", "awaiting_resolution") or terminal is None:  # D3
+                raise WorkerClientError("prebundle_report without a report held")
+            if status.get("failure_code") != terminal["failure_code"] or status.get(
+                    "payload_sha256") != digest_of(terminal, ascii=True):
+                raise WorkerClientError("prebundle_report for another report")  # SCAN-RECONCILE-4
+        self.cleanup(state, "resolved (%s)" % resolution, "terminal_reconciled")
+        return True
+
+    def cleanup(self, state, outcome, reason):
+        """SCAN-RECONCILE-5: the ready bundle, then the state; then the line, the event, the leftovers."""
+        self.fence_recorded_runner(state)
+        rid, bundle_id, _ = reservation_of(state["assignment"])
+        remove_file(self.ready_path(bundle_id))
+        self.files.delete()
+        self.release_work(state)
+        say("worker slot %d: reservation %d %s" % (self.slot_id, rid, outcome))
+        self.emit("idle", reason=reason)
+        self.assignment, self.diagnostics, self.state = None, [], None
+
+    def mark_stale(self, state, status_code, code):
+        """SCAN-RECONCILE-9: the record first, then the cleanup; no report for stale work."""
+        self.files.write_stale(stale_record_for(state["assignment"], status_code, code))
+        self.finish_stale(state)
+
+    def finish_stale(self, state):
+        self.cleanup(state, "discarded as stale", "stale_reconciled")
+        self.files.delete_stale()  # D8: its work is done once the state is gone
+
+    def reconcile(self, state, exc):
+        """SCAN-RECONCILE-6..8: a mutation answered 404, 409 or 410 asks the server what happened."""
+        status = self.ask_status(state)
+        if status is None:
+            return WORK, None
+        if exc.status == 409 and status.get("state") == "scanning":
+            conflict = state.get("transport_conflict")
+            attempts = conflict["attempts"] + 1 if conflict and conflict["code"] == exc.code else 1
+            if attempts == 1:  # SCAN-RECONCILE-7: the first strike survives a restart
+                self.save(dict(state, transport_conflict={"status_code": 409, "code": exc.code, "attempts": 1}))
+                return IDLE, None
+            state = dict((k, v) for k, v in state.items() if k != "transport_conflict")
+            if state["phase"] == "bundle_ready":
+                conflict_diagnostic = Diagnostic(self, "uploading", "client_result_conflict", "PROTOCOL", exc,
+                                                 http_error=exc)
+                return self.report_now(state, PROCESS_FAILED, conflict_diagnostic)
+            self.save(dict(state, phase="awaiting_resolution", stale={"status_code": 409, "code": exc.code}))
+            return IDLE, None
+        if exc.status == 410:  # SCAN-RECONCILE-8: wait for the server's decision
+            self.save(dict(state, phase="awaiting_resolution", stale={"status_code": 410, "code": exc.code}))
+            return IDLE, None
+        self.mark_stale(state, exc.status, exc.code)
+        return WORK, None
+
+    # -- reports ----------------------------------------------------------------
+    def make_report(self, state, failure, diagnostic):
+        """SCAN-TERMINAL-4: the fitted report is persisted before it is first sent."""
+        diagnostics = (self.diagnostics + [diagnostic])[-MAX_DIAGNOSTICS:]
+        report = fitted_report(failure, diagnostics)
+        new = dict((k, v) for k, v in state.items() if k not in ("transport_conflict", "stale"))
+        new.update(phase="terminal_pending", terminal=report)
+        self.save(new)
+        say("worker slot %d: reservation %d reported (%s)" % (
+            self.slot_id, reservation_of(state["assignment"])[0], failure[0]))
+        return new
+
+    def report_now(self, state, failure, diagnostic):
+        return self.send_terminal(self.make_report(state, failure, diagnostic))
+
+    def send_terminal(self, state):
+        """SCAN-TERMINAL-1/4: the stored report's bytes, exactly; the receipt bound to them."""
+        rid = reservation_of(state["assignment"])[0]
+        try:
+            receipt = self.api.terminal(rid, canonical(state["terminal"]))
+        except WorkerHTTPError as exc:
+            self.emit("backoff", reason="terminal_retry")
+            if exc.status in RECONCILED_STATUSES:
+                return self.reconcile(state, exc)
+            raise
+        # SCAN-TERMINAL-1, SCAN-PEER-4: any resolution that binds what the slot holds ends it, `expired` too
+        if not self.resolved(state, receipt):
+            raise WorkerClientError("a terminal receipt that is not final")
+        return WORK, None
+
+    # -- upload -----------------------------------------------------------------
+    def upload(self, state):
+        """SCAN-UPLOAD-1..5: the adopted bundle, hashed then streamed, its receipt checked."""
+        rid, bundle_id, _ = reservation_of(state["assignment"])
+        bundle = state["bundle"]
+        path = self.ready_path(bundle_id)
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return self.report_now(state, BUNDLE_MISSING, Diagnostic(
+                self, "uploading", "client_storage_failed", "STORAGE", StorageFailure(True)))
+        if not stat.S_ISREG(info.st_mode):
+            return self.report_now(state, STORAGE_FAILED, Diagnostic(
+                self, "uploading", "client_storage_failed", "STORAGE", StorageFailure()))
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:
+            return self.report_now(state, STORAGE_FAILED, Diagnostic(
+                self, "uploading", "client_storage_failed", "STORAGE", exc))
+        try:
+            try:
+                size, digest = hash_fd(fd)  # SCAN-UPLOAD-2: the first pass
+                if size != bundle.get("bytes") or digest != bundle.get("payload_sha256"):
+                    raise StorageFailure()  # SCAN-UPLOAD-3: only the bytes adopted are ever sent
+                self.emit("uploading")
+                receipt = self.api.upload(rid, fd, size, digest, lambda: self.emit("awaiting_receipt"))
+            except StorageFailure as exc:
+                return self.report_now(state, STORAGE_FAILED, Diagnostic(
+                    self, "uploading", "client_storage_failed", "STORAGE", exc))
+            except WorkerHTTPError as exc:
+                self.diagnostics.append(Diagnostic(
+                    self, "uploading", "client_result_conflict" if exc.status == 409 else "client_process_failed",
+                    "PROTOCOL", exc, http_error=exc))
+                self.diagnostics = self.diagnostics[-MAX_DIAGNOSTICS:]
+                self.emit("backoff", reason="upload_retry")
+                if exc.status in RECONCILED_STATUSES:
+                    return self.reconcile(state, exc)
+                raise
+        finally:
+            os.close(fd)
+        if receipt.get("payload_sha256") != digest:
+            raise WorkerClientError("a receipt for other bytes")  # SCAN-UPLOAD-4: state and bundle kept
+        # SCAN-UPLOAD-4, SCAN-PEER-4: any resolution that binds what the slot holds ends it, `expired` too
+        if not self.resolved(state, receipt, known_digest=digest):
+            raise WorkerClientError("an upload receipt that is not final")
+        return WORK, None
+
+
+def hash_fd(fd):
+    """(size, sha256) of an open file, read UPLOAD_CHUNK_BYTES at a time from its start."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    hasher, size = hashlib.sha256(), 0
+    while True:
+        chunk = os.read(fd, UPLOAD_CHUNK_BYTES)
+        if not chunk:
+            return size, hasher.hexdigest()
+        hasher.update(chunk)
+        size += len(chunk)
+
+
+def claim_resolution_ok(value):
+    """SCAN-CLAIM-5: a 200's resolution object (other members ignored; D25: the id as int() reads it)."""
+    rid = upstream_int(value.get("reservation_id")) if isinstance(value, dict) else None
+    return (isinstance(value, dict) and rid is not None and is_reservation_id(rid)
+            and value.get("resolution") in RESOLUTIONS and is_digest(value.get("receipt_id"))
+            and is_long_id(value.get("bundle_id")) and is_long_id(value.get("scan_event_id")))
+
+
+# 7.3 The worker ===============================================================
+# Trees, lock, slots, the progress thread; then the main thread waits for a
+# signal or a slot's end and decides how the process ends (SCAN-ARGV-2).
+
+def build_document(template, code_sha256):
+    """SCAN-CLAIM-2: the claim's build, CLAIM_BUILD with each placeholder string replaced (D30)."""
+    values = {"$capabilities": [list(c) for c in CAPABILITIES], "$code_sha256": code_sha256, "$node": NODE_NAME,
+              "$version": NODE_VERSION}
+
+    def fill(node):
+        if isinstance(node, str) and node in values:
+            return json.loads(json.dumps(values[node]))  # a copy: the build is sent, never shared
+        if isinstance(node, dict):
+            return dict((key, fill(item)) for key, item in node.items())
+        if isinstance(node, (list, tuple)):
+            return [fill(item) for item in node]
+        return node
+    return fill(template)
+
+
+class Worker(object):
+    def __init__(self, config):
+        self.config = config
+        self.api = ScanApi(config, config.token_source)
+        # D31: --no-progress keeps no journal at all (a server without the route would let it grow forever)
+        self.journal = Journal(config.state_dir) if config.progress else NoJournal()
+        self.outbox = Outbox(self.journal, self.api)
+        self.outbox_thread = None
+        self.slots = []
+        self.lock_fd = None
+        self.build = None
+
+    def start(self):
+        """Everything before the first request: trees, lock, leftovers, slots, the ready line."""
+        config = self.config
+        for path in (config.state_dir, config.bundle_dir, config.work_dir):
+            ensure_private_dir(path)  # SCAN-STATE-1
+        self.lock_fd = take_lock(os.path.join(config.state_dir, "remote-worker.lock"))  # SCAN-STATE-8, first
+        for name in ("tmp", "ready", "quarantine"):
+            ensure_private_dir(os.path.join(config.bundle_dir, name))
+        ensure_private_dir(os.path.join(config.work_dir, "abandoned"))
+        slot_ids = persisted_slot_ids(config.state_dir)  # SCAN-SLOT-2, SCAN-STATE-6
+        remove_partials(config.state_dir)  # SCAN-STATE-2: an interrupted write's temporary file
+        with open(config.node_path, "rb") as handle:
+            code_sha256 = sha256_hex(handle.read())
+        # SCAN-CLAIM-2: the build document every claim carries, filled once (the server matches work to it)
+        self.build = build_document(CLAIM_BUILD, code_sha256)
+        self.journal.open()
+        ids = sorted(set(range(config.parallelism)) | set(slot_ids))
+        self.slots = [Slot(self, slot_id, slot_id < config.parallelism) for slot_id in ids]
+        sweep_work(config, self.slots)
+        if config.progress:  # D31: no outbox thread without progress
+            self.outbox_thread = threading.Thread(target=self.outbox.run, name="worker-progress-outbox",
+                                                  daemon=True)
+            self.outbox_thread.start()
+        for slot in self.slots:
+            slot.thread = threading.Thread(target=slot.run, name="worker-slot-%d" % slot.slot_id, daemon=True)
+        say("worker: started with %d slots" % len(self.slots))  # SCAN-SLOT-3: before the first request
+        for slot in self.slots:
+            slot.thread.start()
+
+    def run(self):
+        """Wait for signals and slot ends; return the outcome (SCAN-ARGV-2)."""
+        drain_deadline = None
+        while True:
+            timeout = None if drain_deadline is None else max(0.0, drain_deadline.remaining())
+            try:
+                select.select([PROCESS.wake_r], [], [], timeout)
+            except InterruptedError:
+                pass
+            PROCESS.drain_wake()
+            if STOP.requested:
+                return self.stop(OUTCOME_STOPPED)  # SCAN-STOP-3
+            if any(slot.ended == "died" for slot in self.slots):
+                return self.stop(OUTCOME_SLOT_DIED)  # SCAN-SLOT-4
+            if FLOW.drain_asked and drain_deadline is None:
+                say("worker: draining")  # SCAN-STOP-2
+                drain_deadline = Deadline(self.config.drain_s)
+                FLOW.draining.set()
+                FLOW.either.set()
+            if drain_deadline is not None:
+                if all(slot.ended for slot in self.slots):
+                    return self.finish_drain()
+                if drain_deadline.expired():
+                    return self.stop(OUTCOME_STOPPED)  # D11: a drain is bounded; then it is a stop
+
+    def finish_drain(self):
+        """SCAN-STOP-2: every slot retired; flush progress for at most PROGRESS_FINAL_DRAIN_S; drained."""
+        flush = Deadline(PROGRESS_FINAL_DRAIN_S)
+        FLOW.stopping.set()  # the outbox thread leaves; the flush below is the only sender
+        if self.outbox_thread is None:
+            return OUTCOME_DRAINED  # D31: --no-progress: nothing to flush
+        self.journal.changed.set()
+        self.outbox_thread.join(min(PROGRESS_REQUEST_TIMEOUT_S + 0.5, flush.remaining()))
+        if not self.outbox_thread.is_alive():
+            self.outbox.drain(flush.remaining())
+        return OUTCOME_DRAINED
+
+    def stop(self, outcome):
+        """SCAN-STOP-3/4: every request cut, every runner killed and recorded, bounded joins."""
+        say("worker: stopping")
+        STOP.requested = True
+        STOP.abandon_all()  # shutdown() of every socket in flight, whatever thread waits on it
+        FLOW.stopping.set()
+        FLOW.either.set()
+        budget = Deadline(STOP_JOIN_S)
+        for slot in self.slots:
+            if slot.thread is not None and slot.thread.is_alive():
+                slot.thread.join(budget.remaining())
+        return outcome
+
+
+def take_lock(path):
+    """SCAN-STATE-8: an exclusive flock held for the process's life; LockHeld when another has it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise LockHeld() from None
+    os.ftruncate(fd, 0)
+    os.write(fd, ("%d\n" % os.getpid()).encode("ascii"))  # for a person looking: which process holds it
+    return fd
+
+
+def persisted_slot_ids(state_dir):
+    """SCAN-SLOT-2, SCAN-STATE-6: ids of every slot file; StartupError for a link, an odd file or a flood."""
+    found = []
+    with os.scandir(state_dir) as entries:
+        for count, entry in enumerate(entries, 1):
+            if count > MAX_STATE_DIR_ENTRIES:
+                raise StartupError("more entries in the state tree than are scanned")
+            match = SLOT_FILE_RE.fullmatch(entry.name)
+            if match is None:
+                continue
+            if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+                raise StartupError("a slot file that is a symlink or not a regular file")
+            slot_id = int(match.group(1))
+            if slot_id > MAX_SLOT_ID:
+                raise StartupError("a slot id beyond the limit")
+            found.append(slot_id)
+    return found
+
+
+def remove_partials(directory):
+    """SCAN-STATE-2: temporary files of writes a crash interrupted are ignored, and removed."""
+    for name in os.listdir(directory):
+        if name.startswith(".") and name.endswith(".partial"):
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
+def sweep_work(config, slots):
+    """Runner roots no slot state refers to: their runner fenced by exact identity, then removed.
+
+    Such a root is left when the worker died between making a root and saving
+    its record, or after a state was deleted.  When any slot file cannot be
+    read, nothing is swept: its references are unknown.
+    """
+    referenced = set()
+    for slot in slots:
+        try:
+            state = slot.files.load()
+        except (WorkerClientError, OSError):
+            return
+        if state and state.get("runner"):
+            referenced.add(state["runner"]["root_name"])
+            referenced.add("abandoned/" + state["runner"]["root_name"])
+        referenced.update(state.get("retained_work", []) if state else [])
+    for folder, prefix in ((config.work_dir, ""), (os.path.join(config.work_dir, "abandoned"), "abandoned/")):
+        for name in os.listdir(folder):
+            if ROOT_NAME_RE.fullmatch(name) is None or prefix + name in referenced:
+                continue
+            root = os.path.join(folder, name)
+            try:
+                owner = read_private_json(os.path.join(root, "owner.json"), MAX_CURSOR_BYTES)
+            except (WorkerClientError, OSError):
+                owner = None
+            if owner and isinstance(owner.get("identity"), dict) and not identity_problem(owner["identity"]):
+                if stop_exact_identity(owner["identity"], RUNNER_STOP_TIMEOUT_S) != "dead":
+                    continue  # SCAN-RUNNER-9: not proven gone: leave its root alone
+            shutil.rmtree(root, ignore_errors=True)
+
+
+# How the worker's life ends (STYLE 7: string constants), and the exit status of each (SCAN-ARGV-2).
+OUTCOME_DRAINED = "drained"  # every slot retired after the first SIGTERM
+OUTCOME_SLOT_DIED = "slot_died"  # SCAN-SLOT-4: a slot could not go on
+OUTCOME_START_FAILED = "start_failed"  # a tree or a state file the worker cannot use at start
+OUTCOME_LOCKED = "locked"  # SCAN-STATE-8: another worker holds the state tree
+OUTCOME_STOPPED = "stopped"  # a second SIGTERM or SIGINT, or a drain past its bound (D11)
+OUTCOME_DEFECT = "defect"  # an exception nothing below main() caught: the worker cannot go on
+EXIT_STATUS = {OUTCOME_DRAINED: EXIT_OK, OUTCOME_SLOT_DIED: EXIT_SLOT_DIED, OUTCOME_START_FAILED: EXIT_SLOT_DIED,
+               OUTCOME_LOCKED: EXIT_LOCKED, OUTCOME_STOPPED: EXIT_STOPPED, OUTCOME_DEFECT: EXIT_SLOT_DIED}
+
+
+def lifecycle(config):
+    """The worker's life: start-up, then the slots until a drain ends, a slot dies or a stop; the outcome."""
+    worker = Worker(config)
+    try:
+        worker.start()
+    except LockHeld:
+        say("worker: another worker holds this state directory")
+        return OUTCOME_LOCKED  # SCAN-STATE-8
+    except (StartupError, WorkerClientError, OSError):
+        say("worker: start-up failed")  # SCAN-OUTPUT-1: a fixed line, never which file or why
+        return OUTCOME_START_FAILED
+    return worker.run()
+
+
+def defect_outcome(exc):
+    """The outcome of an exception that reached main(): stopped when a stop was seen, else a defect.
+
+    Nothing is printed: SCAN-OUTPUT-1 has no line for a defect, and a
+    traceback would carry paths and values (SCAN-SECRET-2).
+    """
+    return OUTCOME_STOPPED if stop_requested() else OUTCOME_DEFECT
+
+
+def finish(outcome):
+    """The exit status of `outcome`, fixed once (the worker prints no final line: each line is said as it happens)."""
+    return PROCESS.settle(1, None, EXIT_STATUS[outcome])
+
+
+# 7.4 The runner child =========================================================
+# What `_assignment_runner --root ROOT` does.  It reads its
+# input, waits for the worker's start gate, then scans each target into a
+# bundle and publishes how the generation ended.  It prints nothing (its
+# stdout and stderr are /dev/null anyway) and never talks to the scan server:
+# everything it says goes through the files of its root.
+
+def wait_gate(paths, runner_input, input_sha256, stop, deadline):
+    """True once start.json names this generation, this input and this process (SCAN-RUNNER-3).
+
+    False, meaning "exit and do nothing", when the gate names something else,
+    cannot be read, or the watchdog deadline passes first.
+    """
+    try:
+        me = process_identity(os.getpid())
+    except OSError:
+        me = None  # /proc will not say: the pid alone is compared
+    wake = stop.wait_fd()
+    while True:
+        stop.check("the start gate")
+        try:
+            gate = load_runner_gate(paths.start)
+        except (RunnerProtocolError, OSError):
+            return False  # a gate we cannot trust is no gate
+        if gate is not None:
+            return (gate["generation"] == runner_input["generation"]
+                    and gate["input_sha256"] == input_sha256
+                    and gate["identity"]["pid"] == os.getpid()
+                    and (me is None or gate["identity"] == me))
+        if deadline.expired():
+            return False
+        wait = min(START_GATE_POLL_S, deadline.remaining())
+        if wake is not None:
+            select.select([wake], [], [], wait)
+        else:
+            time.sleep(wait)
+
+
+class _RunnerGeneration(object):
+    """One generation's work, once its gate is open: events, targets, bundle, terminal."""
+
+    def __init__(self, paths, runner_input, input_sha256, stop, deadline):
+        self.paths = paths
+        self.input = runner_input
+        self.input_sha256 = input_sha256
+        self.stop = stop
+        self.deadline = deadline
+        self.sequence = 0
+        self.phase = "preparing"
+        self.phase_started_at = None
+        self.events_fd = None
+
+    def emit(self, phase, progress):
+        """Append the next event (SCAN-RUNNER: sequence from 1, no gap, fsynced per line)."""
+        now = utc_now_text()
+        if phase != self.phase or self.phase_started_at is None:
+            self.phase, self.phase_started_at = phase, now
+        self.sequence += 1
+        append_event(self.events_fd, {"sequence": self.sequence, "generation": self.input["generation"],
+                                      "phase": phase, "progress": progress, "timestamp": now,
+                                      "phase_started_at": self.phase_started_at})
+
+    def binding(self):
+        return {name: self.input[name] for name in _RUNNER_BINDING_MEMBERS}
+
+    def header(self):
+        """SCAN-BUNDLE-1, -2: the header names the reservation, the slot and this generation."""
+        timed_out = self.input["operation"] == "timeout_bundle"
+        header = self.binding()
+        header.update({"format": BUNDLE_FORMAT, "generation": self.input["generation"],
+                       "status": "timed_out" if timed_out else "completed",
+                       "timeout_phase": self.input["timeout_phase"] if timed_out else None})
+        return header
+
+    def publish(self, status, error_code, bundle):
+        outcome = {"status": status, "error": None if error_code is None else {"code": error_code},
+                   "final_phase": self.phase, "identity": self.binding(),
+                   "last_event_sequence": self.sequence, "bundle": bundle}
+        terminal = {"schema": 1, "decision": "completed", "decided_at": utc_now_text(),
+                    "generation": self.input["generation"], "input_sha256": self.input_sha256,
+                    "outcome": outcome}
+        publish_terminal(self.paths, terminal, "runner")  # SCAN-RUNNER-5: a loss means the worker decided
+
+    def run(self):
+        self.events_fd = open_events(self.paths)
+        try:
+            return self._run()
+        finally:
+            os.close(self.events_fd)
+
+    def _run(self):
+        bundle_id = self.input["bundle_id"]
+        self.emit("preparing", {})
+        writer = None
+        try:
+            writer = BundleWriter(self.paths.tmp_bundle(bundle_id, self.input["generation"]), self.header(),
+                                  self.input["declared_bundle_bytes"])
+            if self.input["operation"] == "execute":  # a timeout bundle fetches nothing (SCAN-RUNNER-8)
+                for index, target in enumerate(self.input["targets"]):
+                    self.stop.check("the next target")
+                    self.emit("scanning", {"target": target["name"], "index": index})
+                    self.scan_target(target, writer)
+            self.stop.check("bundling")
+            self.emit("bundling", {})
+            meta = writer.commit(self.paths.ready_bundle(bundle_id))
+        except (TargetFailed, ScanRefused, BundleTooLarge, BundleInvalid) as exc:
+            if writer is not None:
+                writer.abort()
+            if self.deadline.expired():
+                return RUNNER_EXIT_DEADLINE  # the worker's watchdog publishes timed_out (SCAN-RUNNER-4)
+            self.publish("failed", exc.code, None)  # SCAN-RUNNER-10: nothing of a failed generation is uploaded
+            return RUNNER_EXIT_OK
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
+        self.publish("succeeded", None, {"ready_relative_path": "ready/%s.jsonl" % bundle_id,
+                                         "bytes": meta["bytes"], "payload_sha256": meta["payload_sha256"],
+                                         "events_sha256": meta["events_sha256"]})
+        return RUNNER_EXIT_OK
+
+    def scan_target(self, target, writer):
+        """Fetch one target through the scan, then account for it (SCAN-BUNDLE-3)."""
+        scan = TargetScan(target["name"])
+
+        def on_data(chunk):
+            for event in scan.feed(chunk):
+                writer.add(event)
+
+        fetch_target(target, self.stop, self.deadline, on_data)
+        for event in scan.finish():
+            writer.add(event)
+        writer.add({"type": "target_done", "target": target["name"], "bytes": target["size"],
+                    "sha256": target["sha256"]})
+
+
+def runner_main(root):
+    """The runner (SCAN-RUNNER-1..10): the exit status, never an exception; nothing printed.
+
+    No terminal is published when the input is unusable, the gate never
+    opens for this process, the watchdog deadline passes, a stop arrives or
+    the disk fails: the worker then decides (fenced or timed_out) and retries
+    as SCAN-RUNNER-7 says.
+    """
+    stop = Stop("scan runner", stderr_fd=None)  # stderr is /dev/null; the line would go nowhere
+    stop.open()
+    install_handlers(stop.handle)  # SIGTERM and SIGINT end the runner promptly: the flag, its sockets shut
+    paths = RunnerPaths(root)
+    try:
+        runner_input, input_sha256 = load_runner_input(paths)
+        match = ROOT_NAME_RE.fullmatch(paths.name)
+        require(match is not None and match.group(3) == runner_input["generation"]
+                        and int(match.group(1)) == runner_input["slot_id"]
+                        and int(match.group(2)) == runner_input["reservation_id"], "runner root name binding")
+    except (RunnerProtocolError, OSError):
+        return RUNNER_EXIT_FAILED
+    watchdog_at = parse_instant(runner_input["watchdog_deadline_at"])
+    deadline = Deadline(max(0.0, watchdog_at - time.time()))
+
+    def out_of_time():
+        # SCAN-RUNNER-4: a runner stops itself at its watchdog deadline, whatever it is blocked in.
+        os._exit(RUNNER_EXIT_DEADLINE)
+
+    try:
+        with Watchdog(deadline, out_of_time):
+            if not wait_gate(paths, runner_input, input_sha256, stop, deadline):
+                return RUNNER_EXIT_OK  # SCAN-RUNNER-3: no gate for us, no effect
+            return _RunnerGeneration(paths, runner_input, input_sha256, stop, deadline).run()
+    except StopRequested:
+        return RUNNER_EXIT_STOPPED
+    except Exception:  # RunnerError, OSError, or a defect: no terminal, so the worker fences and retries
+        return RUNNER_EXIT_FAILED
+
+
+# 8 main() =====================================================================
+
+USAGE = build_parser().format_help()  # SCAN-ARGV-1: what --help prints (argparse's text, made once at import)
+
+
+def main(argv=None):
+    """Run the node, or the child mode its command line names; return the exit status.  Never raises."""
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    for prefix, child_main in CHILD_MODES:  # 6.7: this file, started again as its own child
+        if tokens[:len(prefix)] == list(prefix):
+            return child_main(tokens[len(prefix):])
+    try:
+        config = configure(tokens, os.environ)  # 6.3: argv and environment, read once; None: --help
+    except UsageError as exc:  # SCAN-ARGV-1: a fixed text naming the option, never its value
+        write_all(2, exc.text.encode("ascii", "replace"))
+        return exc.exit_code
+    if config is None:  # SCAN-NODE-2: the usage, with nothing read and nothing sent
+        write_all(1, USAGE.encode("ascii"))
+        return EXIT_OK
+    try:
+        start_process()  # 6.1: wake pipes and stop handlers, before the first request (SCAN-STOP-1)
+        outcome = lifecycle(config)
+    except BaseException as exc:  # a defect in this file still ends in the final line, never a traceback
+        outcome = defect_outcome(exc)
+    return finish(outcome)
+
+
+# 9 Shared blocks ==============================================================
 # Verbatim copies of nodes/blocks/*.py, rewritten by `python3 -m conformance.sync`.
 
 # ---- BEGIN BLOCK deadline (nodes/blocks/deadline.py) ----
@@ -1084,3837 +4907,154 @@ class HttpExchange(object):
                 pass
 # ---- END BLOCK transport ----
 
+# ---- BEGIN BLOCK process (nodes/blocks/process.py) ----
+# process: what a signal handler and every exit path of a node share.  One
+# Process object per process (PROCESS, made by the node at import, opened by
+# main()): the wake pipe a handler writes one byte to, the buffers that hold a
+# secret (wiped on every exit path, the hard one too), and the final line,
+# written once and whole with the exit code fixed beside it, even when a second
+# signal lands while it is being written.  A handler records and wakes; the
+# decisions are taken by ordinary code.
 
-# 7 Protocol ===================================================================
-
-# 7.1 Process and output =======================================================
-# A signal handler records and wakes, nothing else; the main thread decides
-# (SCAN-STOP-1).  The first SIGTERM only asks for a drain (SCAN-STOP-2).  A
-# second one, or SIGINT, is a stop: the stop block's handler shuts every
-# socket in flight at once, because close() does not interrupt a blocked read
-# and shutdown() does (SCAN-STOP-3).  Slot threads never wait on anything a
-# handler touches: the main thread turns the handler's byte into the
-# threading.Events they wait on.
-
-STOP = Stop(PROGRAM, stderr_fd=None)  # SCAN-OUTPUT-1: stderr carries only the usage line, so no courtesy line
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-class ProcessState(object):
-    """What the signal handler and the threads share; built here, opened by main() (SCAN-NODE-3)."""
-
-    def __init__(self):
-        self.signals = 0  # SIGTERMs and SIGINTs received
-        self.drain_asked = False  # a first SIGTERM arrived (the handler's flag)
-        self.wake = None  # (read fd, write fd): the handler and ending threads write a byte
-        self.draining = threading.Event()  # set by the main thread: no new claims
-        self.stopping = threading.Event()  # set by the main thread: leave now
-        self.either = threading.Event()  # draining or stopping: what an idle slot waits on
-        self.tls = None  # the one TLS context (SSL_CERT_FILE is read when it is made)
+def write_all(fd, data):
+    """Write every byte with os.write: no buffer a signal handler could re-enter."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        pass  # a closed stream must not turn into a second failure
 
 
-PROCESS = ProcessState()
+def install_handlers(on_signal, signals=HANDLED_SIGNALS):
+    """Install on_signal for every stop signal, before the first request.
 
-
-def on_signal(signum, frame):
-    """SIGTERM and SIGINT (SCAN-STOP-1): the first SIGTERM drains; anything more stops."""
-    PROCESS.signals += 1
-    if signum == signal.SIGTERM and PROCESS.signals == 1:
-        PROCESS.drain_asked = True  # SCAN-STOP-2: finish the work in hand; nothing is cut
-    else:
-        STOP.handle(signum, frame)  # SCAN-STOP-3: flag, then shutdown() of every socket in flight
-    wake_main()
-
-
-def wake_main():
-    """Wake the main thread's select() (from a handler or an ending thread)."""
-    if PROCESS.wake is not None:
-        try:
-            os.write(PROCESS.wake[1], b"\0")
-        except OSError:
-            pass  # a full pipe already wakes its reader
-
-
-def install_handlers():
-    """SCAN-STOP-1: as PID 1 a signal without a handler is ignored, so handlers come before any request."""
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(read_fd, False)
-    os.set_blocking(write_fd, False)
-    PROCESS.wake = (read_fd, write_fd)
-    STOP.open()
-    # SCAN-STOP-2/3: the kernel may deliver a signal to any thread, and Python runs the handler only
-    # when the main thread next runs bytecode; without this byte in the pipe a main thread asleep in
-    # select() never notices the SIGTERM (the drain hangs until a SIGKILL).
-    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    As PID 1 a signal with no handler is dropped (the kernel gives init no
+    default action), so a node that installs none is only ever SIGKILLed.
+    """
+    for signum in signals:
         signal.signal(signum, on_signal)
 
 
-def say(line):
-    """One stdout line in one write, so lines from many threads never interleave (SCAN-OUTPUT-1).
-
-    Callers pass fixed text and numbers only: never a received byte, a path,
-    a URL or an exception's text (SCAN-SECRET-2).
-    """
-    data = (line + "\n").encode("ascii", "replace")
-    try:
-        while data:
-            data = data[os.write(1, data):]
-    except OSError:
-        pass  # a closed stdout must not become a second failure
-
-
-def usage_line(text):
-    """The one stderr line of a usage error (SCAN-ARGV-1): names the option, never its value."""
-    try:
-        os.write(2, ("%s: usage error: %s\n" % (PROGRAM, text)).encode("ascii", "replace"))
-    except OSError:
-        pass
-
-
-def stop_requested():
-    return STOP.requested or PROCESS.stopping.is_set()
-
-
-def check_stop():
-    """Raise Stopped when a stop has reached this thread (between steps and inside waits)."""
-    if stop_requested():
-        raise Stopped()
-
-
-# 7.2 JSON, identifiers and time ===============================================
-# The scan server digests canonical JSON written with ASCII escapes (the
-# upstream's encoding): a terminal report's receipt names the SHA-256 of exactly
-# these bytes (SCAN-RECONCILE-4), so every body and file uses one function.
-
-REQUEST_ID_RE = re.compile(r"[a-f0-9]{32}")  # SCAN-CLAIM-1: request ids and generations, fullmatch
-DIGEST_RE = re.compile(r"[a-f0-9]{64}")  # fullmatch
-LONG_ID_RE = re.compile(r"[a-f0-9]{32,64}")  # bundle and scan event ids, fullmatch
-TARGET_NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # SCAN-ASSIGN-1: no `/`, no leading `.`
-ERROR_CODE_RE = re.compile(r"[a-z0-9_]{1,64}")  # SCAN-HTTP-5, fullmatch
-# SCAN-STATE-3: a retained_work entry names a root under abandoned/, nothing else the janitor could remove
-RETAINED_RE = re.compile(r"abandoned/worker-assignment-[0-9]+-[1-9][0-9]*-[a-f0-9]{32}")
-SLOT_FILE_RE = re.compile(r"slot-(0|[1-9][0-9]*)\.json")  # SCAN-SLOT-2: leftover slots are found by name
-DECIMAL_RE = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")  # the waits' option values, fullmatch
-MAX_HEADER_INT_CHARS = 32  # D25: a header number is short; int() of a longer text is never tried (a bound)
-DIGITS_RE = re.compile(r"[0-9]{1,16}")  # D25: a whole number a generated client writes as a string
-MAX_INSTANT_CHARS = 64  # D26: an instant is a short text; a longer one is no instant (a bound)
-# D26: RFC 3339 as JSON producers write it, for the fractions and offsets fromisoformat()
-# takes only from Python 3.11 on (1 to 9 fraction digits, +HHMM, +HH)
-_RFC3339_RE = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]{1,9}))?)?"
-    r"(?:(Z)|([+-])([0-9]{2})(?::?([0-9]{2}))?)?")
-
-
-def canonical(value):
-    """SCAN-HTTP-2: the canonical ASCII bytes of a JSON value (sorted keys, no spaces, \\u escapes)."""
-    return canonical_bytes(value, ascii=True)
-
-
-def header_int(value):
-    """A header's whole number as the upstream's int(value) reads it (D25: "+5", " 05 "); None otherwise."""
-    if not isinstance(value, str) or len(value) > MAX_HEADER_INT_CHARS:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
-
-
-def upstream_int(value, cut=False):
-    """The whole number the upstream's int(x) reads from a member a server wrote; None when it reads none.
-
-    D25: a JSON integer; a float with no fraction (5.0: JSON has one number
-    type and many producers write every number as a float); with `cut`, any
-    finite float cut toward zero as int() cuts it (for a bound or a count,
-    where a smaller value is safe); a string of ASCII digits (a generated
-    client's 64-bit integers).  Never a boolean, another spelling int() takes
-    ("1_0", " 7"), a fraction in an identity, or a number beyond 2^53: each of
-    those would name something else than the server meant.
-    """
-    if is_int(value):
-        return value if abs(value) <= MAX_SAFE_INTEGER else None
-    if isinstance(value, float):
-        if not math.isfinite(value) or not (cut or value.is_integer()) or abs(value) > MAX_SAFE_INTEGER:
-            return None
-        return int(value)
-    if isinstance(value, str) and DIGITS_RE.fullmatch(value):
-        number = int(value)
-        return number if number <= MAX_SAFE_INTEGER else None
-    return None
-
-
-def read_instant(value):
-    """SCAN-PEER-3: epoch seconds of an instant a server wrote, read as the upstream reads it; None otherwise.
-
-    D26: the upstream replaces `Z` by `+00:00`, calls datetime.fromisoformat()
-    and takes an instant without an offset as UTC.  So does this, and on a
-    Python before 3.11 it also takes the RFC 3339 forms that 3.11 added
-    (fractions of any length up to 9 digits, +HHMM and +HH offsets), so the
-    worker reads the same instants on every Python it runs on.
-    """
-    if not isinstance(value, str) or not value or len(value) > MAX_INSTANT_CHARS:
-        return None
-    try:
-        moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        moment = _rfc3339(value)
-    if moment is None:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
-    try:
-        return moment.timestamp()
-    except (OverflowError, ValueError):
-        return None
-
-
-def _rfc3339(text):
-    match = _RFC3339_RE.fullmatch(text)
-    if match is None:
-        return None
-    year, month, day, hour, minute = (int(match.group(i)) for i in range(1, 6))
-    second = int(match.group(6) or 0)
-    micro = int(((match.group(7) or "") + "000000")[:6])
-    zone = datetime.timezone.utc
-    if match.group(9):
-        offset = datetime.timedelta(hours=int(match.group(10)), minutes=int(match.group(11) or 0))
-        try:
-            zone = datetime.timezone(-offset if match.group(9) == "-" else offset)
-        except ValueError:
-            return None
-    try:
-        return datetime.datetime(year, month, day, hour, minute, second, micro, tzinfo=zone)
-    except ValueError:  # not a calendar instant
-        return None
-
-
-def is_reservation_id(value):
-    return is_int(value) and 1 <= value <= MAX_SAFE_INTEGER
-
-
-def is_long_id(value):
-    return isinstance(value, str) and LONG_ID_RE.fullmatch(value) is not None
-
-
-def is_digest(value):
-    return isinstance(value, str) and DIGEST_RE.fullmatch(value) is not None
-
-
-def error_code(value):
-    """D4: a code the worker keeps is an error code, or request_rejected.
-
-    A number is read as its digits, as the upstream's str(code) reads it.
-    """
-    if is_int(value) and value >= 0:
-        value = str(value)
-    if isinstance(value, str) and ERROR_CODE_RE.fullmatch(value):
-        return value
-    return "request_rejected"
-
-
-def short_text(value, limit=64):
-    return isinstance(value, str) and 1 <= len(value) <= limit
-
-
-def stale_recorded_at():
-    """D9: the stale record's instant keeps the upstream's `+00:00` spelling."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return now.isoformat(timespec="milliseconds")
-
-
-def jittered(seconds, low=0.5):
-    """A wait uniformly between `low` x and all of `seconds` (D16: equal jitter)."""
-    return seconds * random.uniform(low, 1.0)
-
-
-# 7.3 Configuration ============================================================
-# Read once, before any file or request (SCAN-CONFIG-1).  A problem is a
-# UsageError whose text names the option or variable and never its value.
-
-Config = collections.namedtuple("Config", [
-    "origin", "host", "port", "parallelism", "poll_s", "error_delay_s", "http_timeout_s", "drain_s",
-    "state_dir", "bundle_dir", "work_dir", "token_file", "node_path", "progress"])
-
-# SCAN-ARGV-1, D28: the upstream's own options.  Its argparse takes any unambiguous
-# prefix of them (`--serv`, `--tok=...`, `--p 4`); a host that launched the upstream
-# that way launches this worker unchanged.  This worker's own options are taken
-# only spelled out, so no prefix can mean one thing here and another upstream.
-UPSTREAM_OPTIONS = ("--server", "--token", "--parallelism", "--help")
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as UsageError, without the offending value."""
-
-    def error(self, message):
-        if message.startswith("argument "):
-            head, _, reason = message.partition(": ")
-            # Our own type functions say what is wrong without the value; argparse's
-            # "invalid choice: 'x'" and the like are cut at the quote.
-            raise UsageError("%s: %s" % (head, reason.split("'")[0].strip() or "invalid value"))
-        if message.startswith("unrecognized arguments: "):
-            # SCAN-ARGV-1: name the unknown option (its name only, cut at "="), never a value
-            names = [word.split("=")[0] for word in message.split(": ", 1)[1].split(" ")
-                     if re.fullmatch(r"--[a-z][a-z-]{0,39}(=.*)?", word)]  # option-shaped words only
-            raise UsageError("unrecognized arguments%s" % (": " + " ".join(names[:4]) if names else ""))
-        if message.startswith("the following arguments are required: "):
-            raise UsageError(message)  # SCAN-ARGV-1: argparse lists option names only, no value
-        raise UsageError(message.split(":")[0])
-
-
-def upstream_spelling(argv, exact):
-    """SCAN-PEER-5, D28: argv with every prefix of an upstream option written out, as its argparse reads it.
-
-    `exact` holds this parser's option strings, which are never rewritten.
-    Nothing after a `--` is an option.  The token's value is untouched, so
-    the move off argv (SCAN-TOKEN-4) finds it under the option's full name.
-    """
-    spelled = []
-    for index, item in enumerate(argv):
-        if item == "--":
-            return spelled + list(argv[index:])
-        name, sep, value = item.partition("=")
-        if item.startswith("--") and len(name) > 2 and name not in exact:
-            matches = [option for option in UPSTREAM_OPTIONS if option.startswith(name)]
-            if len(matches) == 1:
-                item = matches[0] + sep + value
-        spelled.append(item)
-    return spelled
-
-
-def _upstream_int(low, high):
-    """--parallelism as the upstream's argparse type=int reads it (D28): whatever int() takes."""
-    def parse(text):
-        try:
-            value = int(text) if len(text) <= 32 else None
-        except ValueError:
-            value = None
-        if value is None or not low <= value <= high:
-            raise argparse.ArgumentTypeError("not a whole number from %d to %d" % (low, high))
-        return value
-    return parse
-
-
-def _whole(low, high):
-    def parse(text):
-        if not re.fullmatch(r"[0-9]{1,6}", text) or not low <= int(text) <= high:
-            raise argparse.ArgumentTypeError("not a whole number from %d to %d" % (low, high))
-        return int(text)
-    return parse
-
-
-def _seconds(name):
-    low, high = WAIT_RANGES[name]
-
-    def parse(text):
-        if not DECIMAL_RE.fullmatch(text) or not low <= float(text) <= high:
-            raise argparse.ArgumentTypeError("not a number of seconds from %g to %g" % (low, high))
-        return float(text)
-    return parse
-
-
-def help_epilog():
-    """--help's sections after the options: what the worker reads besides argv, where it keeps its state, and
-    what its exit statuses mean (an operator reads them here, not in the contract)."""
-    return "\n".join([
-        "environment:",
-        "  %-28s the bearer token, when neither --token-file nor --token gives it" % TOKEN_ENV,
-        "  %-28s the state tree's base (default $HOME/.local/state)" % "XDG_STATE_HOME",
-        "  %-28s the bundle and work trees' base (default $HOME/.local/share)" % "XDG_DATA_HOME",
-        "  %-28s when the XDG variables are unset (else the user's home in the password database)" % "HOME",
-        "  %-28s a CA bundle to trust instead of the system's" % "SSL_CERT_FILE",
-        "",
-        "state (keep it across restarts: every step of every slot resumes from it):",
-        "  $XDG_STATE_HOME/truf/remote-worker            slot files, the lock (one worker per tree)",
-        "  $XDG_DATA_HOME/truf/remote-worker/bundles     bundles waiting to be uploaded",
-        "  $XDG_DATA_HOME/truf/remote-worker/work        the runners' working trees",
-        "",
-        "signals: the first SIGTERM drains (no new claim, the work in hand finished) for at most",
-        "--drain-seconds; a second SIGTERM, or SIGINT, stops at once (runners killed, state kept).",
-        "",
-        "exit status:",
-        "  %-3d a drain finished: every slot retired" % EXIT_OK,
-        "  %-3d a slot could not go on, or start-up failed" % EXIT_SLOT_DIED,
-        "  %-3d stopped: a second SIGTERM or SIGINT, or a drain past --drain-seconds" % EXIT_STOPPED,
-        "  %-3d a command line or environment this worker does not take" % EXIT_USAGE,
-        "  %-3d another worker holds this state tree: try later" % EXIT_LOCKED,
-    ])
-
-
-def build_parser():
-    parser = _Parser(prog=PROGRAM, allow_abbrev=False,  # SCAN-TOKEN-4: no `--tok` spelling slips past the move
-                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=help_epilog(),
-                     description="The remote scan worker: N slots, each claims a scan assignment, runs it in a "
-                                 "watched child, uploads the bundle or reports, and survives being killed at any "
-                                 "moment (contract/scan.md).")
-    parser.add_argument("--server", required=True, metavar="ORIGIN",
-                        help="the scan server, an https origin such as https://scan.example")
-    parser.add_argument("--token-file", metavar="PATH",
-                        help="a file (0600, yours) holding the bearer token; re-read when it changes")
-    parser.add_argument("--token", metavar="TOKEN",
-                        help="the bearer token (the upstream's option); moved off argv at once. Prefer "
-                             "--token-file or %s" % TOKEN_ENV)
-    parser.add_argument("--token-fd", type=_whole(0, 65535), help=argparse.SUPPRESS)  # SCAN-TOKEN-4: after the move
-    parser.add_argument("--parallelism", type=_upstream_int(MIN_PARALLELISM, MAX_PARALLELISM), default=1,
-                        help="slots, 1 to 128 (default 1)")
-    parser.add_argument("--poll-seconds", type=_seconds("poll_seconds"), default=DEFAULT_POLL_S,
-                        help="idle and awaiting-resolution poll (default 5)")
-    parser.add_argument("--error-delay-seconds", type=_seconds("error_delay_seconds"), default=DEFAULT_ERROR_DELAY_S,
-                        help="the base wait after a failed step, doubled up to 8 times, jittered (default 15)")
-    parser.add_argument("--http-timeout", type=_seconds("http_timeout"), default=DEFAULT_HTTP_TIMEOUT_S,
-                        help="whole-exchange deadline of a claim, status or report; an upload's bound on each "
-                             "piece it sends and on its answer (default 120)")
-    parser.add_argument("--drain-seconds", type=_seconds("drain_seconds"), default=DEFAULT_DRAIN_S,
-                        help="how long the first SIGTERM's drain may take before it becomes a stop (default 20)")
-    # D31: the upstream's command line sends no progress; this worker does, unless told not to
-    parser.add_argument("--no-progress", action="store_true",
-                        help="send no progress events and keep no event journal (for a server without the route)")
-    return parser
-
-
-def parse_origin(value):
-    """SCAN-CONFIG-2: (origin, host, port) of an https origin; UsageError otherwise (D17).
-
-    As the upstream reads it: every trailing `/` dropped, and a host name
-    outside ASCII written as IDNA (what http.client sends for it).
-    """
-    text = value.rstrip("/")
-    if not text or len(text) > 2048 or any(ord(c) <= 32 or ord(c) == 127 for c in text):
-        raise UsageError("--server: not an https origin")
-    try:
-        parts = urllib.parse.urlsplit(text)
-        port = parts.port
-    except ValueError:
-        raise UsageError("--server: not an https origin, or a port that is not a number from 1 to 65535") from None
-    if parts.scheme != "https":
-        raise UsageError("--server: the scheme must be https (plain HTTP is never spoken)")
-    if (not parts.hostname or parts.username is not None or parts.password is not None or parts.query
-            or parts.fragment or parts.path or "?" in text or "#" in text or port == 0):
-        raise UsageError("--server: not an https origin (no user, path, query or fragment)")
-    port = port or 443
-    host = parts.hostname
-    if any(ord(c) >= 127 for c in host):
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            raise UsageError("--server: a host name that has no IDNA form") from None
-    shown = "[%s]" % host if ":" in host else host
-    return ("https://%s" % shown) + ("" if port == 443 else ":%d" % port), host, port
-
-
-def tree_paths(environ):
-    """SCAN-CONFIG-3: (state, bundles, work) from the XDG variables, the upstream's layout."""
-    def base(variable, fallback):
-        value = environ.get(variable)
-        if value is not None and value != "":
-            if not os.path.isabs(value):
-                raise UsageError("%s: not an absolute path" % variable)
-            return value
-        home = environ.get("HOME")
-        if home is None:  # D29: as the upstream's expanduser("~"): the user's passwd entry
-            try:
-                home = pwd.getpwuid(os.getuid()).pw_dir
-            except KeyError:
-                home = None
-        if not home or not os.path.isabs(home):
-            # D29: a relative HOME would put the trees under whatever directory the worker starts in
-            raise UsageError("%s is unset and HOME is not an absolute path" % variable)
-        return os.path.join(home, fallback)
-    state = os.path.join(base("XDG_STATE_HOME", ".local/state"), "truf", "remote-worker")
-    data = os.path.join(base("XDG_DATA_HOME", ".local/share"), "truf", "remote-worker")
-    return state, os.path.join(data, "bundles"), os.path.join(data, "work")
-
-
-def valid_token(text):
-    """SCAN-TOKEN-2: 16 to 512 printable ASCII characters, no space."""
-    return (isinstance(text, str) and MIN_TOKEN_CHARS <= len(text) <= MAX_TOKEN_CHARS
-            and all("!" <= c <= "~" for c in text))
-
-
-def read_token_file(path):
-    """SCAN-TOKEN-3: the token of a private regular file; ValueError (without the token) otherwise."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)  # a symlink fails with ELOOP
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("not a regular file")
-        if info.st_uid != os.geteuid() or info.st_mode & 0o077:
-            raise ValueError("not private to this user (owner, or mode open to group or others)")
-        data = os.read(fd, MAX_TOKEN_FILE_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_TOKEN_FILE_BYTES:
-        raise ValueError("larger than %d bytes" % MAX_TOKEN_FILE_BYTES)
-    if data.endswith(b"\n"):
-        data = data[:-1]  # SCAN-TOKEN-2: at most one trailing newline
-    try:
-        token = data.decode("ascii")
-    except UnicodeDecodeError:
-        raise ValueError("not a valid token") from None
-    if not valid_token(token):
-        raise ValueError("not a valid token (16 to 512 printable characters)")
-    return token
-
-
-def file_signature(path):
-    """What tells a rotated token file apart (SCAN-TOKEN-5): inode, size, modification time."""
-    try:
-        info = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
-
-
-class TokenSource(object):
-    """The bearer token: fixed (moved off argv or environ) or a file re-read when it changes.
-
-    SCAN-TOKEN-5: every request asks current(), which stats the file and
-    re-reads it when it changed.  SCAN-TOKEN-6: a rotation that is not a
-    valid private token is ignored, with one line per change of the file.
-    SCAN-TOKEN-7: after a 401, reread() reads the file at once.
-    """
-
-    def __init__(self, token, path=None):
-        self._token = token
-        self.path = path
-        self._lock = threading.Lock()
-        self._signature = file_signature(path) if path else None
-        self._rejected = None  # the signature of the last rotation refused, so it is said once
-
-    def current(self):
-        if self.path is None:
-            return self._token
-        with self._lock:
-            signature = file_signature(self.path)
-            if signature != self._signature and signature != self._rejected:
-                self._load(signature)
-            return self._token
-
-    def reread(self, refused):
-        """SCAN-TOKEN-7: a new valid token different from `refused`, or None."""
-        if self.path is None:
-            return None
-        with self._lock:
-            self._load(file_signature(self.path))
-            return self._token if self._token != refused else None
-
-    def _load(self, signature):
-        try:
-            token = read_token_file(self.path)
-        except (OSError, ValueError):
-            if signature != self._rejected:
-                self._rejected = signature
-                say("worker: token file rejected, keeping the current token")  # SCAN-TOKEN-6: once per change
-            return
-        self._token, self._signature, self._rejected = token, signature, None
-
-
-# 7.4 The scan server's API ====================================================
-# One request per connection.  A JSON exchange is bounded as a whole by a
-# watchdog that shuts the socket: a per-read timeout lets a server that drips
-# a byte a second hold a slot for ever (SCAN-HTTP-3).  An upload is bounded by
-# its progress instead: a bundle of a GiB on a slow link takes as long as it
-# takes while its bytes keep moving, and ends when they stop (D27).  An answer
-# is judged by its Content-Length before its body is read, and read into a
-# bounded buffer (SCAN-HTTP-4).  Its JSON is read as the upstream's
-# json.loads() reads it, but for what D24 names.
-# No proxy is ever used: the transport block is handed none (SCAN-CONFIG-5);
-# http.client never follows a redirect, so a 3xx is an error answer
-# (SCAN-HTTP-6).
-
-CLAIM_PATH = "/api/v1/worker/claim"
-ASSIGNMENT_PATH = "/api/v1/worker/assignments/%d"
-
-Answer = collections.namedtuple("Answer", "status headers body")  # body: parsed JSON object, or None when empty
-
-
-def tls_context():
-    """Verified certificates and host names; SSL_CERT_FILE honoured (SCAN-HTTP-1)."""
-    if PROCESS.tls is None:
-        PROCESS.tls = ssl.create_default_context()
-    return PROCESS.tls
-
-
-def shut(sock):
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except (OSError, ValueError):
-            pass
-
-
-def announced_length(response):
-    value = (response.getheader("Content-Length") or "").strip()
-    return int(value) if value and len(value) <= 19 and value.isdigit() else None
-
-
-def read_bounded(response, limit, budget):
-    """At most `limit` body bytes; more, or a body cut short, raises (SCAN-HTTP-4)."""
-    declared = announced_length(response)
-    if declared is not None and declared > limit:
-        raise WorkerClientError("an answer larger than its bound")  # refused before its body is read
-    chunks, count = [], 0
-    while count <= limit:
-        chunk = response.read(min(IO_CHUNK_BYTES, limit + 1 - count))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        count += len(chunk)
-    if count > limit:
-        raise WorkerClientError("an answer larger than its bound")
-    if STOP.should_abandon() or budget.expired() or (declared is not None and count < declared):
-        raise WorkerNetworkError("the answer ended early")  # a cut body is never taken for whole
-    return b"".join(chunks)
-
-
-def parse_object(data):
-    """SCAN-HTTP-4, SCAN-PEER-1: None for an empty body, a JSON object otherwise; WorkerClientError else.
-
-    D24: floats anywhere, members in any order, and members nobody here
-    knows, as json.loads() takes them; refused: duplicate keys, NaN and
-    Infinity, integers beyond 2^53, nesting deeper than MAX_JSON_DEPTH, lone
-    surrogates.
-    """
-    if not data:
-        return None
-    return strict_object(data, "an answer")
-
-
-def strict_object(data, what):
-    """A JSON object from `data` (D24: floats allowed); WorkerClientError naming `what` (never its bytes) else.
-
-    Slot states are read the same way: they keep the assignment as the server
-    wrote it, floats included.
-    """
-    try:
-        value = parse_lenient(data, floats=True)
-    except JsonError:
-        raise WorkerClientError("%s that is not strict JSON" % what) from None
-    if not isinstance(value, dict):
-        raise WorkerClientError("%s that is not a JSON object" % what)
-    return value
-
-
-def retry_after_of(headers):
-    """SCAN-BACKOFF-2: whole seconds or an HTTP-date within MAX_RETRY_AFTER_S; None otherwise."""
-    value = (headers.get("Retry-After") or "").strip()
-    seconds = header_int(value)  # D25: "+5" and "005" are 5, as int() reads them
-    if seconds is not None:
-        return seconds if MIN_RETRY_AFTER_S <= seconds <= MAX_RETRY_AFTER_S else None
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None or when.tzinfo is None:
-        return None
-    ahead = when.timestamp() - time.time()
-    return min(max(ahead, 0.0), float(MAX_RETRY_AFTER_S)) if ahead <= MAX_RETRY_AFTER_S else None
-
-
-def error_from(response, budget):
-    """SCAN-HTTP-5: an error answer's status and code; its body kept only for diagnostics."""
-    body = b""
-    try:
-        declared = announced_length(response)
-        if declared is None or declared <= MAX_ERROR_BODY_BYTES:
-            body = response.read(MAX_ERROR_BODY_BYTES + 1)[:MAX_ERROR_BODY_BYTES]
-    except Exception:
-        body = b""  # D7: the status decides even when the body is unreadable
-    code = "request_rejected"
-    try:
-        value = parse_lenient(body, floats=True)  # D24: an error body is JSON as json.loads reads it too
-        if isinstance(value, dict) and isinstance(value.get("error"), dict):
-            code = error_code(value["error"].get("code"))
-    except JsonError:
-        pass  # D7: a body that is not the error shape only leaves the default code
-    headers = dict((k.title(), v) for k, v in response.getheaders())
-    return WorkerHTTPError(response.status, code, retry_after_of(headers), response.getheader("Content-Type"), body)
-
-
-class ScanApi(object):
-    """The five calls of the scan server, each one bounded exchange on a fresh connection."""
-
-    def __init__(self, config, tokens):
-        self.origin = config.origin
-        self.http_timeout_s = config.http_timeout_s
-        self.tokens = tokens
-
-    def _exchange(self, method, path, token, budget_s, body=None, upload=None, accept=(200,), wait_callback=None):
-        """One request.  A JSON one (or a status read) has `budget_s` for all of it (SCAN-HTTP-3).
-
-        An upload (D27) has `budget_s` to connect, then `budget_s` for each
-        piece of its body (the socket's timeout: no piece accepted that long
-        is a stall), then `budget_s` for the whole answer after its last byte.
-        """
-        budget = Deadline(budget_s)
-        session = HttpExchange(self.origin + path, STOP, timeout_s=max(0.05, budget.remaining()),
-                               connect_deadline_s=budget.remaining(), budget=None if upload else budget,
-                               ssl_context_factory=tls_context)
-        try:
-            try:
-                if upload is None:
-                    with Watchdog(budget, lambda: shut(session.sock)):  # SCAN-HTTP-3: the whole, not each read
-                        session.open()
-                        conn = session.conn
-                        self._head(conn, method, path, token)
-                        if body is not None:
-                            conn.putheader("Content-Type", "application/json")
-                            conn.putheader("Content-Length", str(len(body)))
-                            conn.endheaders(body)
-                        else:
-                            conn.endheaders()
-                        return self._answer(conn, accept, budget, wait_callback)
-                session.open()  # D27: the connect deadline is budget_s, as for any request
-                conn = session.conn
-                self._head(conn, method, path, token)
-                upload(conn)  # SCAN-UPLOAD-1: its own headers, then the body, each piece within budget_s
-                budget = Deadline(budget_s)  # D27: the answer, whole, from the last byte on
-                with Watchdog(budget, lambda: shut(session.sock)):
-                    return self._answer(conn, accept, budget, wait_callback)
-            except (OSError, http.client.HTTPException, StopRequested) as exc:
-                if STOP.should_abandon():
-                    raise Stopped() from None
-                raise WorkerNetworkError(type(exc).__name__) from None  # SCAN-SECRET-2: no text kept
-        finally:
-            session.close()
-
-    @staticmethod
-    def _head(conn, method, path, token):
-        conn.putrequest(method, path)  # adds Host and Accept-Encoding: identity (SCAN-HTTP-2)
-        conn.putheader("Authorization", "Bearer " + token)
-
-    @staticmethod
-    def _answer(conn, accept, budget, wait_callback):
-        if wait_callback is not None:
-            wait_callback()
-        response = conn.getresponse()
-        if response.status in accept and 200 <= response.status < 300:
-            data = read_bounded(response, MAX_API_RESPONSE_BYTES, budget)
-            headers = dict((k.title(), v) for k, v in response.getheaders())
-            return Answer(response.status, headers, data)
-        raise error_from(response, budget)
-
-    def call(self, method, path, budget_s=None, body=None, upload=None, accept=(200,), wait_callback=None):
-        """One request; after a 401, one immediate retry when the token file holds a new token (SCAN-TOKEN-7)."""
-        budget_s = self.http_timeout_s if budget_s is None else budget_s
-        token = self.tokens.current()  # SCAN-TOKEN-5: a rotated file is used from this request on
-        try:
-            return self._exchange(method, path, token, budget_s, body, upload, accept, wait_callback)
-        except WorkerHTTPError as exc:
-            if exc.status != 401:
-                raise
-            fresh = self.tokens.reread(token)
-            if fresh is None:
-                raise  # SCAN-TOKEN-7: nothing new to try: the error delay, state untouched
-            return self._exchange(method, path, fresh, budget_s, body, upload, accept, wait_callback)
-
-    def claim(self, request_id, build):
-        """SCAN-CLAIM-2: the claim, with the persisted request id."""
-        answer = self.call("POST", CLAIM_PATH, body=canonical({"build": build, "request_id": request_id}),
-                           accept=(200, 201, 204))
-        return answer
-
-    def status(self, reservation_id):
-        """SCAN-RECONCILE-1: the status document, a JSON object (D6: an empty body is refused)."""
-        answer = self.call("GET", ASSIGNMENT_PATH % reservation_id)
-        value = parse_object(answer.body)
-        if value is None:
-            raise WorkerClientError("an empty status")
-        return value
-
-    def terminal(self, reservation_id, report_bytes):
-        """SCAN-TERMINAL-1: the stored report's exact bytes (SCAN-TERMINAL-4)."""
-        answer = self.call("POST", (ASSIGNMENT_PATH % reservation_id) + "/terminal", body=report_bytes)
-        value = parse_object(answer.body)
-        if value is None:
-            raise WorkerClientError("an empty receipt")
-        return value
-
-    def upload(self, reservation_id, fd, size, digest, on_sent):
-        """SCAN-UPLOAD-1/2: PUT the bundle on `fd`, streamed; the send pass re-hashes (D14)."""
-        def send(conn):
-            conn.putheader("Content-Type", "application/octet-stream")
-            conn.putheader("Content-Length", str(size))
-            conn.putheader("X-Truf-Payload-SHA256", digest)
-            conn.endheaders()
-            os.lseek(fd, 0, os.SEEK_SET)
-            hasher, left = hashlib.sha256(), size
-            while left > 0:
-                chunk = os.read(fd, min(UPLOAD_CHUNK_BYTES, left))
-                if not chunk:
-                    raise StorageFailure()  # the file shrank since the first pass
-                hasher.update(chunk)
-                left -= len(chunk)
-                if left == 0 and hasher.hexdigest() != digest:
-                    raise StorageFailure()  # D14: the last chunk is never sent under the wrong digest
-                view = memoryview(chunk)
-                for start in range(0, len(view), UPLOAD_PIECE_BYTES):
-                    # D27: each piece must leave within the socket's timeout (--http-timeout): a stalled
-                    # upload ends, one that keeps moving never does, however long the whole takes
-                    conn.send(view[start:start + UPLOAD_PIECE_BYTES])
-        answer = self.call("PUT", (ASSIGNMENT_PATH % reservation_id) + "/bundle", upload=send, accept=(200, 201),
-                           wait_callback=on_sent)
-        value = parse_object(answer.body)
-        if value is None:
-            raise WorkerClientError("an empty receipt")
-        return value
-
-    def progress(self, reservation_id, event_bytes, budget_s):
-        """SCAN-PROGRESS-2: one event, bounded by PROGRESS_REQUEST_TIMEOUT_S and the pass's budget."""
-        answer = self.call("POST", (ASSIGNMENT_PATH % reservation_id) + "/progress", budget_s=budget_s,
-                           body=event_bytes)
-        return parse_object(answer.body)
-
-
-# 7.5 Slot state on disk =======================================================
-# A slot's whole memory is one file, written atomically (temporary name,
-# fsync, rename, directory fsync: the atomic_write block), checked against the
-# schema before every save so an invalid state is never written
-# (SCAN-STATE-2/3), and read back strictly.  A file the worker cannot read is
-# left exactly as it is (SCAN-STATE-5): deleting it would abandon a live
-# reservation.
-
-PHASE_KEYS = {  # SCAN-STATE-3: phase -> (required, optional)
-    "claiming": ({"schema", "phase", "request_id"}, set()),
-    "assigned": ({"schema", "phase", "assignment", "runner", "retained_work"}, set()),
-    "bundle_ready": ({"schema", "phase", "assignment", "runner", "retained_work", "bundle"}, {"transport_conflict"}),
-    "terminal_pending": ({"schema", "phase", "assignment", "runner", "retained_work", "terminal"},
-                         {"bundle", "transport_conflict"}),
-    "awaiting_resolution": ({"schema", "phase", "assignment", "runner", "retained_work", "stale"},
-                            {"bundle", "terminal", "transport_conflict"}),
-}
-LEGACY_KEYS = {  # SCAN-STATE-7: the upstream's schema-less states (plus an optional bundle)
-    "claiming": {"phase", "request_id"},
-    "assigned": {"phase", "assignment"},
-    "bundle_ready": {"phase", "assignment"},
-    "terminal_pending": {"phase", "assignment", "terminal"},
-    "awaiting_resolution": {"phase", "assignment", "stale"},
-}
-RUNNER_KEYS = frozenset([
-    "generation", "input_sha256", "root_name", "input_ref", "events_ref", "start_ref", "terminal_ref", "bundle_ref",
-    "scan_started_at", "scan_deadline_at", "watchdog_deadline_at", "operation", "timeout_phase", "attempt",
-    "status", "identity", "last_event", "terminal_sha256"])
-RUNNER_STATUSES = ("created", "running", "stopping", "exited", "timed_out", "fenced")
-SCAN_STAGE_PHASES = ("preparing", "scanning", "bundling")  # SCAN-BUNDLE-1: what a timeout bundle may name
-
-
-def ensure_private_dir(path):
-    """SCAN-STATE-1: a real directory, ours, mode 0700 (created if missing; never a symlink).
-
-    Every directory it has to create on the way is made 0700 too: makedirs()
-    gives its intermediate directories the umask's mode.
-    """
-    missing = []
-    head = os.path.abspath(path)
-    while not os.path.lexists(head):
-        missing.append(head)
-        head = os.path.dirname(head)
-    for directory in reversed(missing):
-        try:
-            os.mkdir(directory, 0o700)
-        except FileExistsError:
-            pass  # made meanwhile by another worker: lstat below judges it
-    info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-        raise StartupError("a tree directory that is a symlink, not a directory, or not ours")
-    if stat.S_IMODE(info.st_mode) != 0o700:
-        os.chmod(path, 0o700)
-
-
-def fsync_dir(directory):
-    """fsync a directory so a create, link or rename in it survives a crash (SCAN-STATE-2)."""
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):  # a filesystem that cannot sync a directory
-            raise
-    finally:
-        os.close(fd)
-
-
-def remove_file(path):
-    """Remove a file (never through a symlink's target: unlink removes the link itself); gone is fine."""
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        return False
-    fsync_dir(os.path.dirname(path))
-    return True
-
-
-def read_private(path, limit):
-    """SCAN-STATE-5/6: the bytes of a private regular file of ours, at most `limit`; None when absent."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise WorkerClientError("a state file that is a symlink") from None
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise WorkerClientError("a state file that is not a regular file")
-        if info.st_uid != os.geteuid() or info.st_mode & 0o077:
-            raise WorkerClientError("a state file that is not private to this user")
-        chunks, count = [], 0
-        while count <= limit:
-            chunk = os.read(fd, min(IO_CHUNK_BYTES, limit + 1 - count))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            count += len(chunk)
-    finally:
-        os.close(fd)
-    if count > limit:
-        raise WorkerClientError("a state file larger than its bound")
-    return b"".join(chunks)
-
-
-def read_private_json(path, limit):
-    data = read_private(path, limit)
-    if data is None:
-        return None
-    return strict_object(data, "a state file")
-
-
-def write_private_json(path, value, limit):
-    """SCAN-STATE-2: canonical bytes, whole or not at all, mode 0600."""
-    data = canonical(value)
-    if len(data) > limit:
-        raise WorkerClientError("a document larger than its bound")
-    atomic_write(path, data, 0o600)
-
-
-def identity_problem(value):
-    if not isinstance(value, dict) or set(value) != {"pid", "creation_time", "executable"}:
-        return "identity members"
-    if not (is_int(value["pid"]) and value["pid"] > 0):
-        return "identity pid"
-    if not (short_text(value["creation_time"], 32) and short_text(value["executable"], 4096)):
-        return "identity text"
-    return None
-
-
-def runner_problem(runner, slot_id, reservation_id):
-    """SCAN-RUNNER-2: the runner record's exact members and forms; None when it is good."""
-    if not isinstance(runner, dict) or set(runner) != RUNNER_KEYS:
-        return "runner members"
-    match = ROOT_NAME_RE.fullmatch(runner["root_name"]) if isinstance(runner["root_name"], str) else None
-    if match is None or int(match.group(1)) != slot_id or int(match.group(2)) != reservation_id \
-            or match.group(3) != runner["generation"]:
-        return "runner root conflicts with the slot"
-    root = runner["root_name"]
-    refs = {"input_ref": "input.json", "events_ref": "events.jsonl", "start_ref": "start.json",
-            "terminal_ref": "terminal.json"}
-    if any(runner[key] != root + "/" + name for key, name in refs.items()):
-        return "runner references"
-    if not is_digest(runner["input_sha256"]):
-        return "runner input digest"
-    if runner["bundle_ref"] is not None and not (isinstance(runner["bundle_ref"], str)
-                                                 and runner["bundle_ref"].startswith(root + "/bundle/ready/")
-                                                 and ".." not in runner["bundle_ref"].split("/")
-                                                 and "\\" not in runner["bundle_ref"]):
-        return "runner bundle reference"
-    started, deadline = parse_instant(runner["scan_started_at"]), parse_instant(runner["scan_deadline_at"])
-    if started is None or deadline is None or parse_instant(runner["watchdog_deadline_at"]) is None \
-            or deadline <= started:
-        return "runner instants"
-    if runner["operation"] == "execute":
-        if runner["timeout_phase"] is not None:
-            return "runner timeout phase"
-    elif runner["operation"] == "timeout_bundle":
-        if runner["timeout_phase"] not in SCAN_STAGE_PHASES:
-            return "runner timeout phase"
-    else:
-        return "runner operation"
-    if not (is_int(runner["attempt"]) and 1 <= runner["attempt"] <= RUNNER_MAX_ATTEMPTS):
-        return "runner attempt"
-    if runner["status"] not in RUNNER_STATUSES:
-        return "runner status"
-    identity = runner["identity"]
-    if identity is not None:
-        if not isinstance(identity, dict) or set(identity) != {"host", "payload", "job_membership_verified"} \
-                or not isinstance(identity["job_membership_verified"], bool) \
-                or identity_problem(identity["host"]) or identity_problem(identity["payload"]):
-            return "runner identity"
-    if runner["last_event"] is not None and not isinstance(runner["last_event"], dict):
-        return "runner last event"
-    if runner["terminal_sha256"] is not None and not is_digest(runner["terminal_sha256"]):
-        return "runner terminal digest"
-    return None
-
-
-def reservation_of(assignment):
-    """(reservation_id, bundle_id, scan_event_id) of an assignment; WorkerClientError when unusable (D5).
-
-    The reservation id as the upstream's int() reads it (D25: 12, 12.0 and
-    "12" are one reservation; 12.5 is none).
-    """
-    reservation = assignment.get("reservation") if isinstance(assignment, dict) else None
-    if not isinstance(reservation, dict):
-        raise WorkerClientError("an assignment without a reservation")
-    rid, bundle_id, event_id = (upstream_int(reservation.get("reservation_id")), reservation.get("bundle_id"),
-                                reservation.get("scan_event_id"))
-    if not (is_reservation_id(rid) and is_long_id(bundle_id) and is_long_id(event_id)):
-        raise WorkerClientError("an assignment without a usable reservation identity")
-    return rid, bundle_id, event_id
-
-
-def state_problem(state, slot_id):
-    """SCAN-STATE-3: None when `state` is a valid schema-2 slot state for this slot, else what is wrong."""
-    if not isinstance(state, dict) or state.get("schema") != SLOT_STATE_SCHEMA or not is_int(state.get("schema")):
-        return "schema"
-    phase = state.get("phase")
-    if phase not in PHASE_KEYS:
-        return "phase"
-    required, optional = PHASE_KEYS[phase]
-    if not required <= set(state) or set(state) - required - optional:
-        return "members"
-    if phase == "claiming":
-        ok = isinstance(state["request_id"], str) and REQUEST_ID_RE.fullmatch(state["request_id"])
-        return None if ok else "request_id"
-    try:
-        reservation_id = reservation_of(state["assignment"])[0]
-    except WorkerClientError:
-        return "assignment"
-    retained = state["retained_work"]
-    if not isinstance(retained, list) or len(retained) > MAX_RETAINED_WORK or len(set(map(str, retained))) != len(
-            retained) or not all(isinstance(r, str) and RETAINED_RE.fullmatch(r) for r in retained):
-        return "retained_work"
-    if state["runner"] is not None:
-        problem = runner_problem(state["runner"], slot_id, reservation_id)
-        if problem:
-            return problem
-    if "bundle" in state and not isinstance(state["bundle"], dict):
-        return "bundle"
-    if "terminal" in state and terminal_problem(state["terminal"]):
-        return "terminal"
-    if "stale" in state:
-        stale = state["stale"]
-        if not isinstance(stale, dict) or set(stale) != {"status_code", "code"} or not is_int(stale["status_code"]) \
-                or error_code(stale["code"]) != stale["code"]:
-            return "stale"
-    if "transport_conflict" in state:
-        conflict = state["transport_conflict"]
-        if not isinstance(conflict, dict) or set(conflict) != {"status_code", "code", "attempts"} \
-                or conflict["status_code"] != 409 or error_code(conflict["code"]) != conflict["code"] \
-                or not is_int(conflict["attempts"]) or not 1 <= conflict["attempts"] <= 2:
-            return "transport_conflict"
-    return None
-
-
-def migrate_legacy(state):
-    """SCAN-STATE-7: the upstream's schema-less state as schema 2; None when it is not one."""
-    phase = state.get("phase")
-    if "schema" in state or phase not in LEGACY_KEYS:
-        return None
-    expected = LEGACY_KEYS[phase]
-    if not expected <= set(state) or set(state) - expected - {"bundle"}:
-        return None
-    migrated = dict(state, schema=SLOT_STATE_SCHEMA)
-    if phase != "claiming":
-        migrated.setdefault("runner", None)
-        migrated.setdefault("retained_work", [])
-    if phase == "bundle_ready":
-        migrated.setdefault("bundle", {})
-    return migrated
-
-
-class SlotFiles(object):
-    """A slot's state file and its stale record."""
-
-    def __init__(self, state_dir, slot_id):
-        self.slot_id = slot_id
-        self.path = os.path.join(state_dir, "slot-%d.json" % slot_id)
-        self.stale_path = os.path.join(state_dir, "slot-%d-stale.json" % slot_id)
-
-    def exists(self):
-        return os.path.lexists(self.path)
-
-    def load(self):
-        """The slot's state, or None; WorkerClientError for a file it cannot use (left untouched)."""
-        state = read_private_json(self.path, MAX_PENDING_BYTES)
-        if state is None:
-            return None
-        if "schema" not in state:
-            migrated = migrate_legacy(state)
-            if migrated is None:
-                raise WorkerClientError("a legacy state of an unknown shape")
-            if state_problem(migrated, self.slot_id):
-                raise WorkerClientError("a legacy state that does not migrate")
-            self.save(migrated)  # SCAN-STATE-7: the migration is persisted on its first load
-            return migrated
-        if state_problem(state, self.slot_id):
-            raise WorkerClientError("a state that breaks the schema")  # SCAN-STATE-5: kept as it is
-        return state
-
-    def save(self, state):
-        problem = state_problem(state, self.slot_id)
-        if problem:  # SCAN-STATE-3: an invalid state is never written
-            raise WorkerClientError("refusing to save a state that breaks the schema (%s)" % problem)
-        write_private_json(self.path, state, MAX_PENDING_BYTES)
-
-    def delete(self):
-        remove_file(self.path)
-
-    def stale_record(self):
-        try:
-            return read_private_json(self.stale_path, MAX_PENDING_BYTES)
-        except WorkerClientError:
-            return None  # an unreadable record matches nothing; the next stale event replaces it
-
-    def write_stale(self, record):
-        write_private_json(self.stale_path, record, MAX_PENDING_BYTES)
-
-    def delete_stale(self):
-        remove_file(self.stale_path)
-
-
-def stale_record_for(assignment, status_code, code):
-    """SCAN-RECONCILE-9: the record written before a state is deleted as stale."""
-    rid, bundle_id, event_id = reservation_of(assignment)
-    return {"schema": STALE_RECORD_SCHEMA, "outcome": "discarded_stale", "reservation_id": rid,
-            "bundle_id": bundle_id, "scan_event_id": event_id, "status_code": status_code,
-            "code": error_code(code), "recorded_at": stale_recorded_at()}
-
-
-def stale_matches(record, assignment):
-    if not isinstance(record, dict):
-        return False
-    rid, bundle_id, event_id = reservation_of(assignment)
-    return (record.get("schema") == STALE_RECORD_SCHEMA and record.get("outcome") == "discarded_stale"
-            and record.get("reservation_id") == rid and record.get("bundle_id") == bundle_id
-            and record.get("scan_event_id") == event_id)
-
-
-# 7.6 Terminal reports =========================================================
-# A report says which failure ended the work, in fixed words, and what the
-# server answered along the way; never how the worker's code looked (D10).
-# It must fit 16 KiB: the error bodies share one budget, found by binary
-# search (SCAN-TERMINAL-3).  The fitted report is persisted before it is sent
-# and then only ever re-sent as the same bytes (SCAN-TERMINAL-4).
-
-PROCESS_FAILED = ("client_process_failed", "local worker execution failed")  # SCAN-TERMINAL-1: fixed words
-STORAGE_FAILED = ("client_storage_failed", "local worker storage operation failed")
-BUNDLE_MISSING = ("client_storage_failed", "pending result bundle is missing")
-FAILURE_CODES = frozenset(["client_process_failed", "client_storage_failed"])
-DIAGNOSTIC_CODE_RE = re.compile(r"runner_protocol_failed|client_storage_failed|client_process_failed"
-                                r"|client_result_conflict|worker_contract_invalid\.[a-z_.]{1,64}")
-DIAGNOSTIC_KEYS = frozenset(["schema", "occurrence_id", "reservation_id", "scan_event_id", "slot_id", "source",
-                             "phase", "kind", "category", "code", "summary", "retryable", "attempt", "occurred_at",
-                             "exception"])
-
-
-def terminal_problem(report):
-    """SCAN-TERMINAL-1: a report's members and words; None when good."""
-    if not isinstance(report, dict) or set(report) - {"diagnostics"} != {"failure_code", "detail"}:
-        return "members"
-    if (report["failure_code"], report["detail"]) not in (PROCESS_FAILED, STORAGE_FAILED, BUNDLE_MISSING):
-        return "failure code or detail"
-    diagnostics = report.get("diagnostics", [])
-    if "diagnostics" in report and (not isinstance(diagnostics, list) or not 1 <= len(diagnostics) <= MAX_DIAGNOSTICS
-                                    or not all(isinstance(d, dict) and DIAGNOSTIC_KEYS <= set(d) for d in diagnostics)):
-        return "diagnostics"
-    if len(canonical(report)) > TERMINAL_REPORT_MAX_BYTES:
-        return "size"
-    return None
-
-
-class Diagnostic(object):
-    """One failure of an assignment, before it is fitted (SCAN-TERMINAL-2)."""
-
-    def __init__(self, slot, phase, code, category, exc=None, http_error=None, exit_code=None, timed_out=None):
-        assignment = slot.assignment or {}
-        try:
-            rid, _bundle_id, event_id = reservation_of(assignment)
-        except WorkerClientError:
-            rid, event_id = None, None
-        self.fields = {
-            "schema": 1, "occurrence_id": secrets.token_hex(16), "slot_id": slot.slot_id,
-            "reservation_id": rid, "scan_event_id": event_id,
-            "source": source_of(assignment) or "unknown", "phase": phase, "code": code, "category": category,
-            "retryable": False, "attempt": attempt_of(assignment), "occurred_at": utc_now_text(),
-        }
-        kind = "EXCEPTION"
-        if exit_code is not None or timed_out is not None:
-            kind = "SCANNER_PROCESS"
-            self.fields["process"] = {"exit_code": exit_code, "timed_out": bool(timed_out)}
-        elif http_error is not None:
-            kind = "PROVIDER_HTTP"
-        self.fields["kind"] = kind
-        self.http = http_error
-        type_name = type(exc).__name__ if exc is not None else "RunnerProtocolError"
-        summary = summary_of(exc) if exc is not None else "worker protocol or state validation failed"
-        self.fields["summary"] = summary.encode("utf-8")[:MAX_DIAGNOSTIC_SUMMARY_BYTES].decode("utf-8", "ignore")
-        # D10: the class and a fingerprint of class and code; no message, path, argv or traceback.
-        fingerprint = sha256_hex(("%s:%s" % (type_name, code)).encode())
-        self.fields["exception"] = {"type": type_name, "fingerprint": fingerprint}
-
-    def wanted(self):
-        """Bytes of body text this diagnostic would like (SCAN-TERMINAL-3)."""
-        return min(len(self.http.body), MAX_DIAGNOSTIC_BODY_BYTES) if self.http is not None else 0
-
-    def envelope(self, body_bytes):
-        value = dict(self.fields)
-        if self.http is not None:
-            content_type = self.http.content_type
-            value["http"] = {"status_code": self.http.status,
-                             "content_type": content_type[:128] if isinstance(content_type, str) else None,
-                             "body": material(self.http.body, body_bytes)}
-        return value
-
-
-def material(data, budget):
-    """SCAN-TERMINAL-2: a UTF-8-safe prefix of at most `budget` bytes, with the original's size and digest."""
-    cut = data[:budget]
-    for back in range(4):  # a prefix never ends inside a UTF-8 sequence
-        try:
-            text = cut[:len(cut) - back].decode("utf-8")
-            cut = cut[:len(cut) - back]
-            break
-        except UnicodeDecodeError:
-            continue
-    else:
-        text = cut.decode("utf-8", "replace")
-    return {"text": text, "truncated": len(cut) < len(data), "original_bytes": len(data), "sha256": sha256_hex(data)}
-
-
-def allocate(desired, budget):
-    """Share `budget` bytes in proportion to `desired`, largest remainder first, ties by position."""
-    total = sum(desired)
-    budget = min(budget, total)
-    if total == 0:
-        return [0] * len(desired)
-    shares = [budget * want // total for want in desired]
-    remainders = sorted(range(len(desired)), key=lambda i: (-((budget * desired[i]) % total), i))
-    left = budget - sum(shares)
-    for index in remainders:
-        if left <= 0:
-            break
-        if shares[index] < desired[index]:
-            shares[index] += 1
-            left -= 1
-    return shares
-
-
-def fitted_report(failure, diagnostics):
-    """SCAN-TERMINAL-3: the largest report within 16 KiB; WorkerClientError if nothing fits."""
-    code, detail = failure
-    report = {"failure_code": code, "detail": detail[:MAX_DETAIL_CHARS]}
-    if not diagnostics:
-        return report
-    diagnostics = diagnostics[-MAX_DIAGNOSTICS:]
-    desired = [d.wanted() for d in diagnostics]
-
-    def build(total):
-        shares = allocate(desired, total)
-        candidate = dict(report, diagnostics=[d.envelope(s) for d, s in zip(diagnostics, shares)])
-        return candidate if len(canonical(candidate)) <= TERMINAL_REPORT_MAX_BYTES else None
-
-    low, high, best = 0, sum(desired), None
-    while low <= high:  # the largest budget whose report fits
-        middle = (low + high) // 2
-        candidate = build(middle)
-        if candidate is not None:
-            best, low = candidate, middle + 1
-        else:
-            high = middle - 1
-    if best is None:
-        raise WorkerClientError("a terminal report that cannot fit")
-    return best
-
-
-def attempt_of(assignment):
-    """The upstream's max(1, int(reservation.attempts or 1)), for events and diagnostics (D25); 1 when unreadable."""
-    reservation = assignment.get("reservation") if isinstance(assignment, dict) else None
-    attempts = upstream_int(reservation.get("attempts"), cut=True) if isinstance(reservation, dict) else None
-    return max(1, attempts) if attempts is not None else 1
-
-
-def source_of(assignment):
-    """The assignment's source for events and diagnostics: reservation first, then the top-level copies."""
-    reservation = assignment.get("reservation") if isinstance(assignment, dict) else None
-    for holder, key in ((reservation, "source"), (assignment, "source"), (reservation, "platform"),
-                        (assignment, "platform")):
-        if isinstance(holder, dict) and short_text(holder.get(key)):
-            return holder[key]
-    return None
-
-
-# 7.7 The runner's files ======================================================
-# The runner protocol: the files of a runner root, both sides of them.
-# The worker and its runner share nothing but this directory; every document
-# in it is canonical JSON, read back strictly and bounded, so a runner that
-# misbehaves (or a root someone edited) is refused, never believed.
-
-_RUNNER_DECIMAL_RE = re.compile(r"(0|[1-9][0-9]*)")
-# The instants the worker reads: seconds, an optional 1..6 digit fraction, Z or +00:00.
-_RUNNER_INSTANT_RE = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?(?:Z|\+00:00)")
-
-ROOT_NAME_RE = re.compile(r"worker-assignment-(0|[1-9][0-9]*)-([1-9][0-9]*)-([a-f0-9]{32})")
-
-BUNDLE_STATUSES = ("completed", "timed_out")
-RUNNER_OPERATIONS = ("execute", "timeout_bundle")
-RUNNER_DECISIONS = ("completed", "timed_out", "fenced")
-
-_RUNNER_INPUT_MEMBERS = frozenset((
-    "schema", "generation", "slot_id", "reservation_id", "bundle_id", "scan_event_id",
-    "execution_snapshot_sha256", "operation", "timeout_phase", "attempt", "scan_started_at",
-    "scan_deadline_at", "watchdog_deadline_at", "declared_bundle_bytes", "targets"))
-_RUNNER_TARGET_MEMBERS = frozenset(("name", "size", "sha256", "url"))
-_RUNNER_IDENTITY_MEMBERS = frozenset(("pid", "creation_time", "executable"))
-_RUNNER_GATE_MEMBERS = frozenset(("schema", "generation", "input_sha256", "identity"))
-_RUNNER_EVENT_MEMBERS = frozenset(("sequence", "generation", "phase", "progress", "timestamp", "phase_started_at"))
-_RUNNER_TERMINAL_COMMON = frozenset(("schema", "decision", "decided_at", "generation", "input_sha256"))
-_RUNNER_OUTCOME_MEMBERS = frozenset(("status", "error", "final_phase", "identity", "last_event_sequence", "bundle"))
-_RUNNER_BINDING_MEMBERS = frozenset(("slot_id", "reservation_id", "bundle_id", "scan_event_id",
-                                     "execution_snapshot_sha256"))
-_RUNNER_OUTCOME_BUNDLE_MEMBERS = frozenset(("ready_relative_path", "bytes", "payload_sha256", "events_sha256"))
-_BUNDLE_HEADER_MEMBERS = frozenset(("format", "reservation_id", "bundle_id", "scan_event_id",
-                                    "execution_snapshot_sha256", "slot_id", "generation", "status", "timeout_phase"))
-_BUNDLE_TRAILER_MEMBERS = frozenset(("type", "event_count", "events_sha256"))
-_BUNDLE_TARGET_DONE_MEMBERS = frozenset(("type", "target", "bytes", "sha256"))
-
-
-# Times ------------------------------------------------------------------------
-
-def utc_now_text():
-    """Now as the node writes an instant: milliseconds and Z (2026-01-01T00:00:00.000Z)."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (now.microsecond // 1000)
-
-
-def parse_instant(text):
-    """Epoch seconds of an instant the contract accepts, else None.
-
-    YYYY-MM-DDTHH:MM:SS, an optional fraction of 1 to 6 digits, then Z or
-    +00:00, naming a real calendar instant (no 24:00, no leap second, no
-    February 30th).  Stricter than the utc_timestamp block on purpose.
-    """
-    if not isinstance(text, str):
-        return None
-    match = _RUNNER_INSTANT_RE.fullmatch(text)
-    if match is None:
-        return None
-    year, month, day, hour, minute, second = (int(group) for group in match.groups()[:6])
-    fraction = match.group(7) or ""
-    try:
-        moment = datetime.datetime(year, month, day, hour, minute, second, tzinfo=datetime.timezone.utc)
-    except ValueError:  # not a calendar instant
-        return None
-    whole = (moment - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)).total_seconds()
-    return whole + (int(fraction) / (10 ** len(fraction)) if fraction else 0.0)
-
-
-# Small checks -----------------------------------------------------------------
-
-def _runner_require(condition, detail):
-    if not condition:
-        raise RunnerProtocolError(detail=detail)
-
-
-def _runner_is_text(value, pattern):
-    return isinstance(value, str) and pattern.fullmatch(value) is not None
-
-
-def _runner_is_int_in(value, low, high):
-    return is_int(value) and low <= value <= high
-
-
-def _runner_exact(value, members, detail):
-    _runner_require(isinstance(value, dict) and frozenset(value) == members, detail)
-
-
-def _runner_parse_canonical(data, detail, error=RunnerProtocolError):
-    """A JSON object whose bytes are exactly its canonical (ASCII) encoding; `error` otherwise."""
-    try:
-        value = parse_canonical(bytes(data), ascii=True)
-    except JsonError:
-        raise error(detail=detail + " is not strict canonical JSON") from None
-    if not isinstance(value, dict):
-        raise error(detail=detail + " is not an object")
-    return value
-
-
-def _runner_check_binding(value, detail):
-    """{slot_id, reservation_id, bundle_id, scan_event_id, execution_snapshot_sha256} (SCAN-RUNNER-6)."""
-    _runner_exact(value, _RUNNER_BINDING_MEMBERS, detail)
-    _runner_require(_runner_is_int_in(value["slot_id"], 0, MAX_SLOT_ID), detail + ".slot_id")
-    _runner_require(_runner_is_int_in(value["reservation_id"], 1, MAX_SAFE_INTEGER), detail + ".reservation_id")
-    _runner_require(_runner_is_text(value["bundle_id"], LONG_ID_RE), detail + ".bundle_id")
-    _runner_require(_runner_is_text(value["scan_event_id"], LONG_ID_RE), detail + ".scan_event_id")
-    _runner_require(_runner_is_text(value["execution_snapshot_sha256"], DIGEST_RE),
-                    detail + ".execution_snapshot_sha256")
-
-
-def check_process_identity(value, detail="identity"):
-    """Exactly {pid, creation_time, executable} as SCAN-RUNNER-2 spells them; RunnerProtocolError otherwise."""
-    _runner_exact(value, _RUNNER_IDENTITY_MEMBERS, detail)
-    _runner_require(_runner_is_int_in(value["pid"], 1, MAX_SAFE_INTEGER), detail + ".pid")
-    _runner_require(_runner_is_text(value["creation_time"], _RUNNER_DECIMAL_RE), detail + ".creation_time")
-    executable = value["executable"]
-    _runner_require(isinstance(executable, str) and 0 < len(executable) <= MAX_EXECUTABLE_CHARS,
-                    detail + ".executable")
-
-
-def validate_runner_input(value):
-    """Check a runner input (the input document of section The runner); RunnerProtocolError naming the member."""
-    _runner_exact(value, _RUNNER_INPUT_MEMBERS, "runner input members")
-    _runner_require(value["schema"] == 1 and is_int(value["schema"]), "runner input schema")
-    _runner_require(_runner_is_text(value["generation"], REQUEST_ID_RE), "runner input generation")
-    _runner_check_binding({name: value[name] for name in _RUNNER_BINDING_MEMBERS}, "runner input")
-    _runner_require(value["operation"] in RUNNER_OPERATIONS, "runner input operation")
-    if value["operation"] == "execute":
-        _runner_require(value["timeout_phase"] is None, "runner input timeout_phase")
-    else:  # SCAN-RUNNER-8: a timeout bundle names the phase the scan reached
-        _runner_require(value["timeout_phase"] in RUNNER_PHASES, "runner input timeout_phase")
-    _runner_require(_runner_is_int_in(value["attempt"], 1, 3), "runner input attempt")
-    for name in ("scan_started_at", "scan_deadline_at", "watchdog_deadline_at"):
-        _runner_require(parse_instant(value[name]) is not None, "runner input " + name)
-    _runner_require(parse_instant(value["scan_deadline_at"]) > parse_instant(value["scan_started_at"]),
-                    "runner input scan_deadline_at")
-    _runner_require(_runner_is_int_in(value["declared_bundle_bytes"], 1, MAX_SAFE_INTEGER),
-                    "runner input declared_bundle_bytes")
-    targets = value["targets"]
-    _runner_require(isinstance(targets, list) and 1 <= len(targets) <= MAX_TARGETS, "runner input targets")
-    names = set()
-    for target in targets:
-        _runner_exact(target, _RUNNER_TARGET_MEMBERS, "runner input targets[] members")
-        _runner_require(_runner_is_text(target["name"], TARGET_NAME_RE) and target["name"] not in names,
-                        "runner input targets[].name")
-        names.add(target["name"])
-        _runner_require(_runner_is_int_in(target["size"], 0, MAX_TARGET_BYTES), "runner input targets[].size")
-        _runner_require(_runner_is_text(target["sha256"], DIGEST_RE), "runner input targets[].sha256")
-        try:
-            https = isinstance(target["url"], str) and split_url(target["url"]).scheme == "https"
-        except ValueError:
-            https = False
-        _runner_require(https, "runner input targets[].url")  # never the URL itself: it is a credential
-
-
-def check_runner_gate(value, detail="start gate"):
-    """owner.json and start.json: exactly {schema: 1, generation, input_sha256, identity}."""
-    _runner_exact(value, _RUNNER_GATE_MEMBERS, detail + " members")
-    _runner_require(value["schema"] == 1 and is_int(value["schema"]), detail + " schema")
-    _runner_require(_runner_is_text(value["generation"], REQUEST_ID_RE), detail + " generation")
-    _runner_require(_runner_is_text(value["input_sha256"], DIGEST_RE), detail + " input_sha256")
-    check_process_identity(value["identity"], detail + " identity")
-
-
-def check_runner_event(value, generation):
-    """One runner event (a line of events.jsonl) of `generation`; the sequence is the caller's check."""
-    _runner_exact(value, _RUNNER_EVENT_MEMBERS, "runner event members")
-    _runner_require(_runner_is_int_in(value["sequence"], 1, MAX_SAFE_INTEGER), "runner event sequence")
-    _runner_require(value["generation"] == generation, "runner event generation")
-    _runner_require(value["phase"] in RUNNER_PHASES, "runner event phase")
-    _runner_require(isinstance(value["progress"], dict), "runner event progress")
-    _runner_require(parse_instant(value["timestamp"]) is not None, "runner event timestamp")
-    _runner_require(parse_instant(value["phase_started_at"]) is not None, "runner event phase_started_at")
-
-
-def check_runner_terminal(value):
-    """A terminal.json document (SCAN-RUNNER-5): exact members for its decision; RunnerProtocolError otherwise."""
-    _runner_require(isinstance(value, dict) and "decision" in value, "runner terminal decision")
-    decision = value["decision"]
-    _runner_require(decision in RUNNER_DECISIONS, "runner terminal decision")
-    last = "outcome" if decision == "completed" else "reason"
-    _runner_exact(value, _RUNNER_TERMINAL_COMMON | frozenset((last,)), "runner terminal members")
-    _runner_require(value["schema"] == 1 and is_int(value["schema"]), "runner terminal schema")
-    _runner_require(parse_instant(value["decided_at"]) is not None, "runner terminal decided_at")
-    _runner_require(_runner_is_text(value["generation"], REQUEST_ID_RE), "runner terminal generation")
-    _runner_require(_runner_is_text(value["input_sha256"], DIGEST_RE), "runner terminal input_sha256")
-    if decision != "completed":
-        _runner_require(value["reason"] in RUNNER_TERMINAL_REASONS, "runner terminal reason")
-        return
-    outcome = value["outcome"]
-    _runner_exact(outcome, _RUNNER_OUTCOME_MEMBERS, "runner outcome members")
-    _runner_require(outcome["status"] in ("succeeded", "failed"), "runner outcome status")
-    error = outcome["error"]
-    _runner_require(error is None or (isinstance(error, dict) and frozenset(error) == frozenset(("code",))
-                                      and _runner_is_text(error["code"], ERROR_CODE_RE)),
-                    "runner outcome error")
-    _runner_require(outcome["final_phase"] in RUNNER_PHASES, "runner outcome final_phase")
-    _runner_check_binding(outcome["identity"], "runner outcome identity")
-    _runner_require(_runner_is_int_in(outcome["last_event_sequence"], 0, MAX_SAFE_INTEGER),
-                    "runner outcome last_event_sequence")
-    bundle = outcome["bundle"]
-    if outcome["status"] == "failed":
-        _runner_require(bundle is None, "runner outcome bundle")  # a failed outcome has no bundle
-        return
-    _runner_require(error is None, "runner outcome error")  # a success with an error code is not a success
-    _runner_exact(bundle, _RUNNER_OUTCOME_BUNDLE_MEMBERS, "runner outcome bundle")
-    _runner_require(bundle["ready_relative_path"] == "ready/%s.jsonl" % outcome["identity"]["bundle_id"],
-                    "runner outcome bundle.ready_relative_path")
-    _runner_require(_runner_is_int_in(bundle["bytes"], 1, MAX_SAFE_INTEGER), "runner outcome bundle.bytes")
-    _runner_require(_runner_is_text(bundle["payload_sha256"], DIGEST_RE),
-                    "runner outcome bundle.payload_sha256")
-    _runner_require(_runner_is_text(bundle["events_sha256"], DIGEST_RE),
-                    "runner outcome bundle.events_sha256")
-
-
-# Files ------------------------------------------------------------------------
-
-def runner_root_name(slot_id, reservation_id, generation):
-    """worker-assignment-<slot>-<reservation_id>-<generation>; RunnerProtocolError for values that cannot name one."""
-    _runner_require(_runner_is_int_in(slot_id, 0, MAX_SLOT_ID), "runner root slot")
-    _runner_require(_runner_is_int_in(reservation_id, 1, MAX_SAFE_INTEGER), "runner root reservation")
-    _runner_require(_runner_is_text(generation, REQUEST_ID_RE), "runner root generation")
-    return "worker-assignment-%d-%d-%s" % (slot_id, reservation_id, generation)
-
-
-class RunnerPaths(object):
-    """The fixed names inside one runner root (section The runner)."""
-
-    def __init__(self, root):
-        self.root = root
-        self.name = os.path.basename(os.path.normpath(root))
-        self.input = os.path.join(root, "input.json")
-        self.owner = os.path.join(root, "owner.json")
-        self.start = os.path.join(root, "start.json")
-        self.events = os.path.join(root, "events.jsonl")
-        self.terminal = os.path.join(root, "terminal.json")
-        self.bundle = os.path.join(root, "bundle")
-        self.bundle_tmp = os.path.join(self.bundle, "tmp")
-        self.bundle_ready = os.path.join(self.bundle, "ready")
-
-    def ready_bundle(self, bundle_id):
-        """<root>/bundle/ready/<bundle_id>.jsonl: where a committed bundle waits for adoption."""
-        return os.path.join(self.bundle_ready, "%s.jsonl" % bundle_id)
-
-    def tmp_bundle(self, bundle_id, generation):
-        return os.path.join(self.bundle_tmp, "%s.%s.part" % (bundle_id, generation))
-
-
-def _runner_write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def write_new_private(path, data):
-    """Create `path` (never an existing file, never through a symlink), 0600, with `data`, durably.
-
-    O_EXCL|O_NOFOLLOW: a planted file or link makes this fail instead of
-    writing through it (SCAN-STATE-6).  The data and then the directory entry
-    are fsynced, so the file exists whole after a crash or not at all; a
-    failure before that removes what was created.
-    """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags, 0o600)
-    try:
-        try:
-            _runner_write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except BaseException:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-        raise
-    fsync_dir(os.path.dirname(os.path.abspath(path)))
-
-
-def _runner_mkdir_private(path):
-    """mkdir 0700, then lstat: a directory of ours, not a link planted in its place (SCAN-STATE-1, -6)."""
-    os.mkdir(path, 0o700)
-    info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-        raise OSError(errno.EPERM, "not a private directory")
-    if stat.S_IMODE(info.st_mode) != 0o700:  # a umask can only remove bits; put exactly 0700 back
-        os.chmod(path, 0o700)
-
-
-def create_runner_root(work_root, root_name, runner_input):
-    """Make a runner root with its input (SCAN-STATE-4: before the spawn); (root path, input digest).
-
-    The input is checked first, so the worker never writes one its runner
-    would refuse; the root must be new (a leftover of the same name is
-    someone's evidence, not ours to reuse).
-    """
-    match = ROOT_NAME_RE.fullmatch(root_name) if isinstance(root_name, str) else None
-    _runner_require(match is not None, "runner root name")
-    validate_runner_input(runner_input)
-    _runner_require(match.group(3) == runner_input["generation"]
-                    and int(match.group(1)) == runner_input["slot_id"]
-                    and int(match.group(2)) == runner_input["reservation_id"], "runner root name binding")
-    data = canonical_bytes(runner_input, ascii=True)
-    _runner_require(len(data) <= MAX_RUNNER_INPUT_BYTES, "runner input size")
-    root = os.path.join(work_root, root_name)
-    paths = RunnerPaths(root)
-    _runner_mkdir_private(root)
-    try:
-        _runner_mkdir_private(paths.bundle)
-        _runner_mkdir_private(paths.bundle_tmp)
-        _runner_mkdir_private(paths.bundle_ready)
-        write_new_private(paths.input, data)
-        fsync_dir(work_root)
-    except BaseException:
-        _runner_remove_tree(root)
-        raise
-    return root, sha256_hex(data)
-
-
-def _runner_remove_tree(root):
-    """Best-effort removal of a root this call created, without following links."""
-    for directory, subdirs, files in os.walk(root, topdown=False):
-        for name in files + subdirs:
-            path = os.path.join(directory, name)
-            try:
-                if os.path.isdir(path) and not os.path.islink(path):
-                    os.rmdir(path)
-                else:
-                    os.unlink(path)
-            except OSError:
-                pass
-    try:
-        os.rmdir(root)
-    except OSError:
-        pass
-
-
-def _runner_read_private(path, limit, detail):
-    """The bytes of a regular file (no symlink) of at most `limit` bytes; None when absent."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:  # a symlink where a runner file belongs
-            raise RunnerProtocolError(detail=detail + " is a symlink") from None
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise RunnerProtocolError(detail=detail + " is not a regular file")
-        if info.st_size > limit:
-            raise RunnerProtocolError(detail=detail + " is too large")
-        chunks, total = [], 0
-        while total <= limit:
-            chunk = os.read(fd, limit + 1 - total)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    finally:
-        os.close(fd)
-    if total > limit:  # grew while read
-        raise RunnerProtocolError(detail=detail + " is too large")
-    return b"".join(chunks)
-
-
-def load_runner_input(paths):
-    """(input, digest) of input.json, checked; RunnerProtocolError when absent or malformed."""
-    data = _runner_read_private(paths.input, MAX_RUNNER_INPUT_BYTES, "runner input")
-    _runner_require(data is not None, "runner input is missing")
-    value = _runner_parse_canonical(data, "runner input")
-    validate_runner_input(value)
-    return value, sha256_hex(data)
-
-
-def load_runner_gate(path, detail="start gate"):
-    """owner.json or start.json, checked; None when absent."""
-    data = _runner_read_private(path, MAX_RUNNER_DOC_BYTES, detail)
-    if data is None:
-        return None
-    value = _runner_parse_canonical(data, detail)
-    check_runner_gate(value, detail)
-    return value
-
-
-# Process identity -------------------------------------------------------------
-
-def _runner_read_stat(pid):
-    """(state letter, starttime text) of /proc/<pid>/stat; OSError as the kernel gives it."""
-    with open("/proc/%d/stat" % pid, "rb") as handle:
-        text = handle.read().decode("ascii", "replace")
-    # The command name (field 2) may hold spaces and ")": fields are counted after the LAST ")".
-    fields = text[text.rindex(")") + 1:].split()
-    return fields[0], fields[19]  # field 3 (state) and field 22 (starttime, clock ticks after boot)
-
-
-def process_identity(pid):
-    """{pid, creation_time, executable} of a live process (SCAN-RUNNER-2); None when it is gone.
-
-    A permission error propagates: "cannot tell" is not "gone".
-    """
-    try:
-        state, starttime = _runner_read_stat(pid)
-        if state == "Z":  # a zombie has no executable: it runs nothing any more
-            return None
-        executable = os.readlink("/proc/%d/exe" % pid)
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    except (ValueError, IndexError):  # a stat line we cannot read
-        return None
-    return {"pid": pid, "creation_time": starttime, "executable": executable}
-
-
-def identity_state(identity):
-    """"alive", "dead", "reused" or "unknown" for a recorded identity (SCAN-RUNNER-9).
-
-    dead: no /proc entry, or a zombie of that start time (it runs nothing and
-    its pid is not free until its parent reaps it); reused: the pid runs a
-    process with another start time or executable, someone else's, never to be
-    signalled; unknown: /proc would not say (permissions).
-    """
-    pid = identity["pid"]
-    try:
-        state, starttime = _runner_read_stat(pid)
-    except (FileNotFoundError, ProcessLookupError):
-        return "dead"
-    except (PermissionError, ValueError, IndexError):
-        return "unknown"
-    except OSError as exc:
-        return "dead" if exc.errno == errno.ESRCH else "unknown"
-    if starttime != identity["creation_time"]:
-        return "reused"
-    if state == "Z":
-        return "dead"
-    try:
-        executable = os.readlink("/proc/%d/exe" % pid)
-    except (FileNotFoundError, ProcessLookupError):
-        return "dead"  # exited between the two reads
-    except OSError:  # EACCES/EPERM: another user's process, or ptrace rules
-        return "unknown"
-    if executable != identity["executable"]:
-        return "reused"
-    return "alive"
-
-
-def _runner_reap(pid):
-    """Reap `pid` when it is our child and has exited; True when it was ours and is now gone."""
-    try:
-        done, _status = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return False  # not our child (or already reaped): its parent reaps it
-    return done == pid
-
-
-def stop_exact_identity(identity, timeout_s):
-    """SIGKILL the runner's process group only if it is still exactly `identity`; "dead" or "unknown".
-
-    Never on a pid alone (SCAN-RUNNER-9): the identity is checked, then (when
-    the kernel has pidfds) a pidfd is opened and the identity checked AGAIN, so
-    the process the pidfd holds is the recorded one.  The pid cannot be given
-    to another process while that one lives, so the killpg() that follows hits
-    the runner's group (the runner leads its group: start_new_session).  The
-    wait for its end polls the pidfd, which becomes readable when the process
-    exits; an exited child of ours is reaped.
-
-    Remaining race: if the runner exits, is reaped by someone else (init, once
-    the worker that spawned it is gone) and its pid is handed to a new group
-    leader, all in the instant between the re-check and killpg(), the signal
-    reaches that group.  Without pidfd_open (kernel < 5.3) the same window
-    exists, and the wait polls /proc instead.  A pid of ours cannot be reused
-    before we reap it, so a runner of this worker's life has no such window.
-    """
-    state = identity_state(identity)
-    pid = identity["pid"]
-    if state in ("dead", "reused"):
-        _runner_reap(pid)
-        return "dead"
-    if state != "alive":
-        return "unknown"
-    pidfd = None
-    if hasattr(os, "pidfd_open"):
-        try:
-            pidfd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            _runner_reap(pid)
-            return "dead"
-        except OSError:
-            pidfd = None  # ENOSYS (an older kernel) or a seccomp filter: the /proc way below
-    try:
-        state = identity_state(identity)  # re-checked once the pidfd pins the process
-        if state in ("dead", "reused"):
-            _runner_reap(pid)
-            return "dead"
-        if state != "alive":
-            return "unknown"
-        try:
-            os.killpg(pid, signal.SIGKILL)  # SCAN-STOP-4: the whole group, so no grandchild outlives it
-        except ProcessLookupError:  # it leads no group any more: signal the process itself
-            try:
-                if pidfd is not None and hasattr(signal, "pidfd_send_signal"):
-                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-                else:
-                    os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass  # already gone
-            except OSError:
-                return "unknown"
-        except OSError:  # EPERM: not ours to signal
-            return "unknown"
-        if _runner_wait_gone(identity, pidfd, timeout_s):
-            return "dead"
-        return "unknown"
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
-
-
-def _runner_wait_gone(identity, pidfd, timeout_s):
-    """Wait at most `timeout_s` for the process to exit (reaping it when ours); True when it did."""
-    pid = identity["pid"]
-    deadline = Deadline(timeout_s)
-    poller = None
-    if pidfd is not None:
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-    while True:
-        if _runner_reap(pid):
-            return True
-        if poller is not None:
-            if poller.poll(0):  # readable: the process has exited (a zombie at most)
-                _runner_reap(pid)
-                return True
-        elif identity_state(identity) in ("dead", "reused"):
-            _runner_reap(pid)
-            return True
-        if deadline.expired():
-            return False
-        wait = min(RUNNER_REAP_POLL_S if poller is None else 0.05, deadline.remaining())
-        if poller is not None:
-            poller.poll(max(1, int(wait * 1000)))
-        else:
-            time.sleep(wait)
-
-
-# Gate and owner ---------------------------------------------------------------
-
-def _runner_gate_document(generation, input_sha256, identity):
-    document = {"schema": 1, "generation": generation, "input_sha256": input_sha256, "identity": identity}
-    check_runner_gate(document)
-    return canonical_bytes(document, ascii=True)
-
-
-def write_owner(paths, generation, input_sha256, identity):
-    """owner.json: whose root this is (SCAN-RUNNER-2: after the identity is persisted, before the gate)."""
-    atomic_write(paths.owner, _runner_gate_document(generation, input_sha256, identity), 0o600)
-
-
-def publish_start_gate(paths, generation, input_sha256, identity):
-    """start.json, last: from now on the runner may work (SCAN-RUNNER-3)."""
-    atomic_write(paths.start, _runner_gate_document(generation, input_sha256, identity), 0o600)
-
-
-# Events -----------------------------------------------------------------------
-
-def open_events(paths):
-    """events.jsonl for appending (the runner's side); created 0600, never through a link."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    return os.open(paths.events, flags, 0o600)
-
-
-def append_event(fd, event):
-    """One canonical line, written with one write where the kernel allows and fsynced (SCAN-STATE-2)."""
-    line = canonical_bytes(event, ascii=True) + b"\n"
-    if len(line) > MAX_RUNNER_EVENT_BYTES:
-        raise RunnerProtocolError(detail="runner event too long")
-    _runner_write_all(fd, line)  # O_APPEND: a short write's rest still lands at the end
-    os.fsync(fd)
-
-
-def read_events(path, offset, generation, after_sequence):
-    """New runner events from byte `offset`: (events after `after_sequence`, offset past them).
-
-    Only complete lines count: a last line without its "\\n" is still being
-    written and is read again next time.  Each line must be a canonical event
-    of `generation` whose sequence follows the one before it with no gap
-    (from 1 when reading from offset 0, else from `after_sequence` + 1);
-    anything else is RunnerProtocolError.  At most
-    MAX_RUNNER_EVENTS_READ_BYTES are read per call; the rest comes next call.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return [], offset  # the runner has written nothing yet
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise RunnerProtocolError(detail="runner events is a symlink") from None
-        raise
-    try:
-        info = os.fstat(fd)
-        _runner_require(stat.S_ISREG(info.st_mode), "runner events is not a regular file")
-        _runner_require(info.st_size >= offset, "runner events shrank")
-        os.lseek(fd, offset, os.SEEK_SET)
-        chunks, total = [], 0
-        while total < MAX_RUNNER_EVENTS_READ_BYTES:
-            chunk = os.read(fd, MAX_RUNNER_EVENTS_READ_BYTES - total)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    events = []
-    previous = 0 if offset == 0 else after_sequence
-    position = 0
-    while True:
-        newline = data.find(b"\n", position)
-        if newline < 0:
-            # An unfinished line may only be shorter than a whole one could be.
-            _runner_require(len(data) - position < MAX_RUNNER_EVENT_BYTES, "runner event too long")
-            break
-        line = data[position:newline]
-        _runner_require(len(line) + 1 <= MAX_RUNNER_EVENT_BYTES, "runner event too long")
-        event = _runner_parse_canonical(line, "runner event")
-        check_runner_event(event, generation)
-        _runner_require(event["sequence"] == previous + 1, "runner event sequence")
-        previous = event["sequence"]
-        if previous > after_sequence:
-            events.append(event)
-        position = newline + 1
-    return events, offset + position
-
-
-# Terminal ---------------------------------------------------------------------
-
-def closing_terminal(generation, input_sha256, decision, reason):
-    """The worker's terminal for a generation it closes: `timed_out` or `fenced`, with its reason."""
-    terminal = {"schema": 1, "decision": decision, "decided_at": utc_now_text(), "generation": generation,
-                "input_sha256": input_sha256, "reason": reason}
-    _runner_require(decision in ("timed_out", "fenced"), "runner terminal decision")
-    check_runner_terminal(terminal)
-    return terminal
-
-
-def publish_terminal(paths, terminal, writer=None):
-    """Publish terminal.json if nobody has (SCAN-RUNNER-5); (the terminal on disk, whether ours won).
-
-    The document goes to a fresh temporary file, fsynced, then os.link()ed to
-    terminal.json: link() never replaces an existing name, so exactly one
-    writer wins and the file is whole from the moment it has its name.  A
-    loser reads the winner (strictly) and returns it.
-    """
-    check_runner_terminal(terminal)
-    if writer is None:
-        writer = "runner" if terminal["decision"] == "completed" else "worker"
-    data = canonical_bytes(terminal, ascii=True)
-    temporary = "%s.%s.%s.tmp" % (paths.terminal, writer, secrets.token_hex(8))
-    write_new_private(temporary, data)
-    try:
-        try:
-            os.link(temporary, paths.terminal)
-            won = True
-        except FileExistsError:
-            won = False
-    finally:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-    fsync_dir(paths.root)
-    if won:
-        return terminal, True
-    loaded = load_terminal(paths)
-    _runner_require(loaded is not None, "runner terminal vanished")
-    return loaded[0], False
-
-
-def load_terminal(paths):
-    """(terminal, digest of its bytes) of terminal.json, checked; None when there is none yet."""
-    data = _runner_read_private(paths.terminal, MAX_RUNNER_DOC_BYTES, "runner terminal")
-    if data is None:
-        return None
-    value = _runner_parse_canonical(data, "runner terminal")
-    check_runner_terminal(value)
-    return value, sha256_hex(data)
-
-
-# Bundles ----------------------------------------------------------------------
-
-def check_bundle_header(value, error=BundleInvalid):
-    """A bundle header's own rules (SCAN-BUNDLE-1); `error` otherwise."""
-    try:
-        _runner_exact(value, _BUNDLE_HEADER_MEMBERS, "bundle header members")
-        _runner_require(value["format"] == BUNDLE_FORMAT, "bundle header format")
-        _runner_check_binding({name: value[name] for name in _RUNNER_BINDING_MEMBERS}, "bundle header")
-        _runner_require(_runner_is_text(value["generation"], REQUEST_ID_RE), "bundle header generation")
-        _runner_require(value["status"] in BUNDLE_STATUSES, "bundle header status")
-        if value["status"] == "completed":
-            _runner_require(value["timeout_phase"] is None, "bundle header timeout_phase")
-        else:
-            _runner_require(value["timeout_phase"] in RUNNER_PHASES, "bundle header timeout_phase")
-    except RunnerProtocolError as exc:
-        raise error(detail=exc.detail) from None
-
-
-def _runner_trailer_line(count, events_sha256):
-    return canonical_bytes({"type": "end", "event_count": count, "events_sha256": events_sha256}, ascii=True) + b"\n"
-
-
-def _runner_event_line(event):
-    """The canonical line of a bundle event; BundleInvalid for what SCAN-BUNDLE-1 refuses."""
-    if not isinstance(event, dict) or not isinstance(event.get("type"), str) or event["type"] == "end":
-        raise BundleInvalid(detail="bundle event type")
-    try:
-        line = canonical_bytes(event, ascii=True) + b"\n"
-    except (TypeError, ValueError):
-        raise BundleInvalid(detail="bundle event is not JSON") from None
-    if len(line) > MAX_BUNDLE_LINE_BYTES:
-        raise BundleInvalid(detail="bundle line too long")
-    return line
-
-
-class BundleWriter(object):
-    """A bundle written as a stream into bundle/tmp/, then committed into bundle/ready/.
-
-    Lines go to disk as they come (buffered up to TARGET_CHUNK_BYTES), so a
-    bundle is never whole in memory; the writer keeps its size, the digest of
-    the event lines and their count.  `add` refuses an event that would make
-    the bundle, trailer included, exceed `max_bytes` (BundleTooLarge), so the
-    scan fails at once instead of after writing it (SCAN-BUNDLE-4).
-    """
-
-    def __init__(self, tmp_path, header, max_bytes):
-        check_bundle_header(header)
-        self.path = tmp_path
-        self.header = header
-        self.max_bytes = max_bytes
-        self.bytes = 0
-        self.event_count = 0
-        self._events_hash = hashlib.sha256()
-        self._payload_hash = hashlib.sha256()
-        self._buffer = bytearray()
-        header_line = canonical_bytes(header, ascii=True) + b"\n"
-        if len(header_line) + len(_runner_trailer_line(0, "0" * 64)) > max_bytes:
-            raise BundleTooLarge()
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-        self._fd = os.open(tmp_path, flags, 0o600)
-        self._put(header_line)
-
-    def _put(self, line):
-        self._buffer += line
-        self.bytes += len(line)
-        self._payload_hash.update(line)
-        if len(self._buffer) >= TARGET_CHUNK_BYTES:
-            self._flush()
-
-    def _flush(self):
-        if self._buffer:
-            _runner_write_all(self._fd, self._buffer)
-            self._buffer = bytearray()
-
-    def add(self, event):
-        """Append one event line (not `end`, at most MAX_BUNDLE_LINE_BYTES)."""
-        line = _runner_event_line(event)
-        trailer = _runner_trailer_line(self.event_count + 1, "0" * 64)  # the trailer only grows with the count
-        if self.bytes + len(line) + len(trailer) > self.max_bytes:
-            raise BundleTooLarge()
-        self._put(line)
-        self._events_hash.update(line)
-        self.event_count += 1
-
-    def commit(self, ready_path):
-        """Trailer, fsync, validate as a stream, rename into ready/, fsync it; the validated metadata."""
-        events_sha256 = self._events_hash.hexdigest()
-        self._put(_runner_trailer_line(self.event_count, events_sha256))
-        self._flush()
-        os.fsync(self._fd)
-        os.close(self._fd)
-        self._fd = None
-        meta = validate_bundle(self.path, self.header, self.max_bytes)
-        if (meta["bytes"] != self.bytes or meta["payload_sha256"] != self._payload_hash.hexdigest()
-                or meta["events_sha256"] != events_sha256):
-            raise BundleInvalid(detail="bundle changed on disk")  # what was read back is not what was written
-        os.replace(self.path, ready_path)
-        fsync_dir(os.path.dirname(os.path.abspath(ready_path)))
-        return meta
-
-    def abort(self):
-        """Forget the bundle: close and remove the temporary file (a failed scan uploads nothing)."""
-        if self._fd is not None:
-            try:
-                os.close(self._fd)
-            except OSError:
-                pass
-            self._fd = None
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
-
-
-def validate_bundle(path, expected_header, max_bytes):
-    """Check a bundle file as a stream (SCAN-BUNDLE-1..4); its metadata, or BundleInvalid.
-
-    Returns {"bytes", "payload_sha256", "events_sha256", "header",
-    "target_done"}: `target_done` lists the target_done events in order
-    (at most MAX_TARGETS); matching them with the assignment's targets is the
-    caller's (SCAN-BUNDLE-3).  Every line is read with a bound, so a line
-    without an end costs MAX_BUNDLE_LINE_BYTES + 1 bytes of memory at most.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise BundleInvalid(detail="bundle is a symlink") from None
-        raise
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise BundleInvalid(detail="bundle is not a regular file")
-        if info.st_size > max_bytes:
-            raise BundleInvalid(code=BUNDLE_TOO_LARGE, detail="bundle is too large")
-        payload_hash = hashlib.sha256()
-        events_hash = hashlib.sha256()
-        total = 0
-        header = None
-        trailer = None
-        count = 0
-        target_done = []
-        while True:
-            line = handle.readline(MAX_BUNDLE_LINE_BYTES + 1)
-            if not line:
-                break
-            total += len(line)
-            if total > max_bytes:
-                raise BundleInvalid(code=BUNDLE_TOO_LARGE, detail="bundle is too large")
-            if len(line) > MAX_BUNDLE_LINE_BYTES:
-                raise BundleInvalid(detail="bundle line too long")
-            if not line.endswith(b"\n"):
-                raise BundleInvalid(detail="bundle line without newline")
-            payload_hash.update(line)
-            if trailer is not None:
-                raise BundleInvalid(detail="bundle line after the trailer")
-            value = _runner_parse_canonical(line[:-1], "bundle line", BundleInvalid)
-            if header is None:
-                check_bundle_header(value)
-                if expected_header is not None and canonical_bytes(value, ascii=True) != canonical_bytes(
-                        expected_header, ascii=True):
-                    raise BundleInvalid(detail="bundle header does not name this reservation")
-                header = value
-                continue
-            kind = value.get("type")
-            if not isinstance(kind, str):
-                raise BundleInvalid(detail="bundle event type")
-            if kind == "end":
-                trailer = value
-                continue
-            if kind == "target_done":
-                _runner_check_target_done(value)
-                if len(target_done) >= MAX_TARGETS:
-                    raise BundleInvalid(detail="bundle has too many target_done events")
-                target_done.append(value)
-            events_hash.update(line)
-            count += 1
-    if header is None:
-        raise BundleInvalid(detail="bundle has no header")
-    if trailer is None:
-        raise BundleInvalid(detail="bundle has no trailer")
-    if frozenset(trailer) != _BUNDLE_TRAILER_MEMBERS:
-        raise BundleInvalid(detail="bundle trailer members")
-    if not is_int(trailer["event_count"]) or trailer["event_count"] != count:
-        raise BundleInvalid(detail="bundle trailer event_count")
-    events_sha256 = events_hash.hexdigest()
-    if trailer["events_sha256"] != events_sha256:
-        raise BundleInvalid(detail="bundle trailer events_sha256")
-    return {"bytes": total, "payload_sha256": payload_hash.hexdigest(), "events_sha256": events_sha256,
-            "header": header, "target_done": target_done}
-
-
-def _runner_check_target_done(value):
-    """{"type": "target_done", "target", "bytes", "sha256"} (SCAN-BUNDLE-3), its forms only."""
-    if (frozenset(value) != _BUNDLE_TARGET_DONE_MEMBERS
-            or not _runner_is_text(value["target"], TARGET_NAME_RE)
-            or not _runner_is_int_in(value["bytes"], 0, MAX_TARGET_BYTES)
-            or not _runner_is_text(value["sha256"], DIGEST_RE)):
-        raise BundleInvalid(detail="bundle target_done members")
-
-
-# Target download --------------------------------------------------------------
-
-def _runner_host_header(target):
-    host = "[%s]" % target.host if ":" in target.host else target.host
-    return host if target.port == 443 else "%s:%d" % (host, target.port)
-
-
-def fetch_target(target, stop, deadline, on_data):
-    """GET one target as pinned, handing its body to `on_data` chunk by chunk (SCAN-RUNNER-10).
-
-    One request, no proxy (the exchange is given none: SCAN-CONFIG-5), TLS
-    verified against the default store (SSL_CERT_FILE when set), headers
-    exactly Host and Accept-Encoding: identity, so no credential of the
-    worker's can leave with it.  Only 200 is accepted: a 3xx is a failure,
-    never followed.  The Content-Length must equal the pinned size before a
-    byte of the body is read; at most that many bytes are read, 64 KiB at a
-    time, and their SHA-256 must equal the pin at the end.  The whole download
-    ends by `deadline` (a Watchdog shuts the socket down, since a read already
-    blocked is not interrupted otherwise).  TargetFailed(code) on failure, its
-    message the code alone: the URL is a credential.  StopRequested on a stop;
-    errors raised by `on_data` pass through unchanged.
-    """
-    size, expected = target["size"], target["sha256"]
-    try:
-        exchange = HttpExchange(target["url"], stop, TARGET_READ_TIMEOUT_S, TARGET_CONNECT_DEADLINE_S,
-                                budget=deadline)
-    except (ValueError, TypeError):
-        raise TargetFailed(TARGET_URL_INVALID) from None
-    if exchange.target.scheme != "https":  # SCAN-RUNNER-10: verified TLS, never plain HTTP
-        raise TargetFailed(TARGET_URL_INVALID)
-
-    def shut_down():
-        sock = exchange.sock
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except (OSError, ValueError):
-                pass
-
-    watchdog = Watchdog(deadline, shut_down)
-
-    def network(call, *args):
-        try:
-            return call(*args)
-        except StopRequested:
-            raise
-        except (OSError, http.client.HTTPException, ValueError):  # ssl.SSLError and timeouts are OSErrors
-            stop.check("a target download")  # a stop's shutdown leaves an error that is the stop's
-            if watchdog.fired or deadline.expired():
-                raise TargetFailed(TARGET_DEADLINE) from None
-            raise TargetFailed(TARGET_TRANSPORT_FAILED) from None
-
-    try:
-        with watchdog:
-            network(exchange.open)
-            conn = exchange.conn
-
-            def send():
-                conn.putrequest("GET", exchange.target.request_target, skip_host=True, skip_accept_encoding=True)
-                conn.putheader("Host", _runner_host_header(exchange.target))
-                conn.putheader("Accept-Encoding", "identity")
-                conn.endheaders()
-                return conn.getresponse()
-
-            response = network(send)
-            if response.status != 200:  # SCAN-RUNNER-10: no redirect followed, no error body read
-                raise TargetFailed(TARGET_HTTP_STATUS)
-            lengths = response.msg.get_all("Content-Length") or []
-            if (len(lengths) != 1 or not _runner_is_text(lengths[0].strip(), _RUNNER_DECIMAL_RE)
-                    or int(lengths[0].strip()) != size or response.chunked):
-                raise TargetFailed(TARGET_SIZE_MISMATCH)  # refused before any byte of the body is read
-            digest = hashlib.sha256()
-            remaining = size
-            while remaining > 0:
-                chunk = network(response.read, min(TARGET_CHUNK_BYTES, remaining))
-                if not chunk:
-                    stop.check("a target download")
-                    if watchdog.fired or deadline.expired():
-                        raise TargetFailed(TARGET_DEADLINE)
-                    raise TargetFailed(TARGET_SIZE_MISMATCH)  # the body ended before its Content-Length
-                remaining -= len(chunk)
-                digest.update(chunk)
-                on_data(chunk)
-            if digest.hexdigest() != expected:
-                raise TargetFailed(TARGET_SHA256_MISMATCH)
-    finally:
-        exchange.close()
-
-
-# 7.8 Progress =================================================================
-# Every phase event of every slot is one fsynced line of the journal; the
-# outbox thread sends the lines that name a reservation, in order, and moves
-# the cursor after each one the server acknowledged (SCAN-PROGRESS-2/3).  So
-# delivery is at least once: after a crash only the events past the cursor
-# are sent again.  Progress has its own thread and its own short deadlines:
-# a server that hangs progress requests slows nothing else (SCAN-PROGRESS-4).
-
-PHASES = ("idle", "claiming", "assigned", "preparing", "scanning", "bundling", "uploading", "awaiting_receipt",
-          "backoff", "draining", "stopped")  # SCAN-PROGRESS-1: the only phases an event may name
-ACK_KEYS = ("accepted", "reservation_id", "sequence", "received_at", "replayed")
-
-
-class Journal(object):
-    """`<state>/events.jsonl` and `<state>/progress-cursor.json` (SCAN-PROGRESS-1/3/5)."""
-
-    def __init__(self, state_dir):
-        self.path = os.path.join(state_dir, "events.jsonl")
-        self.cursor_path = os.path.join(state_dir, "progress-cursor.json")
-        self.lock = threading.Lock()
-        self.changed = threading.Event()  # set by emit(): wakes the outbox at once
-        self.fd = None
-        self.next_sequence = 1
-        self.cursor = 0
-        self.read_offset = 0  # the byte offset of the first line past the cursor
-
-    def open(self):
-        """Read the cursor and the journal's tail; cut a line a crash left half written."""
-        cursor = read_private_json(self.cursor_path, MAX_CURSOR_BYTES)
-        if cursor is None:
-            cursor = {"schema": CURSOR_SCHEMA, "sequence": 0}
-            write_private_json(self.cursor_path, cursor, MAX_CURSOR_BYTES)
-        if set(cursor) != {"schema", "sequence"} or cursor["schema"] != CURSOR_SCHEMA \
-                or not is_int(cursor["sequence"]) or cursor["sequence"] < 0:
-            raise StartupError("a progress cursor of another shape")
-        self.cursor = cursor["sequence"]
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        info = os.fstat(self.fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-            raise StartupError("a journal that is not a private regular file")
-        previous, keep = 0, 0
-        self.read_offset = None
-        for sequence, end in self._lines(0):
-            if sequence <= previous:
-                break  # out of order: what follows cannot be trusted; cut it
-            if sequence > self.cursor and self.read_offset is None:
-                self.read_offset = keep  # the start of this line
-            previous, keep = sequence, end
-        if keep < info.st_size:
-            os.ftruncate(self.fd, keep)  # a torn or foreign tail is dropped: these are only progress events
-            os.fsync(self.fd)
-        if self.read_offset is None:
-            self.read_offset = keep
-        self.next_sequence = max(previous, self.cursor) + 1
-
-    def _lines(self, offset):
-        """(sequence, end offset) of each complete, valid line from `offset` on."""
-        position = offset
-        pending = b""
-        while True:
-            chunk = os.pread(self.fd, IO_CHUNK_BYTES, position)
-            if not chunk:
-                return
-            position += len(chunk)
-            pending += chunk
-            while b"\n" in pending:
-                line, pending = pending.split(b"\n", 1)
-                start = position - len(pending) - len(line) - 1
-                try:
-                    event = parse_lenient(line)
-                except JsonError:
-                    return
-                if not isinstance(event, dict) or not is_int(event.get("sequence")):
-                    return
-                yield event["sequence"], start + len(line) + 1
-            if len(pending) > MAX_BUNDLE_LINE_BYTES:
-                return
-
-    def emit(self, event):
-        """Append one event under the next sequence (SCAN-PROGRESS-1); the outbox is woken."""
-        with self.lock:
-            event["sequence"] = self.next_sequence
-            data = canonical(event) + b"\n"
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self.fd, view):]
-            os.fsync(self.fd)
-            self.next_sequence += 1
-        self.changed.set()
-
-    def pending(self, limit):
-        """Up to `limit` (sequence, event, end offset) past the cursor, read from the file."""
-        with self.lock:
-            found, position, pending = [], self.read_offset, b""
-            while len(found) < limit:
-                chunk = os.pread(self.fd, IO_CHUNK_BYTES, position)
-                if not chunk:
-                    break
-                position += len(chunk)
-                pending += chunk
-                while b"\n" in pending and len(found) < limit:
-                    line, pending = pending.split(b"\n", 1)
-                    end = position - len(pending)
-                    event = parse_lenient(line)
-                    found.append((event["sequence"], event, end))
-            return found
-
-    def advance(self, sequence, end):
-        """SCAN-PROGRESS-3: the cursor moves past a delivered or skipped event, on disk first."""
-        with self.lock:
-            write_private_json(self.cursor_path, {"schema": CURSOR_SCHEMA, "sequence": sequence}, MAX_CURSOR_BYTES)
-            self.cursor, self.read_offset = sequence, end
-            if self.cursor == self.next_sequence - 1 and end > MAX_JOURNAL_BYTES:
-                self._rotate()
-
-    def _rotate(self):
-        """SCAN-PROGRESS-5: everything is delivered; start an empty journal (the cursor keeps counting)."""
-        atomic_write(self.path, b"", 0o600)
-        os.close(self.fd)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
-        self.read_offset = 0
-
-    def caught_up(self):
-        with self.lock:
-            return self.cursor >= self.next_sequence - 1
-
-
-class NoJournal(object):
-    """D31: with --no-progress, no journal and no cursor: events are dropped, nothing is delivered."""
+class Process(object):
+    """Wake pipe, secret registry and the once-only final line of one process."""
 
     def __init__(self):
-        self.changed = threading.Event()
+        self.wake_r = None  # the wake pipe's read end: what a select() includes to notice a signal
+        self.wake_w = None
+        self.signals = 0  # stop signals received so far (a node's handler counts them)
+        self.secrets = []  # bytearrays holding a token, a capability or a raw answer
+        self.exit_code = None  # fixed by settle(), once; None while the outcome is open
+        self.final_written = False
+        self.settling = False  # settle() is writing the final line: a hard exit waits for it
+        self.exit_pending = False  # a hard exit was asked for while settling: taken right after
+        self.before_exit = None  # the node's last act before a hard exit (kill a child's group), or None
 
-    def open(self):
-        pass
+    def open_wake(self, wakeup_fd=False):
+        """Make the wake pipe (from main(), never at import).
 
-    def emit(self, event):
-        pass
+        With wakeup_fd the interpreter also writes to it when any handled
+        signal arrives: the kernel may deliver a signal to another thread, and
+        Python runs the handler only when the main thread next runs bytecode,
+        so a main thread asleep in select() would not notice without it.
+        """
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        if wakeup_fd:
+            signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+        return self.wake_r
 
-    def caught_up(self):
-        return True
-
-
-def ack_problem(ack, reservation_id, sequence):
-    """SCAN-PROGRESS-2: what a 200 must say for the event to count as delivered."""
-    if not isinstance(ack, dict) or any(key not in ack for key in ACK_KEYS):
-        return True
-    # D25: the numbers as the upstream's int() reads them (12.0, "12"); other members ignored
-    return not (ack["accepted"] is True and upstream_int(ack["reservation_id"]) == reservation_id
-                and upstream_int(ack["sequence"]) == sequence and isinstance(ack["received_at"], str)
-                and isinstance(ack["replayed"], bool))
-
-
-class Outbox(object):
-    """The progress thread: the journal to the server, in order, at least once."""
-
-    def __init__(self, journal, api):
-        self.journal = journal
-        self.api = api
-
-    def publish_once(self, budget):
-        """Send what is pending within `budget` (D13); False when nothing was pending."""
-        events = self.journal.pending(PROGRESS_BATCH)
-        if not events:
-            return False
-        for sequence, event, end in events:
-            reservation_id = event.get("reservation_id")
-            if reservation_id is not None:
-                if budget.expired():
-                    return True  # D13: the pass's budget is spent; the next pass resumes from the cursor
-                try:
-                    ack = self.api.progress(reservation_id, canonical(event),
-                                            min(PROGRESS_REQUEST_TIMEOUT_S, max(0.05, budget.remaining())))
-                    if ack_problem(ack, reservation_id, sequence):
-                        raise WorkerClientError("a progress acknowledgement of another shape")
-                except WorkerHTTPError as exc:
-                    if not (exc.status == 410 and exc.code == "progress_stale"):
-                        raise  # SCAN-PROGRESS-2: the same event again later, nothing after it first
-            self.journal.advance(sequence, end)  # SCAN-PROGRESS-3: skipped events move the cursor too
-        return True
-
-    def run(self):
-        retry = PROGRESS_RETRY_MIN_S
-        while not PROCESS.stopping.is_set():
+    def wake(self):
+        """Wake whoever waits on the pipe (safe from a handler and from any thread)."""
+        if self.wake_w is not None:
             try:
-                sent = self.publish_once(Deadline(PROGRESS_REQUEST_TIMEOUT_S))
-                retry = PROGRESS_RETRY_MIN_S
-            except Stopped:
-                return
-            except Exception:  # SCAN-PROGRESS-4: backs off, doubling, jittered; work never waits for it
-                PROCESS.stopping.wait(jittered(retry))
-                retry = min(retry * 2, PROGRESS_RETRY_MAX_S)
-                continue
-            if not sent:
-                self.journal.changed.wait(PROGRESS_IDLE_S)
-                self.journal.changed.clear()
+                os.write(self.wake_w, b"\0")
+            except OSError:
+                pass  # a full pipe already wakes its reader
 
-    def drain(self, seconds):
-        """SCAN-STOP-2: after a drain, deliver what is left for at most `seconds`."""
-        deadline = Deadline(seconds)
-        retry = 0.05
-        # SCAN-STOP-2: only a stop cuts the flush; finish_drain has already set PROCESS.stopping (to
-        # send the outbox thread away), so stop_requested() here would skip the flush altogether.
-        while not deadline.expired() and not STOP.requested:
-            if self.journal.caught_up():
-                return True
-            try:
-                self.publish_once(Deadline(min(PROGRESS_REQUEST_TIMEOUT_S, deadline.remaining())))
-                retry = 0.05
-            except Exception:
-                time.sleep(min(jittered(retry), deadline.remaining(), 0.5))  # a stop is noticed within 0.5 s
-                retry = min(retry * 2, PROGRESS_RETRY_MAX_S)
-        return self.journal.caught_up()
-
-
-# 8 Lifecycle ==================================================================
-
-# 8.1 A runner, from its slot ==================================================
-# A generation's life: its record is saved, its root made, the child spawned
-# in its own process group, its identity saved, and only then its start gate
-# published (SCAN-RUNNER-2/3).  The slot watches it every RUNNER_POLL_S: exit,
-# new events, the deadline, a stop.  However it ends, one terminal decides
-# (SCAN-RUNNER-5); then the generation is closed: adopted, retried, turned into
-# a timeout bundle, or reported.  After a restart the recorded generation is
-# closed the same way, once its runner is proven gone (SCAN-RUNNER-9).
-
-OPERATION_EXECUTE, OPERATION_TIMEOUT = "execute", "timeout_bundle"
-STATUS_OF_DECISION = {"completed": "exited", "timed_out": "timed_out", "fenced": "fenced"}
-
-
-def child_environment():
-    """SCAN-RUNNER-1: only what a runner needs: the CA bundle variable and TMPDIR; never the token."""
-    return dict((name, os.environ[name]) for name in ("SSL_CERT_FILE", "TMPDIR") if name in os.environ)
-
-
-def expected_header(assignment, slot_id, generation, operation, timeout_phase):
-    """SCAN-BUNDLE-2: the header a generation's bundle must carry."""
-    rid, bundle_id, event_id = reservation_of(assignment)
-    return {"format": BUNDLE_FORMAT, "reservation_id": rid, "bundle_id": bundle_id, "scan_event_id": event_id,
-            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "slot_id": slot_id,
-            "generation": generation, "status": "completed" if operation == OPERATION_EXECUTE else "timed_out",
-            "timeout_phase": None if operation == OPERATION_EXECUTE else timeout_phase}
-
-
-def validate_bundle_file(path, assignment, slot_id, header=None):
-    """SCAN-BUNDLE-1..4: a bundle on disk, judged as a stream; its meta, or WorkerClientError.
-
-    With `header` the whole header must equal it; without, only the members
-    that name the reservation (a bundle found again after its runner record
-    was cleared).
-    """
-    plan = check_assignment(assignment, CAPABILITIES)
-    try:
-        meta = validate_bundle(path, header, plan["declared_bundle_bytes"])
-    except (BundleInvalid, OSError):
-        raise RunnerProtocolError(detail="a bundle that does not validate") from None
-    found = meta["header"]
-    rid, bundle_id, event_id = reservation_of(assignment)
-    if (found.get("reservation_id"), found.get("bundle_id"), found.get("scan_event_id"),
-            found.get("execution_snapshot_sha256"), found.get("slot_id")) != (
-            rid, bundle_id, event_id, assignment["execution_snapshot_sha256"], slot_id):
-        raise RunnerProtocolError(detail="a bundle for another reservation")
-    if found.get("status") == "completed":
-        done = [(e.get("target"), e.get("bytes"), e.get("sha256")) for e in meta["target_done"]]
-        pins = [(t["name"], t["size"], t["sha256"]) for t in plan["targets"]]
-        if done != pins:
-            # SCAN-BUNDLE-3: a completed bundle names every target, pins and all
-            raise RunnerProtocolError(detail="a completed bundle that does not account for every target")
-    return meta
-
-
-class RunnerControl(object):
-    """The runner half of a Slot (mixed into it): everything about generations."""
-
-    # -- starting a generation ----------------------------------------------------
-    def new_generation(self, state, operation, attempt, window=None, timeout_phase=None):
-        """SCAN-STATE-4: the record (status created) and input.json are on disk before the spawn."""
-        assignment = state["assignment"]
-        plan = check_assignment(assignment, CAPABILITIES)  # the worker's own spelling of what it reads (D25)
-        rid, bundle_id, event_id = plan["reservation_id"], plan["bundle_id"], plan["scan_event_id"]
-        now = time.time()
-        deadline = plan["assignment_deadline"]
-        if window is None:  # SCAN-RUNNER-4: fixed when the first generation starts, kept by every retry
-            scan_deadline = min(now + plan["target_scan_timeout_s"], deadline)
-            if scan_deadline <= now:
-                raise RunnerProtocolError(detail="the scan deadline is already over")
-            window = (now, scan_deadline)
-        if operation == OPERATION_EXECUTE:
-            watchdog = window[1]
-        else:  # SCAN-RUNNER-8: a timeout bundle never runs past the assignment's deadline
-            watchdog = now + min(TIMEOUT_BUNDLE_PUBLICATION_S, deadline - now)
-            if watchdog <= now:
-                raise RunnerProtocolError(detail="no time is left for a timeout bundle")
-        generation = secrets.token_hex(16)
-        root_name = runner_root_name(self.slot_id, rid, generation)
-        runner_input = {
-            "schema": RUNNER_FILE_SCHEMA, "generation": generation, "slot_id": self.slot_id, "reservation_id": rid,
-            "bundle_id": bundle_id, "scan_event_id": event_id,
-            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "operation": operation,
-            "timeout_phase": timeout_phase, "attempt": attempt, "scan_started_at": instant_text(window[0]),
-            "scan_deadline_at": instant_text(window[1]), "watchdog_deadline_at": instant_text(watchdog),
-            "declared_bundle_bytes": plan["declared_bundle_bytes"],
-            "targets": plan["targets"],  # exactly the four members each: nothing unknown reaches the runner
-        }
-        _root, input_sha256 = create_runner_root(self.worker.config.work_dir, root_name, runner_input)
-        record = {
-            "generation": generation, "input_sha256": input_sha256, "root_name": root_name,
-            "input_ref": root_name + "/input.json", "events_ref": root_name + "/events.jsonl",
-            "start_ref": root_name + "/start.json", "terminal_ref": root_name + "/terminal.json",
-            "bundle_ref": None, "scan_started_at": runner_input["scan_started_at"],
-            "scan_deadline_at": runner_input["scan_deadline_at"],
-            "watchdog_deadline_at": runner_input["watchdog_deadline_at"], "operation": operation,
-            "timeout_phase": timeout_phase, "attempt": attempt, "status": "created", "identity": None,
-            "last_event": None, "terminal_sha256": None,
-        }
-        self.last_sequence = 0
-        return self.save(dict(state, runner=record))
-
-    def root_of(self, runner):
-        """Where a generation's root is now: in the work tree, or already handed to abandoned/."""
-        work = self.worker.config.work_dir
-        live = os.path.join(work, runner["root_name"])
-        if os.path.isdir(live):
-            return live
-        moved = os.path.join(work, "abandoned", runner["root_name"])
-        return moved if os.path.isdir(moved) else None
-
-    def launch(self, state):
-        """Spawn, record the identity, bind the owner, open the gate; then supervise (SCAN-RUNNER-1..3)."""
-        runner = dict(state["runner"])
-        root = self.root_of(runner)
-        paths = RunnerPaths(root)
-        if time.time() >= parse_instant(runner["watchdog_deadline_at"]):
-            return self.close_by_worker(state, paths, "timed_out", "startup_deadline")
-        command = [sys.executable, "-I", "-S", "-B", self.worker.config.node_path, "--", RUNNER_COMMAND,
-                   "--root", root]
+    def drain_wake(self):
+        """Drop the bytes the pipe holds, so the next select() waits again."""
         try:
-            # SCAN-RUNNER-1: its own session and group (one kill reaches every descendant), no inherited
-            # descriptor, nothing of ours on its output, and an environment without the token.
-            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
-                                       env=child_environment())
+            while self.wake_r is not None and os.read(self.wake_r, 512):
+                pass
         except OSError:
-            self.save(dict(state, runner=dict(runner, status="fenced")))
-            raise
-        identity = process_identity(process.pid)
-        try:
-            leads_group = os.getpgid(process.pid) == process.pid
-        except OSError:
-            leads_group = False
-        if identity is None:  # gone before it could be named: a crash like any other
-            process.wait()
-            self.last_exit = process.returncode
-            return self.close_by_worker(state, paths, "fenced", "runner_crash")
-        runner.update(identity={"host": identity, "payload": identity, "job_membership_verified": leads_group},
-                      status="running")
-        state = self.save(dict(state, runner=runner))  # SCAN-RUNNER-2: named on disk before it may work
-        if not leads_group:
-            self.kill_own(process, identity)
-            raise RunnerProtocolError(detail="a runner that does not lead its process group")
-        write_owner(paths, runner["generation"], runner["input_sha256"], identity)
-        # SCAN-RUNNER-3: last of all; until now the runner waits, so it never works unrecorded
-        publish_start_gate(paths, runner["generation"], runner["input_sha256"], identity)
-        return self.supervise(state, paths, process)
-
-    def kill_own(self, process, identity):
-        """SIGKILL a runner this life started (its group), and reap it within RUNNER_STOP_TIMEOUT_S."""
-        if process.poll() is None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)  # the zombie keeps the pid ours until it is reaped
-            except OSError:
-                pass
-        try:
-            process.wait(RUNNER_STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            return False
-        self.last_exit = process.returncode
-        return True
-
-    def supervise(self, state, paths, process):
-        """Watch a running generation until one terminal decides how it ended."""
-        runner = state["runner"]
-        identity = runner["identity"]["payload"]
-        watchdog_at = parse_instant(runner["watchdog_deadline_at"])
-        offset = 0
-        while True:
-            if stop_requested():  # SCAN-STOP-4: no runner outlives a stop; its record says fenced
-                self.kill_own(process, identity)
-                publish_terminal(paths, self.worker_terminal(runner, "fenced", "stop"))
-                self.save(dict(self.state, runner=dict(self.state["runner"], status="fenced")))
-                raise Stopped()
-            code = process.poll()
-            offset = self.drain_events(paths, offset)
-            if code is not None:
-                self.last_exit = code
-                break
-            if time.time() >= watchdog_at:  # SCAN-RUNNER-4: the watchdog, then the kill
-                reason = "scan_stage_deadline" if runner["operation"] == OPERATION_EXECUTE \
-                    else "timeout_bundle_deadline"
-                terminal, won = publish_terminal(paths, self.worker_terminal(runner, "timed_out", reason))
-                if not self.kill_own(process, identity):
-                    self.save(dict(self.state, runner=dict(self.state["runner"], status="stopping")))
-                    raise ContainmentPending()
-                self.drain_events(paths, offset)
-                return self.decided(terminal)
-            PROCESS.stopping.wait(RUNNER_POLL_S)
-        self.drain_events(paths, offset)
-        try:
-            loaded = load_terminal(paths)
-        except RunnerProtocolError:
-            return self.decided(None)  # a terminal nobody can read: closed, unusable
-        if loaded is None:  # SCAN-RUNNER-7: it ended without a word: fenced as a crash
-            terminal, _won = publish_terminal(paths, self.worker_terminal(runner, "fenced", "runner_crash"))
-            return self.decided(terminal)
-        return self.decided(loaded[0])
-
-    def worker_terminal(self, runner, decision, reason):
-        return {"schema": RUNNER_FILE_SCHEMA, "decision": decision, "decided_at": utc_now_text(),
-                "generation": runner["generation"], "input_sha256": runner["input_sha256"], "reason": reason}
-
-    def close_by_worker(self, state, paths, decision, reason):
-        terminal, _won = publish_terminal(paths, self.worker_terminal(state["runner"], decision, reason))
-        return self.decided(terminal)
-
-    def decided(self, terminal):
-        """Record how the generation ended; (decision, terminal).  A terminal that is not whole counts as fenced."""
-        runner = dict(self.state["runner"])
-        decision = terminal["decision"] if isinstance(terminal, dict) else "fenced"
-        if decision == "completed" and runner["status"] in ("stopping", "timed_out", "fenced"):
-            decision = "fenced"  # SCAN-RUNNER-5: output of a generation already closed is never adopted
-        runner["status"] = STATUS_OF_DECISION[decision]
-        if isinstance(terminal, dict):
-            runner["terminal_sha256"] = digest_of(terminal, ascii=True)
-        self.save(dict(self.state, runner=runner))
-        return decision, terminal
-
-    def drain_events(self, paths, offset):
-        """New runner events into the journal, tagged with their generation (SCAN-PROGRESS-1)."""
-        runner = self.state["runner"]
-        events, offset = read_events(paths.events, offset, runner["generation"], self.last_sequence)
-        for event in events:
-            self.last_sequence = event["sequence"]
-            extras = dict(event["progress"]) if isinstance(event.get("progress"), dict) else {}
-            extras.update(runner_generation=runner["generation"], runner_sequence=event["sequence"])
-            self.emit(event["phase"], timestamp=event.get("timestamp"),
-                      phase_started_at=event.get("phase_started_at"), **extras)
-        if events:
-            self.save(dict(self.state, runner=dict(self.state["runner"], last_event=events[-1])))
-        return offset
-
-    # -- after a restart ----------------------------------------------------------
-    def recover(self, state):
-        """SCAN-RUNNER-9: close a generation recorded by a previous life, its runner proven gone first."""
-        runner = state["runner"]
-        root = self.root_of(runner)
-        terminal = None
-        if root is not None:
-            paths = RunnerPaths(root)
-            try:
-                loaded = load_terminal(paths)
-                terminal = loaded[0] if loaded else None
-                if terminal is None:  # fence first: a runner still alive can no longer win
-                    terminal, _won = publish_terminal(paths, self.worker_terminal(
-                        runner, "fenced", "controller_recovery"))
-            except RunnerProtocolError:
-                terminal = None  # malformed: closed but unusable
-        identity = runner["identity"]
-        if identity is not None:  # SCAN-RUNNER-9: only the exact pid + start time + executable is ever signalled
-            if stop_exact_identity(identity["payload"], RUNNER_STOP_TIMEOUT_S) != "dead":
-                self.save(dict(state, runner=dict(runner, status="stopping")))
-                raise ContainmentPending()
-        self.last_sequence = 0
-        if root is not None:
-            try:
-                self.drain_events(RunnerPaths(root), 0)
-            except RunnerProtocolError:
-                terminal = None  # a malformed event tail: retried as a new generation
-        return self.decided(terminal)
-
-    def fence_recorded_runner(self, state):
-        """Before a state is dropped, any runner it recorded is proven gone (never left unsupervised)."""
-        runner = state.get("runner")
-        if runner and runner.get("identity") and runner.get("status") in ("created", "running", "stopping"):
-            if stop_exact_identity(runner["identity"]["payload"], RUNNER_STOP_TIMEOUT_S) != "dead":
-                raise ContainmentPending()
-
-    # -- closing a generation -----------------------------------------------------
-    def janitor(self, state):
-        """Hand a closed generation's root to abandoned/ and name it in retained_work (SCAN-RUNNER-7)."""
-        runner = state["runner"]
-        work = self.worker.config.work_dir
-        reference = "abandoned/" + runner["root_name"]
-        live = os.path.join(work, runner["root_name"])
-        if os.path.isdir(live):
-            os.rename(live, os.path.join(work, reference))
-            fsync_dir(work)
-            fsync_dir(os.path.join(work, "abandoned"))
-        retained = [r for r in state["retained_work"] if r != reference] + [reference]
-        for old in retained[:-MAX_RETAINED_WORK]:
-            shutil.rmtree(os.path.join(work, old), ignore_errors=True)
-        return dict(state, runner=None, retained_work=retained[-MAX_RETAINED_WORK:])
-
-    def release_work(self, state):
-        """Once a state is gone, the roots it retained go too (nothing refers to them any more)."""
-        work = self.worker.config.work_dir
-        names = list(state.get("retained_work") or [])
-        if state.get("runner"):
-            names += [state["runner"]["root_name"], "abandoned/" + state["runner"]["root_name"]]
-        for name in names:
-            shutil.rmtree(os.path.join(work, name), ignore_errors=True)
-
-    def next_generation(self, state, decision):
-        """SCAN-RUNNER-7/8: retry, fall back to a timeout bundle, or give up with RunnerProtocolError."""
-        runner = state["runner"]
-        window = (parse_instant(runner["scan_started_at"]), parse_instant(runner["scan_deadline_at"]))
-        state = self.janitor(state)
-        if runner["operation"] == OPERATION_TIMEOUT:
-            if decision == "timed_out" or runner["attempt"] >= RUNNER_MAX_ATTEMPTS:
-                self.save(state)
-                raise RunnerProtocolError(detail="the timeout bundle could not be made")
-            return self.new_generation(state, OPERATION_TIMEOUT, runner["attempt"] + 1, window,
-                                       runner["timeout_phase"])
-        if decision == "timed_out" or window[1] - time.time() < RUNNER_MIN_RETRY_S:
-            last = runner["last_event"] or {}
-            phase = last.get("phase") if last.get("phase") in SCAN_STAGE_PHASES else "preparing"
-            return self.new_generation(state, OPERATION_TIMEOUT, 1, window, phase)
-        if runner["attempt"] >= RUNNER_MAX_ATTEMPTS:
-            self.save(state)
-            raise RunnerProtocolError(detail="every generation failed")
-        self.emit(runner["last_event"]["phase"] if runner["last_event"] else "preparing",
-                  runner_retry_reason="runner_crash", next_runner_attempt=runner["attempt"] + 1)
-        return self.new_generation(state, OPERATION_EXECUTE, runner["attempt"] + 1, window)
-
-    def adopt(self, state, terminal):
-        """SCAN-RUNNER-6: a completed outcome, bound to this generation and slot, becomes bundle_ready."""
-        runner = state["runner"]
-        assignment = state["assignment"]
-        rid, bundle_id, event_id = reservation_of(assignment)
-        root = self.root_of(runner)
-        if root is None:
-            raise RunnerProtocolError(detail="a completed generation whose root is gone")
-        paths = RunnerPaths(root)
-        with open(paths.input, "rb") as handle:
-            if sha256_hex(handle.read(MAX_PENDING_BYTES + 1)) != runner["input_sha256"]:
-                raise RunnerProtocolError(detail="a runner input changed after its digest was recorded")
-        outcome = terminal["outcome"]
-        deadline = runner["scan_deadline_at"] if runner["operation"] == OPERATION_EXECUTE \
-            else runner["watchdog_deadline_at"]
-        if terminal["generation"] != runner["generation"] or terminal["input_sha256"] != runner["input_sha256"]:
-            raise RunnerProtocolError(detail="a terminal for another generation")
-        if parse_instant(terminal["decided_at"]) > parse_instant(deadline):
-            raise RunnerProtocolError(detail="a completion after its deadline")  # SCAN-RUNNER-5
-        identity = {"slot_id": self.slot_id, "reservation_id": rid, "bundle_id": bundle_id,
-                    "scan_event_id": event_id, "execution_snapshot_sha256": assignment["execution_snapshot_sha256"]}
-        if not same(outcome["identity"], identity):
-            raise RunnerProtocolError(detail="an outcome for another assignment")
-        if outcome["last_event_sequence"] != self.last_sequence:
-            raise RunnerProtocolError(detail="an outcome whose event tail is incomplete")
-        if outcome["status"] != "succeeded" or not isinstance(outcome["bundle"], dict):
-            raise RunnerProtocolError(detail="the scan did not succeed")
-        declared = outcome["bundle"]
-        if declared["ready_relative_path"] != "ready/%s.jsonl" % bundle_id:
-            raise RunnerProtocolError(detail="a bundle in another place")
-        source = os.path.join(root, "bundle", declared["ready_relative_path"])
-        target = self.ready_path(bundle_id)
-        header = expected_header(assignment, self.slot_id, runner["generation"], runner["operation"],
-                                 runner["timeout_phase"])
-        found = source if os.path.lexists(source) else target  # a crash may have moved it already
-        meta = validate_bundle_file(found, assignment, self.slot_id, header)
-        if (meta["payload_sha256"], meta["bytes"], meta["events_sha256"]) != (
-                declared["payload_sha256"], declared["bytes"], declared["events_sha256"]):
-            raise RunnerProtocolError(detail="a bundle other than the one the outcome names")
-        if found == source:
-            os.replace(source, target)  # SCAN-BUNDLE-4: same filesystem, atomic
-            fsync_dir(os.path.dirname(target))
-        state = self.janitor(state)
-        state.update(phase="bundle_ready", bundle={"bytes": meta["bytes"], "payload_sha256": meta["payload_sha256"],
-                                                   "canonical_scan_event_hash": meta["events_sha256"]})
-        return self.save(state)
-
-    # -- the whole of it ---------------------------------------------------------
-    def run_generations(self, state):
-        """Generations until one completes and is adopted; RunnerProtocolError when none can."""
-        if state["runner"] is None:
-            state = self.new_generation(state, OPERATION_EXECUTE, 1)
-            decision, terminal = self.launch(state)
-        else:
-            decision, terminal = self.recover(state)
-        while True:
-            state = self.state
-            if decision == "completed":
-                return self.adopt(state, terminal)
-            state = self.next_generation(state, decision)
-            decision, terminal = self.launch(state)
-
-    def execute(self, state):
-        """Run the assignment's scan; bundle_ready, or terminal_pending with the reason (SCAN-ASSIGN-2)."""
-        try:
-            check_assignment(state["assignment"], CAPABILITIES)
-        except AssignmentIncompatible as exc:
-            return self.make_report(state, PROCESS_FAILED, Diagnostic(
-                self, "assigned", "worker_contract_invalid." + exc.member, "PROTOCOL", exc))
-        try:
-            return self.run_generations(state)
-        except (Stopped, ContainmentPending):
-            raise
-        except RunnerProtocolError as exc:
-            failure, code, category = PROCESS_FAILED, "runner_protocol_failed", "PROTOCOL"
-            error = exc
-        except OSError as exc:
-            failure, code, category = STORAGE_FAILED, "client_storage_failed", "STORAGE"
-            error = exc
-        except Exception as exc:
-            if stop_requested():
-                raise Stopped() from None
-            failure, code, category = PROCESS_FAILED, "client_process_failed", "INTERNAL"
-            error = exc
-        current = self.state
-        if current.get("runner"):
-            current = self.save(self.janitor(current)) if current["runner"]["status"] in (
-                "exited", "timed_out", "fenced") else current
-        return self.make_report(current, failure, Diagnostic(
-            self, "scanning", code, category, error, exit_code=self.last_exit))
-
-
-# 8.2 A slot ===================================================================
-# One thread per slot repeats step(): load the state, act on it, and persist
-# each transition before the request that depends on it (SCAN-STATE-4).  A
-# step that fails leaves the state as it was and waits on the jittered error
-# schedule (SCAN-BACKOFF-1); the next step starts again from the file.
-
-WORK, IDLE, NO_WORK, NOTHING = "work", "idle", "no_work", "nothing"  # what a step did: it decides the wait
-RESOLUTIONS = ("bundle_accepted", "prebundle_report", "expired")  # SCAN-RECONCILE-2
-RECONCILED_STATUSES = (404, 409, 410)  # SCAN-RECONCILE-6: the statuses that ask the server
-
-
-def instant_text(epoch):
-    """An instant as the worker writes it: milliseconds and `Z`."""
-    moment = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
-
-
-def check_assignment(assignment, capabilities):
-    """SCAN-ASSIGN-1/2, SCAN-PEER-2: what the worker reads of an assignment; AssignmentIncompatible else.
-
-    The upstream keeps any JSON object a 201 carries and reads the members it
-    needs with .get(); its validator is not in the seed.  So this reads only
-    what the scan needs, in the order of SCAN-ASSIGN-1, ignores every other
-    member at every level (a later server release adds them), and takes the
-    number and instant forms the upstream takes (D25, D26).  What it returns
-    is the worker's own spelling: whole numbers, epoch seconds, targets of
-    exactly four members.
-    """
-    def need(ok, member):
-        if not ok:
-            raise AssignmentIncompatible(member)
-
-    need(isinstance(assignment, dict), "assignment")
-    reservation = assignment.get("reservation")
-    need(isinstance(reservation, dict), "reservation")
-    rid = upstream_int(reservation.get("reservation_id"))
-    need(rid is not None and is_reservation_id(rid), "reservation.reservation_id")
-    need(is_long_id(reservation.get("bundle_id")), "reservation.bundle_id")
-    need(is_long_id(reservation.get("scan_event_id")), "reservation.scan_event_id")
-    # the capability's source and platform: the reservation's, else the upstream's top-level copies
-    source = reservation.get("source", assignment.get("source"))
-    need(short_text(source), "reservation.source")
-    platform = reservation.get("platform", assignment.get("platform"))
-    need(short_text(platform), "reservation.platform")
-    declared = upstream_int(reservation.get("declared_bundle_bytes"), cut=True)
-    need(declared is not None and 1 <= declared <= MAX_SAFE_INTEGER, "reservation.declared_bundle_bytes")
-    deadlines = assignment.get("deadlines")
-    need(isinstance(deadlines, dict), "deadlines")
-    # the upstream's deadline: deadlines.assignment_deadline_at, else reservation.remote_expires_at
-    deadline = read_instant(deadlines.get("assignment_deadline_at") or reservation.get("remote_expires_at"))
-    need(deadline is not None, "deadlines.assignment_deadline_at")
-    timeout = upstream_int(deadlines.get("target_scan_timeout_seconds"), cut=True)
-    need(timeout is not None and 1 <= timeout <= MAX_SAFE_INTEGER, "deadlines.target_scan_timeout_seconds")
-    need(is_digest(assignment.get("execution_snapshot_sha256")), "execution_snapshot_sha256")
-    need(short_text(assignment.get("planning_kind")), "planning_kind")
-    targets = assignment.get("targets")
-    need(isinstance(targets, list) and 1 <= len(targets) <= MAX_TARGETS
-         and all(isinstance(target, dict) for target in targets), "targets")
-    pins, names = [], set()
-    for target in targets:
-        name = target.get("name")
-        # D33: the name goes into every finding and target_done line, and must tell the targets apart
-        need(isinstance(name, str) and TARGET_NAME_RE.fullmatch(name) is not None and name not in names,
-             "targets.name")
-        names.add(name)
-        size = upstream_int(target.get("size"))  # D25: a pin: 10.0 is 10 bytes, 10.5 is no size
-        need(size is not None and 0 <= size <= MAX_TARGET_BYTES, "targets.size")
-        need(is_digest(target.get("sha256")), "targets.sha256")
-        need(presigned_url_ok(target.get("url")), "targets.url")
-        pins.append({"name": name, "size": size, "sha256": target["sha256"], "url": target["url"]})
-    need([source, platform, assignment["planning_kind"]] in [list(c) for c in capabilities], "capability")
-    return {"reservation_id": rid, "bundle_id": reservation["bundle_id"], "scan_event_id": reservation["scan_event_id"],
-            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "declared_bundle_bytes": declared,
-            "assignment_deadline": deadline, "target_scan_timeout_s": timeout, "targets": pins}
-
-
-def presigned_url_ok(url):
-    """SCAN-ASSIGN-1: an https URL with a host, no user or fragment, a query allowed; never quoted anywhere."""
-    if not isinstance(url, str) or not 1 <= len(url) <= 8192 or any(ord(c) <= 32 or ord(c) >= 127 for c in url):
-        return False
-    parts = urllib.parse.urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        return False
-    return (parts.scheme == "https" and bool(parts.hostname) and parts.username is None and parts.password is None
-            and not parts.fragment and port != 0 and parts.path.startswith("/"))
-
-
-class Slot(RunnerControl):
-    """One slot: its state file, its thread, its current assignment's diagnostics."""
-
-    def __init__(self, worker, slot_id, claim_enabled):
-        self.worker = worker
-        self.api = worker.api
-        self.slot_id = slot_id
-        self.files = SlotFiles(worker.config.state_dir, slot_id)
-        self.claim_enabled = claim_enabled  # SCAN-SLOT-2: a leftover slot beyond --parallelism never claims
-        self.first_step = True
-        self.state = None  # the state as last loaded or saved
-        self.assignment = None  # for events and diagnostics
-        self.diagnostics = []  # SCAN-TERMINAL-2: this assignment's failures so far, oldest first
-        self.failures = 0  # failed steps in a row (SCAN-BACKOFF-1)
-        self.said_past_deadline = None  # the reservation whose past-deadline line was printed
-        self.last_sequence = 0  # the runner's last event drained
-        self.last_exit = None  # the runner's last exit status, for a diagnostic
-        self.ended = None  # "retired", "stopped" or "died", once the thread is over
-        self.thread = None
-
-    # -- the thread -------------------------------------------------------------
-    def may_claim(self):
-        return self.claim_enabled and not PROCESS.draining.is_set()  # SCAN-STOP-2: no new claim in a drain
-
-    def run(self):
-        try:
-            self._loop()
-        except Stopped:
-            self.ended = "stopped"
-        except ContainmentPending:
-            say("worker slot %d: containment authority remains pending" % self.slot_id)  # SCAN-SLOT-4
-            self.ended = "died"
-        except BaseException:  # SCAN-SLOT-4: anything the state machine does not cover ends the worker
-            if stop_requested():
-                self.ended = "stopped"
-            else:
-                say("worker slot %d: worker operation failed" % self.slot_id)
-                self.ended = "died"
-        finally:
-            wake_main()
-
-    def _loop(self):
-        while True:
-            check_stop()
-            if not self.may_claim() and not self.files.exists():
-                reason = "graceful_drain" if PROCESS.draining.is_set() else "lowered_parallelism_recovery_complete"
-                self.assignment = None
-                self.emit("stopped", reason=reason)
-                say("worker slot %d: retired (%s)" % (self.slot_id, reason))  # SCAN-SLOT-2
-                self.ended = "retired"
-                return
-            try:
-                kind, delay = self.step()
-                self.failures = 0
-            except (Stopped, ContainmentPending):
-                raise
-            except Exception as exc:
-                if stop_requested():
-                    raise Stopped() from None
-                self.failures += 1
-                say("worker slot %d: %s" % (self.slot_id, summary_of(exc)))  # SCAN-OUTPUT-1: a fixed line
-                kind, delay = "error", self.error_delay(exc)
-            if kind == WORK:
-                delay = 0.0
-            elif kind in (IDLE, NOTHING):
-                delay = self.worker.config.poll_s
-            self.wait(max(MIN_STEP_S, delay))  # SCAN-BACKOFF-4: never more often than every 0.1 s
-
-    def wait(self, seconds):
-        """Sleep in the kernel; a stop (and, for a slot that holds nothing, a drain) wakes it at once."""
-        if PROCESS.draining.is_set() or self.files.exists():
-            PROCESS.stopping.wait(seconds)
-        else:
-            PROCESS.either.wait(seconds)
-
-    def error_delay(self, exc):
-        """SCAN-BACKOFF-1/2: equal jitter on a doubling base, capped; a Retry-After is a floor."""
-        base = self.worker.config.error_delay_s
-        delay = jittered(min(base * 2 ** min(self.failures - 1, 16), BACKOFF_CAP_FACTOR * base))
-        if isinstance(exc, WorkerHTTPError) and exc.status in (429, 503) and exc.retry_after is not None:
-            delay = max(delay, exc.retry_after)
-        return delay
-
-    # -- events -----------------------------------------------------------------
-    def emit(self, phase, timestamp=None, phase_started_at=None, **extras):
-        """SCAN-PROGRESS-1: one phase event for the journal (the outbox sends those with a reservation)."""
-        assignment = self.assignment if isinstance(self.assignment, dict) else {}
-        reservation = assignment.get("reservation") if isinstance(assignment.get("reservation"), dict) else {}
-        deadlines = assignment.get("deadlines") if isinstance(assignment.get("deadlines"), dict) else {}
-
-        def instant_or_none(holder, key):
-            moment = read_instant(holder.get(key))  # D26: written back in the worker's own form
-            return instant_text(moment) if moment is not None else None
-
-        rid = upstream_int(reservation.get("reservation_id"))
-        progress = {"attempt": attempt_of(assignment)}
-        progress.update(extras)
-        now = utc_now_text()
-        self.worker.journal.emit({
-            "slot_id": self.slot_id, "phase": phase,
-            "reservation_id": rid if rid is not None and is_reservation_id(rid) else None,
-            "source": source_of(assignment) if assignment else None,
-            "scan_deadline_at": instant_or_none(deadlines, "scan_deadline_at") or instant_or_none(
-                reservation, "scan_deadline_at"),
-            "assignment_deadline_at": instant_or_none(deadlines, "assignment_deadline_at"),
-            "progress": progress, "timestamp": timestamp or now, "phase_started_at": phase_started_at or now,
-        })
-
-    def resume_event(self, state):
-        """The first step of a life says where the slot stands (the upstream's resume events)."""
-        if state is None:
-            self.emit("idle", reason="startup")
-        elif state["phase"] == "claiming":
-            self.emit("claiming", recovered=True)
-        elif state["phase"] == "assigned":
-            if state["runner"] is None:
-                self.emit("assigned", recovered=True)
-        elif state["phase"] == "bundle_ready":
-            self.emit("backoff", recovered=True, reason="bundle_upload_recovery")
-        else:
-            self.emit("backoff", recovered=True, reason="terminal_reconciliation_recovery")
-
-    # -- files ------------------------------------------------------------------
-    def save(self, state):
-        self.files.save(state)  # SCAN-STATE-3: checked before it is written
-        self.state = state
-        return state
-
-    def ready_path(self, bundle_id):
-        return os.path.join(self.worker.config.bundle_dir, "ready", "%s.jsonl" % bundle_id)
-
-    # -- the step ---------------------------------------------------------------
-    def step(self):
-        state = self.files.load()  # SCAN-STATE-5: a file it cannot read raises, and stays as it is
-        self.state = state
-        if self.first_step:
-            self.first_step = False
-            self.assignment = state.get("assignment") if state else None
-            self.resume_event(state)
-        if state is None:
-            if not self.may_claim():
-                return NOTHING, None
-            state = self.save({"schema": SLOT_STATE_SCHEMA, "phase": "claiming",
-                               "request_id": secrets.token_hex(16)})  # SCAN-CLAIM-1: on disk before the claim
-            self.assignment = None
-            self.emit("claiming")
-        if state["phase"] == "claiming":
-            return self.claim(state)
-        return self.step_assignment(state)
-
-    def claim(self, state):
-        """SCAN-CLAIM-2..6: the claim with the persisted id, and what each answer means."""
-        answer = self.api.claim(state["request_id"], self.worker.build)  # SCAN-CLAIM-3: the same id until answered
-        if answer.status == 204:
-            retry_after = header_int(answer.headers.get("Retry-After"))
-            reason = answer.headers.get("X-Truf-No-Work-Reason")
-            # SCAN-CLAIM-4, D25: whole seconds as the upstream's int() reads them ("+5", " 05"); no HTTP-date
-            if retry_after is None or not MIN_RETRY_AFTER_S <= retry_after <= MAX_RETRY_AFTER_S:
-                raise WorkerClientError("a no-work answer without a usable Retry-After")
-            if reason is not None and reason.strip() not in NO_WORK_REASONS:
-                raise WorkerClientError("a no-work answer with an unknown reason")
-            self.files.delete()  # SCAN-CLAIM-4: the next claim takes a fresh id
-            extras = {"retry_after_seconds": retry_after,
-                      "next_claim_at": instant_text(time.time() + retry_after)}
-            if reason is not None:
-                extras["reason"] = reason.strip()
-            self.emit("backoff", **extras)
-            return NO_WORK, retry_after * random.uniform(1.0, 1.0 + NO_WORK_JITTER)  # SCAN-BACKOFF-3
-        body = parse_object(answer.body)
-        if answer.status == 200:
-            resolution = body.get("resolution") if body else None
-            if not claim_resolution_ok(resolution):
-                raise WorkerClientError("a claim resolution of another shape")  # SCAN-CLAIM-5: state kept
-            self.files.delete()
-            say("worker slot %d: reservation %d resolved (%s)" % (
-                self.slot_id, upstream_int(resolution["reservation_id"]), resolution["resolution"]))
-            self.emit("idle", reason="claim_reconciled")
-            return WORK, None
-        assignment = body.get("assignment") if body else None
-        if not isinstance(assignment, dict):
-            raise WorkerClientError("an assignment answer without an assignment")  # SCAN-CLAIM-6
-        reservation_of(assignment)  # D5: no usable identity, nothing is kept; the same id is claimed again
-        state = self.save({"schema": SLOT_STATE_SCHEMA, "phase": "assigned", "assignment": assignment,
-                           "runner": None, "retained_work": []})
-        self.assignment = assignment
-        self.diagnostics = []
-        self.emit("assigned")
-        return self.step_assignment(state)
-
-    def step_assignment(self, state):
-        assignment = state["assignment"]
-        self.assignment = assignment
-        if stale_matches(self.files.stale_record(), assignment):
-            self.finish_stale(state)  # SCAN-RECONCILE-9: the crash window closes with no request
-            return WORK, None
-        rid = reservation_of(assignment)[0]
-        try:
-            status = self.api.status(rid)  # SCAN-RECONCILE-1: the server is asked before anything is repeated
-        except WorkerHTTPError as exc:
-            if exc.status in RECONCILED_STATUSES:
-                self.mark_stale(state, exc.status, exc.code)
-                return WORK, None
-            raise
-        if self.resolved(state, status):
-            return WORK, None
-        phase = state["phase"]
-        if phase == "awaiting_resolution":
-            return IDLE, None  # SCAN-RECONCILE-8: only status reads until the server decides
-        if phase == "assigned":
-            # SCAN-ASSIGN-3: the status's deadline, else the reservation's (D26: as fromisoformat reads them)
-            expires = read_instant(status.get("expires_at"))
-            if expires is None:
-                reservation = assignment.get("reservation") if isinstance(assignment.get("reservation"), dict) else {}
-                expires = read_instant(reservation.get("remote_expires_at"))
-            if expires is not None and expires <= time.time():
-                if self.said_past_deadline != rid:  # SCAN-ASSIGN-3: one line, then quiet polling
-                    self.said_past_deadline = rid
-                    say("worker slot %d: reservation %d is past its deadline; waiting for the server"
-                        % (self.slot_id, rid))
-                return IDLE, None
-        if status.get("state") != "scanning" and phase != "bundle_ready":
-            raise WorkerClientError("an assignment the server no longer lets run")
-        if phase == "terminal_pending":
-            return self.send_terminal(state)
-        if phase == "assigned":
-            state = self.execute(state)
-            if state["phase"] == "terminal_pending":
-                return self.send_terminal(state)
-        if state["phase"] == "bundle_ready":
-            return self.upload(state)
-        raise WorkerClientError("a phase this step cannot act on")
-
-    # -- resolutions -------------------------------------------------------------
-    def resolved(self, state, status, known_digest=None):
-        """SCAN-RECONCILE-2..5: True (and cleaned up) when `status` resolves what the slot holds."""
-        if not isinstance(status, dict) or not status.get("resolution"):
-            return False  # as the upstream: a resolution that is empty, null, false or 0 is none yet
-        rid, bundle_id, event_id = reservation_of(state["assignment"])
-        resolution = status["resolution"]
-        if (upstream_int(status.get("reservation_id")) != rid  # D25: 12.0 and "12" name reservation 12
-                or status.get("bundle_id") != bundle_id or status.get("scan_event_id") != event_id
-                or resolution not in RESOLUTIONS or not is_digest(status.get("receipt_id"))):
-            raise WorkerClientError("a resolution for something this slot does not hold")  # SCAN-RECONCILE-2
-        phase = state["phase"]
-        if resolution == "bundle_accepted":
-            if phase not in ("assigned", "bundle_ready", "awaiting_resolution") or not is_digest(
-                    status.get("payload_sha256")):
-                raise WorkerClientError("bundle_accepted in a phase without a bundle")
-            path = self.ready_path(bundle_id)
-            if os.path.lexists(path) and known_digest != status["payload_sha256"]:
-                # SCAN-RECONCILE-3: believed only for the bytes held
-                meta = validate_bundle_file(path, state["assignment"], self.slot_id)
-                if meta["payload_sha256"] != status["payload_sha256"]:
-                    raise WorkerClientError("bundle_accepted for other bytes than the bundle held")
-        elif resolution == "prebundle_report":
-            terminal = state.get("terminal")
-            if phase not in ("terminal_pending", "awaiting_resolution") or terminal is None:  # D3
-                raise WorkerClientError("prebundle_report without a report held")
-            if status.get("failure_code") != terminal["failure_code"] or status.get(
-                    "payload_sha256") != digest_of(terminal, ascii=True):
-                raise WorkerClientError("prebundle_report for another report")  # SCAN-RECONCILE-4
-        self.cleanup(state, "resolved (%s)" % resolution, "terminal_reconciled")
-        return True
-
-    def cleanup(self, state, outcome, reason):
-        """SCAN-RECONCILE-5: the ready bundle, then the state; then the line, the event, the leftovers."""
-        self.fence_recorded_runner(state)
-        rid, bundle_id, _ = reservation_of(state["assignment"])
-        remove_file(self.ready_path(bundle_id))
-        self.files.delete()
-        self.release_work(state)
-        say("worker slot %d: reservation %d %s" % (self.slot_id, rid, outcome))
-        self.emit("idle", reason=reason)
-        self.assignment, self.diagnostics, self.state = None, [], None
-
-    def mark_stale(self, state, status_code, code):
-        """SCAN-RECONCILE-9: the record first, then the cleanup; no report for stale work."""
-        self.files.write_stale(stale_record_for(state["assignment"], status_code, code))
-        self.finish_stale(state)
-
-    def finish_stale(self, state):
-        self.cleanup(state, "discarded as stale", "stale_reconciled")
-        self.files.delete_stale()  # D8: its work is done once the state is gone
-
-    def reconcile(self, state, exc):
-        """SCAN-RECONCILE-6..8: a mutation answered 404, 409 or 410 asks the server what happened."""
-        rid = reservation_of(state["assignment"])[0]
-        try:
-            status = self.api.status(rid)
-        except WorkerHTTPError as again:
-            if again.status in RECONCILED_STATUSES:
-                self.mark_stale(state, again.status, again.code)
-                return WORK, None
-            raise
-        if self.resolved(state, status):
-            return WORK, None
-        if exc.status == 409 and status.get("state") == "scanning":
-            conflict = state.get("transport_conflict")
-            attempts = conflict["attempts"] + 1 if conflict and conflict["code"] == exc.code else 1
-            if attempts == 1:  # SCAN-RECONCILE-7: the first strike survives a restart
-                self.save(dict(state, transport_conflict={"status_code": 409, "code": exc.code, "attempts": 1}))
-                return IDLE, None
-            state = dict((k, v) for k, v in state.items() if k != "transport_conflict")
-            if state["phase"] == "bundle_ready":
-                conflict_diagnostic = Diagnostic(self, "uploading", "client_result_conflict", "PROTOCOL", exc,
-                                                 http_error=exc)
-                return self.report_now(state, PROCESS_FAILED, conflict_diagnostic)
-            self.save(dict(state, phase="awaiting_resolution", stale={"status_code": 409, "code": exc.code}))
-            return IDLE, None
-        if exc.status == 410:  # SCAN-RECONCILE-8: wait for the server's decision
-            self.save(dict(state, phase="awaiting_resolution", stale={"status_code": 410, "code": exc.code}))
-            return IDLE, None
-        self.mark_stale(state, exc.status, exc.code)
-        return WORK, None
-
-    # -- reports ----------------------------------------------------------------
-    def make_report(self, state, failure, diagnostic):
-        """SCAN-TERMINAL-4: the fitted report is persisted before it is first sent."""
-        diagnostics = (self.diagnostics + [diagnostic])[-MAX_DIAGNOSTICS:]
-        report = fitted_report(failure, diagnostics)
-        new = dict((k, v) for k, v in state.items() if k not in ("transport_conflict", "stale"))
-        new.update(phase="terminal_pending", terminal=report)
-        self.save(new)
-        say("worker slot %d: reservation %d reported (%s)" % (
-            self.slot_id, reservation_of(state["assignment"])[0], failure[0]))
-        return new
-
-    def report_now(self, state, failure, diagnostic):
-        return self.send_terminal(self.make_report(state, failure, diagnostic))
-
-    def send_terminal(self, state):
-        """SCAN-TERMINAL-1/4: the stored report's bytes, exactly; the receipt bound to them."""
-        rid = reservation_of(state["assignment"])[0]
-        try:
-            receipt = self.api.terminal(rid, canonical(state["terminal"]))
-        except WorkerHTTPError as exc:
-            self.emit("backoff", reason="terminal_retry")
-            if exc.status in RECONCILED_STATUSES:
-                return self.reconcile(state, exc)
-            raise
-        # SCAN-TERMINAL-1, SCAN-PEER-4: any resolution that binds what the slot holds ends it, `expired` too
-        if not self.resolved(state, receipt):
-            raise WorkerClientError("a terminal receipt that is not final")
-        return WORK, None
-
-    # -- upload -----------------------------------------------------------------
-    def upload(self, state):
-        """SCAN-UPLOAD-1..5: the adopted bundle, hashed then streamed, its receipt checked."""
-        rid, bundle_id, _ = reservation_of(state["assignment"])
-        bundle = state["bundle"]
-        path = self.ready_path(bundle_id)
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            return self.report_now(state, BUNDLE_MISSING, Diagnostic(
-                self, "uploading", "client_storage_failed", "STORAGE", StorageFailure(True)))
-        if not stat.S_ISREG(info.st_mode):
-            return self.report_now(state, STORAGE_FAILED, Diagnostic(
-                self, "uploading", "client_storage_failed", "STORAGE", StorageFailure()))
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError as exc:
-            return self.report_now(state, STORAGE_FAILED, Diagnostic(
-                self, "uploading", "client_storage_failed", "STORAGE", exc))
-        try:
-            try:
-                size, digest = hash_fd(fd)  # SCAN-UPLOAD-2: the first pass
-                if size != bundle.get("bytes") or digest != bundle.get("payload_sha256"):
-                    raise StorageFailure()  # SCAN-UPLOAD-3: only the bytes adopted are ever sent
-                self.emit("uploading")
-                receipt = self.api.upload(rid, fd, size, digest, lambda: self.emit("awaiting_receipt"))
-            except StorageFailure as exc:
-                return self.report_now(state, STORAGE_FAILED, Diagnostic(
-                    self, "uploading", "client_storage_failed", "STORAGE", exc))
-            except WorkerHTTPError as exc:
-                self.diagnostics.append(Diagnostic(
-                    self, "uploading", "client_result_conflict" if exc.status == 409 else "client_process_failed",
-                    "PROTOCOL", exc, http_error=exc))
-                self.diagnostics = self.diagnostics[-MAX_DIAGNOSTICS:]
-                self.emit("backoff", reason="upload_retry")
-                if exc.status in RECONCILED_STATUSES:
-                    return self.reconcile(state, exc)
-                raise
-        finally:
-            os.close(fd)
-        if receipt.get("payload_sha256") != digest:
-            raise WorkerClientError("a receipt for other bytes")  # SCAN-UPLOAD-4: state and bundle kept
-        # SCAN-UPLOAD-4, SCAN-PEER-4: any resolution that binds what the slot holds ends it, `expired` too
-        if not self.resolved(state, receipt, known_digest=digest):
-            raise WorkerClientError("an upload receipt that is not final")
-        return WORK, None
-
-
-def hash_fd(fd):
-    """(size, sha256) of an open file, read UPLOAD_CHUNK_BYTES at a time from its start."""
-    os.lseek(fd, 0, os.SEEK_SET)
-    hasher, size = hashlib.sha256(), 0
-    while True:
-        chunk = os.read(fd, UPLOAD_CHUNK_BYTES)
-        if not chunk:
-            return size, hasher.hexdigest()
-        hasher.update(chunk)
-        size += len(chunk)
-
-
-def claim_resolution_ok(value):
-    """SCAN-CLAIM-5: a 200's resolution object (other members ignored; D25: the id as int() reads it)."""
-    rid = upstream_int(value.get("reservation_id")) if isinstance(value, dict) else None
-    return (isinstance(value, dict) and rid is not None and is_reservation_id(rid)
-            and value.get("resolution") in RESOLUTIONS and is_digest(value.get("receipt_id"))
-            and is_long_id(value.get("bundle_id")) and is_long_id(value.get("scan_event_id")))
-
-
-# 8.3 The worker ===============================================================
-# Trees, lock, slots, the progress thread; then the main thread waits for a
-# signal or a slot's end and decides how the process ends (SCAN-ARGV-2).
-
-class LockHeld(Exception):
-    """SCAN-STATE-8: another worker holds this state tree."""
-
-
-def build_document(template, code_sha256):
-    """SCAN-CLAIM-2: the claim's build, CLAIM_BUILD with each placeholder string replaced (D30)."""
-    values = {"$capabilities": [list(c) for c in CAPABILITIES], "$code_sha256": code_sha256, "$node": NODE_NAME,
-              "$version": NODE_VERSION}
-
-    def fill(node):
-        if isinstance(node, str) and node in values:
-            return json.loads(json.dumps(values[node]))  # a copy: the build is sent, never shared
-        if isinstance(node, dict):
-            return dict((key, fill(item)) for key, item in node.items())
-        if isinstance(node, (list, tuple)):
-            return [fill(item) for item in node]
-        return node
-    return fill(template)
-
-
-class Worker(object):
-    def __init__(self, config, tokens):
-        self.config = config
-        self.api = ScanApi(config, tokens)
-        # D31: --no-progress keeps no journal at all (a server without the route would let it grow forever)
-        self.journal = Journal(config.state_dir) if config.progress else NoJournal()
-        self.outbox = Outbox(self.journal, self.api)
-        self.outbox_thread = None
-        self.slots = []
-        self.lock_fd = None
-        self.build = None
-
-    def start(self):
-        """Everything before the first request: trees, lock, leftovers, slots, the ready line."""
-        config = self.config
-        for path in (config.state_dir, config.bundle_dir, config.work_dir):
-            ensure_private_dir(path)  # SCAN-STATE-1
-        self.lock_fd = take_lock(os.path.join(config.state_dir, "remote-worker.lock"))  # SCAN-STATE-8, first
-        for name in ("tmp", "ready", "quarantine"):
-            ensure_private_dir(os.path.join(config.bundle_dir, name))
-        ensure_private_dir(os.path.join(config.work_dir, "abandoned"))
-        slot_ids = persisted_slot_ids(config.state_dir)  # SCAN-SLOT-2, SCAN-STATE-6
-        remove_partials(config.state_dir)  # SCAN-STATE-2: an interrupted write's temporary file
-        with open(config.node_path, "rb") as handle:
-            code_sha256 = sha256_hex(handle.read())
-        # SCAN-CLAIM-2: the build document every claim carries, filled once (the server matches work to it)
-        self.build = build_document(CLAIM_BUILD, code_sha256)
-        self.journal.open()
-        ids = sorted(set(range(config.parallelism)) | set(slot_ids))
-        self.slots = [Slot(self, slot_id, slot_id < config.parallelism) for slot_id in ids]
-        sweep_work(config, self.slots)
-        if config.progress:  # D31: no outbox thread without progress
-            self.outbox_thread = threading.Thread(target=self.outbox.run, name="worker-progress-outbox",
-                                                  daemon=True)
-            self.outbox_thread.start()
-        for slot in self.slots:
-            slot.thread = threading.Thread(target=slot.run, name="worker-slot-%d" % slot.slot_id, daemon=True)
-        say("worker: started with %d slots" % len(self.slots))  # SCAN-SLOT-3: before the first request
-        for slot in self.slots:
-            slot.thread.start()
-
-    def run(self):
-        """Wait for signals and slot ends; return the exit status (SCAN-ARGV-2)."""
-        drain_deadline = None
-        while True:
-            timeout = None if drain_deadline is None else max(0.0, drain_deadline.remaining())
-            try:
-                select.select([PROCESS.wake[0]], [], [], timeout)
-            except InterruptedError:
-                pass
-            try:
-                while os.read(PROCESS.wake[0], 512):
-                    pass
-            except OSError:
-                pass
-            if STOP.requested:
-                return self.stop(EXIT_STOPPED)  # SCAN-STOP-3
-            if any(slot.ended == "died" for slot in self.slots):
-                return self.stop(EXIT_SLOT_DIED)  # SCAN-SLOT-4
-            if PROCESS.drain_asked and drain_deadline is None:
-                say("worker: draining")  # SCAN-STOP-2
-                drain_deadline = Deadline(self.config.drain_s)
-                PROCESS.draining.set()
-                PROCESS.either.set()
-            if drain_deadline is not None:
-                if all(slot.ended for slot in self.slots):
-                    return self.finish_drain()
-                if drain_deadline.expired():
-                    return self.stop(EXIT_STOPPED)  # D11: a drain is bounded; then it is a stop
-
-    def finish_drain(self):
-        """SCAN-STOP-2: every slot retired; flush progress for at most PROGRESS_FINAL_DRAIN_S; exit 0."""
-        flush = Deadline(PROGRESS_FINAL_DRAIN_S)
-        PROCESS.stopping.set()  # the outbox thread leaves; the flush below is the only sender
-        if self.outbox_thread is None:
-            return EXIT_OK  # D31: --no-progress: nothing to flush
-        self.journal.changed.set()
-        self.outbox_thread.join(min(PROGRESS_REQUEST_TIMEOUT_S + 0.5, flush.remaining()))
-        if not self.outbox_thread.is_alive():
-            self.outbox.drain(flush.remaining())
-        return EXIT_OK
-
-    def stop(self, status):
-        """SCAN-STOP-3/4: every request cut, every runner killed and recorded, bounded joins."""
-        say("worker: stopping")
-        STOP.requested = True
-        STOP.abandon_all()  # shutdown() of every socket in flight, whatever thread waits on it
-        PROCESS.stopping.set()
-        PROCESS.either.set()
-        budget = Deadline(STOP_JOIN_S)
-        for slot in self.slots:
-            if slot.thread is not None and slot.thread.is_alive():
-                slot.thread.join(budget.remaining())
-        return status
-
-
-def take_lock(path):
-    """SCAN-STATE-8: an exclusive flock held for the process's life; LockHeld when another has it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise LockHeld() from None
-    os.ftruncate(fd, 0)
-    os.write(fd, ("%d\n" % os.getpid()).encode("ascii"))  # for a person looking: which process holds it
-    return fd
-
-
-def persisted_slot_ids(state_dir):
-    """SCAN-SLOT-2, SCAN-STATE-6: ids of every slot file; StartupError for a link, an odd file or a flood."""
-    found = []
-    with os.scandir(state_dir) as entries:
-        for count, entry in enumerate(entries, 1):
-            if count > MAX_STATE_DIR_ENTRIES:
-                raise StartupError("more entries in the state tree than are scanned")
-            match = SLOT_FILE_RE.fullmatch(entry.name)
-            if match is None:
-                continue
-            if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
-                raise StartupError("a slot file that is a symlink or not a regular file")
-            slot_id = int(match.group(1))
-            if slot_id > MAX_SLOT_ID:
-                raise StartupError("a slot id beyond the limit")
-            found.append(slot_id)
-    return found
-
-
-def remove_partials(directory):
-    """SCAN-STATE-2: temporary files of writes a crash interrupted are ignored, and removed."""
-    for name in os.listdir(directory):
-        if name.startswith(".") and name.endswith(".partial"):
-            try:
-                os.unlink(os.path.join(directory, name))
-            except OSError:
-                pass
-
-
-def sweep_work(config, slots):
-    """Runner roots no slot state refers to: their runner fenced by exact identity, then removed.
-
-    Such a root is left when the worker died between making a root and saving
-    its record, or after a state was deleted.  When any slot file cannot be
-    read, nothing is swept: its references are unknown.
-    """
-    referenced = set()
-    for slot in slots:
-        try:
-            state = slot.files.load()
-        except (WorkerClientError, OSError):
+            pass  # empty (EAGAIN): nothing left to drop
+
+    def hold_secret(self, buffer):
+        """Register a bytearray that holds a secret, so that every exit path wipes it."""
+        self.secrets.append(buffer)
+        return buffer
+
+    def wipe(self, buffer):
+        """Overwrite a secret buffer with zeros, in place, and forget it.
+
+        Best effort: a str copy (decoded JSON, a header line) cannot be wiped;
+        only the raw buffers can, so they are the only copies kept longer than
+        a call.
+        """
+        if buffer is None:
             return
-        if state and state.get("runner"):
-            referenced.add(state["runner"]["root_name"])
-            referenced.add("abandoned/" + state["runner"]["root_name"])
-        referenced.update(state.get("retained_work", []) if state else [])
-    for folder, prefix in ((config.work_dir, ""), (os.path.join(config.work_dir, "abandoned"), "abandoned/")):
-        for name in os.listdir(folder):
-            if ROOT_NAME_RE.fullmatch(name) is None or prefix + name in referenced:
-                continue
-            root = os.path.join(folder, name)
-            try:
-                owner = read_private_json(os.path.join(root, "owner.json"), MAX_CURSOR_BYTES)
-            except (WorkerClientError, OSError):
-                owner = None
-            if owner and isinstance(owner.get("identity"), dict) and not identity_problem(owner["identity"]):
-                if stop_exact_identity(owner["identity"], RUNNER_STOP_TIMEOUT_S) != "dead":
-                    continue  # SCAN-RUNNER-9: not proven gone: leave its root alone
-            shutil.rmtree(root, ignore_errors=True)
+        buffer[:] = bytes(len(buffer))
+        self.secrets[:] = [held for held in self.secrets if held is not buffer]
 
+    def wipe_all(self):
+        for buffer in list(self.secrets):
+            self.wipe(buffer)
 
-# 8.4 The runner child ========================================================
-# What `_assignment_runner --root ROOT` does.  It reads its
-# input, waits for the worker's start gate, then scans each target into a
-# bundle and publishes how the generation ended.  It prints nothing (its
-# stdout and stderr are /dev/null anyway) and never talks to the scan server:
-# everything it says goes through the files of its root.
+    def settle(self, fd, line, exit_code, signals=HANDLED_SIGNALS):
+        """Write the final line (bytes, or None for none) to fd and fix the exit code; the first call wins.
 
-def _runner_install_signals(stop):
-    """SIGTERM and SIGINT end the runner promptly: the Stop flag, and its sockets shut down."""
-    for signum in (signal.SIGTERM, signal.SIGINT):
+        Returns the exit code in force.  Blocking the signals in this thread
+        is not enough to keep a handler out (the kernel may deliver one to
+        another thread, and Python runs it here all the same), so a handler
+        that wants a hard exit sees `settling` and only asks for it; the exit
+        is taken the moment the line and the code are fixed.
+        """
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+        self.settling = True
         try:
-            signal.signal(signum, stop.handle)
-        except (ValueError, OSError):
-            pass  # not the main thread (a test calling in-process): no handler to install
-
-
-def _runner_wait_gate(paths, runner_input, input_sha256, stop, deadline):
-    """True once start.json names this generation, this input and this process (SCAN-RUNNER-3).
-
-    False, meaning "exit and do nothing", when the gate names something else,
-    cannot be read, or the watchdog deadline passes first.
-    """
-    try:
-        me = process_identity(os.getpid())
-    except OSError:
-        me = None  # /proc will not say: the pid alone is compared
-    wake = stop.wait_fd()
-    while True:
-        stop.check("the start gate")
-        try:
-            gate = load_runner_gate(paths.start)
-        except (RunnerProtocolError, OSError):
-            return False  # a gate we cannot trust is no gate
-        if gate is not None:
-            return (gate["generation"] == runner_input["generation"]
-                    and gate["input_sha256"] == input_sha256
-                    and gate["identity"]["pid"] == os.getpid()
-                    and (me is None or gate["identity"] == me))
-        if deadline.expired():
-            return False
-        wait = min(START_GATE_POLL_S, deadline.remaining())
-        if wake is not None:
-            select.select([wake], [], [], wait)
-        else:
-            time.sleep(wait)
-
-
-class _RunnerGeneration(object):
-    """One generation's work, once its gate is open: events, targets, bundle, terminal."""
-
-    def __init__(self, paths, runner_input, input_sha256, stop, deadline):
-        self.paths = paths
-        self.input = runner_input
-        self.input_sha256 = input_sha256
-        self.stop = stop
-        self.deadline = deadline
-        self.sequence = 0
-        self.phase = "preparing"
-        self.phase_started_at = None
-        self.events_fd = None
-
-    def emit(self, phase, progress):
-        """Append the next event (SCAN-RUNNER: sequence from 1, no gap, fsynced per line)."""
-        now = utc_now_text()
-        if phase != self.phase or self.phase_started_at is None:
-            self.phase, self.phase_started_at = phase, now
-        self.sequence += 1
-        append_event(self.events_fd, {"sequence": self.sequence, "generation": self.input["generation"],
-                                      "phase": phase, "progress": progress, "timestamp": now,
-                                      "phase_started_at": self.phase_started_at})
-
-    def binding(self):
-        return {name: self.input[name] for name in _RUNNER_BINDING_MEMBERS}
-
-    def header(self):
-        """SCAN-BUNDLE-1, -2: the header names the reservation, the slot and this generation."""
-        timed_out = self.input["operation"] == "timeout_bundle"
-        header = self.binding()
-        header.update({"format": BUNDLE_FORMAT, "generation": self.input["generation"],
-                       "status": "timed_out" if timed_out else "completed",
-                       "timeout_phase": self.input["timeout_phase"] if timed_out else None})
-        return header
-
-    def publish(self, status, error_code, bundle):
-        outcome = {"status": status, "error": None if error_code is None else {"code": error_code},
-                   "final_phase": self.phase, "identity": self.binding(),
-                   "last_event_sequence": self.sequence, "bundle": bundle}
-        terminal = {"schema": 1, "decision": "completed", "decided_at": utc_now_text(),
-                    "generation": self.input["generation"], "input_sha256": self.input_sha256,
-                    "outcome": outcome}
-        publish_terminal(self.paths, terminal, "runner")  # SCAN-RUNNER-5: a loss means the worker decided
-
-    def run(self):
-        self.events_fd = open_events(self.paths)
-        try:
-            return self._run()
+            if self.exit_code is None:
+                if line is not None:
+                    write_all(fd, line)
+                    self.final_written = True
+                self.exit_code = exit_code
         finally:
-            os.close(self.events_fd)
+            self.settling = False
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if self.exit_pending:
+            self.hard_exit(fd, None, self.exit_code)
+        return self.exit_code
 
-    def _run(self):
-        bundle_id = self.input["bundle_id"]
-        self.emit("preparing", {})
-        writer = None
+    def exit_now(self, fd, line, exit_code):
+        """A hard exit asked for by a handler: now, or right after the final line being written."""
+        if self.settling:
+            self.exit_pending = True  # settle() exits as soon as its line and code are fixed
+            return
+        self.hard_exit(fd, line, exit_code)
+
+    def hard_exit(self, fd, line, exit_code):
+        """End the process now: the node's last act, every secret wiped, the final line once."""
         try:
-            writer = BundleWriter(self.paths.tmp_bundle(bundle_id, self.input["generation"]), self.header(),
-                                  self.input["declared_bundle_bytes"])
-            if self.input["operation"] == "execute":  # a timeout bundle fetches nothing (SCAN-RUNNER-8)
-                for index, target in enumerate(self.input["targets"]):
-                    self.stop.check("the next target")
-                    self.emit("scanning", {"target": target["name"], "index": index})
-                    self.scan_target(target, writer)
-            self.stop.check("bundling")
-            self.emit("bundling", {})
-            meta = writer.commit(self.paths.ready_bundle(bundle_id))
-        except (TargetFailed, BundleTooLarge, BundleInvalid) as exc:
-            if writer is not None:
-                writer.abort()
-            if self.deadline.expired():
-                return RUNNER_EXIT_DEADLINE  # the worker's watchdog publishes timed_out (SCAN-RUNNER-4)
-            self.publish("failed", exc.code, None)  # SCAN-RUNNER-10: nothing of a failed generation is uploaded
-            return RUNNER_EXIT_OK
-        except BaseException:
-            if writer is not None:
-                writer.abort()
-            raise
-        self.publish("succeeded", None, {"ready_relative_path": "ready/%s.jsonl" % bundle_id,
-                                         "bytes": meta["bytes"], "payload_sha256": meta["payload_sha256"],
-                                         "events_sha256": meta["events_sha256"]})
-        return RUNNER_EXIT_OK
+            if self.before_exit is not None:
+                self.before_exit()
+        except Exception:
+            pass  # the exit itself must still happen
+        self.wipe_all()
+        if self.exit_code is not None:  # already settled: its line is out, its code stands
+            os._exit(self.exit_code)
+        if line is not None and not self.final_written:
+            write_all(fd, line)
+        os._exit(exit_code)
+# ---- END BLOCK process ----
 
-    def scan_target(self, target, writer):
-        """Fetch one target through the scan, then account for it (SCAN-BUNDLE-3)."""
-        scan = TargetScan(target["name"])
-
-        def on_data(chunk):
-            for event in scan.feed(chunk):
-                writer.add(event)
-
-        fetch_target(target, self.stop, self.deadline, on_data)
-        for event in scan.finish():
-            writer.add(event)
-        writer.add({"type": "target_done", "target": target["name"], "bytes": target["size"],
-                    "sha256": target["sha256"]})
-
-
-def runner_main(root):
-    """The runner (SCAN-RUNNER-1..10): the exit status, never an exception; nothing printed.
-
-    No terminal is published when the input is unusable, the gate never
-    opens for this process, the watchdog deadline passes, a stop arrives or
-    the disk fails: the worker then decides (fenced or timed_out) and retries
-    as SCAN-RUNNER-7 says.
-    """
-    stop = Stop("scan runner", stderr_fd=None)  # stderr is /dev/null; the line would go nowhere
-    stop.open()
-    _runner_install_signals(stop)
-    paths = RunnerPaths(root)
-    try:
-        runner_input, input_sha256 = load_runner_input(paths)
-        match = ROOT_NAME_RE.fullmatch(paths.name)
-        _runner_require(match is not None and match.group(3) == runner_input["generation"]
-                        and int(match.group(1)) == runner_input["slot_id"]
-                        and int(match.group(2)) == runner_input["reservation_id"], "runner root name binding")
-    except (RunnerProtocolError, OSError):
-        return RUNNER_EXIT_FAILED
-    watchdog_at = parse_instant(runner_input["watchdog_deadline_at"])
-    deadline = Deadline(max(0.0, watchdog_at - time.time()))
-
-    def out_of_time():
-        # SCAN-RUNNER-4: a runner stops itself at its watchdog deadline, whatever it is blocked in.
-        os._exit(RUNNER_EXIT_DEADLINE)
-
-    try:
-        with Watchdog(deadline, out_of_time):
-            if not _runner_wait_gate(paths, runner_input, input_sha256, stop, deadline):
-                return RUNNER_EXIT_OK  # SCAN-RUNNER-3: no gate for us, no effect
-            return _RunnerGeneration(paths, runner_input, input_sha256, stop, deadline).run()
-    except StopRequested:
-        return RUNNER_EXIT_STOPPED
-    except Exception:  # RunnerError, OSError, or a defect: no terminal, so the worker fences and retries
-        return RUNNER_EXIT_FAILED
-
-
-# 9 main() =====================================================================
-
-
-def move_token_and_exec(token, argv):
-    """SCAN-TOKEN-4, D2: re-execute this process without the token in argv or the environment.
-
-    The token goes into a pipe the new image inherits and reads at once; the
-    pid stays the same (exec), so a supervisor and PID 1 see one process.
-    Deleting it from os.environ would not do: /proc/<pid>/environ shows the
-    environment the process started with.
-    """
-    kept, skip = [], False
-    for item in argv:
-        if skip:
-            skip = False
-        elif item == "--token":
-            skip = True
-        elif not item.startswith("--token="):
-            kept.append(item)
-    read_fd, write_fd = os.pipe()
-    os.write(write_fd, token.encode("ascii"))  # at most 512 bytes: a pipe takes them without blocking
-    os.close(write_fd)
-    os.set_inheritable(read_fd, True)
-    environment = dict((k, v) for k, v in os.environ.items() if k != TOKEN_ENV)
-    node = os.path.abspath(__file__)
-    os.execve(sys.executable, [sys.executable, node] + kept + ["--token-fd", str(read_fd)], environment)
-
-
-def token_from_fd(fd):
-    try:
-        data = os.read(fd, MAX_TOKEN_CHARS + 1)
-    finally:
-        os.close(fd)
-    token = data.decode("ascii", "replace")
-    if not valid_token(token):
-        raise UsageError("the token handed over is not a valid token")
-    return token
-
-
-def configure(argv):
-    """SCAN-CONFIG-1: (Config, TokenSource) from argv and the environment; UsageError otherwise."""
-    parser = build_parser()
-    argv = upstream_spelling(argv, parser._option_string_actions)  # D28: `--tok` is `--token`, as upstream
-    args = parser.parse_args(argv)
-    sources = [args.token_file is not None, TOKEN_ENV in os.environ, args.token is not None]
-    if args.token_fd is not None:
-        token, token_file = token_from_fd(args.token_fd), None
-    elif sum(sources) != 1:  # SCAN-TOKEN-1
-        raise UsageError("give the token exactly one way: --token-file, %s or --token" % TOKEN_ENV)
-    elif args.token_file is not None:
-        try:
-            token, token_file = read_token_file(args.token_file), os.path.abspath(args.token_file)
-        except (OSError, ValueError) as exc:
-            reason = exc.args[0] if isinstance(exc, ValueError) else "cannot be read"
-            raise UsageError("--token-file: %s" % reason) from None
-    else:
-        token = args.token if args.token is not None else os.environ[TOKEN_ENV]
-        if not valid_token(token):
-            raise UsageError("%s: not a valid token (16 to 512 printable characters)"
-                             % ("--token" if args.token is not None else TOKEN_ENV))
-        move_token_and_exec(token, argv)  # SCAN-TOKEN-4: does not return
-    origin, host, port = parse_origin(args.server)
-    state_dir, bundle_dir, work_dir = tree_paths(os.environ)
-    config = Config(origin=origin, host=host, port=port, parallelism=args.parallelism, poll_s=args.poll_seconds,
-                    error_delay_s=args.error_delay_seconds, http_timeout_s=args.http_timeout,
-                    drain_s=args.drain_seconds, state_dir=state_dir, bundle_dir=bundle_dir, work_dir=work_dir,
-                    token_file=token_file, node_path=os.path.abspath(__file__), progress=not args.no_progress)
-    return config, TokenSource(token, token_file)
-
-
-def main(argv=None):
-    sys.dont_write_bytecode = True  # SCAN-STATE-1: no __pycache__ in anyone's tree
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:2] == ["--", RUNNER_COMMAND]:  # SCAN-RUNNER-1: this file, started again as a runner
-        if len(argv) != 4 or argv[2] != "--root":
-            return EXIT_USAGE
-        return runner_main(argv[3])
-    try:
-        config, tokens = configure(argv)
-    except UsageError as exc:
-        usage_line(str(exc))  # SCAN-ARGV-1: names the option, never its value
-        return EXIT_USAGE
-    install_handlers()  # SCAN-STOP-1: before the first file and the first request
-    worker = Worker(config, tokens)
-    try:
-        worker.start()
-    except LockHeld:
-        say("worker: another worker holds this state directory")
-        return EXIT_LOCKED  # SCAN-STATE-8
-    except (StartupError, WorkerClientError, OSError):
-        say("worker: start-up failed")
-        return EXIT_SLOT_DIED
-    return worker.run()
+# The stop and process blocks' objects: made here, at import, because their
+# classes are defined in section 9 above; they open nothing until start_process().
+STOP = Stop(PROGRAM, stderr_fd=None)  # SCAN-OUTPUT-1: stderr carries only the usage line, so no courtesy line
+PROCESS = Process()
 
 
 if __name__ == "__main__":

@@ -4,6 +4,6 @@ REPLACE = [
     ('if info.st_size > max_bytes:', 'if False:'),
     ('if total > max_bytes:', 'if False:'),
     ('if self.bytes + len(line) + len(trailer) > self.max_bytes:', 'if False:'),
-    ('if len(header_line) + len(_runner_trailer_line(0, "0" * 64)) > max_bytes:', 'if False:'),
+    ('if len(header_line) + len(trailer_line(0, "0" * 64)) > max_bytes:', 'if False:'),
 ]
 KILLS = ["bundle.too-large"]

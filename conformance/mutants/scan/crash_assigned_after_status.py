@@ -6,10 +6,10 @@ REPLACE = [(
     '        state = {"schema": SLOT_STATE_SCHEMA, "phase": "assigned", "assignment": assignment,\n'
     '                 "runner": None, "retained_work": []}',
 ), (
-    '        if self.resolved(state, status):\n'
+    '        if status is None:\n'
     '            return WORK, None\n'
     '        phase = state["phase"]\n',
-    '        if self.resolved(state, status):\n'
+    '        if status is None:\n'
     '            return WORK, None\n'
     '        if state["phase"] == "assigned" and state["runner"] is None:\n'
     '            state = self.save(state)\n'

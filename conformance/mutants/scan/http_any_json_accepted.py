@@ -2,7 +2,7 @@
 NODE = "nodes/scan_worker.py"
 REPLACE = [(
     '    if not isinstance(value, dict):\n'
-    '        raise WorkerClientError("%s that is not a JSON object" % what)\n'
+    '        raise error(detail=what + " is not a JSON object")\n'
     '    return value\n',
     '    return value\n',
 )]

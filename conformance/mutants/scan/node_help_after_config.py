@@ -2,10 +2,10 @@
 NODE = "nodes/scan_worker.py"
 REPLACE = [(
     '    try:\n'
-    '        config, tokens = configure(argv)\n',
+    '        config = configure(tokens, os.environ)',
     '    try:\n'
     '        if TOKEN_ENV not in os.environ:  # fail fast when the host gave the worker no credentials\n'
     '            raise UsageError("%s is not set" % TOKEN_ENV)\n'
-    '        config, tokens = configure(argv)\n',
+    '        config = configure(tokens, os.environ)',
 )]
 KILLS = ["node.help"]

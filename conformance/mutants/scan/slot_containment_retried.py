@@ -3,11 +3,11 @@ NODE = "nodes/scan_worker.py"
 REPLACE = [(
     '                kind, delay = self.step()\n'
     '                self.failures = 0\n'
-    '            except (Stopped, ContainmentPending):\n'
+    '            except (StopRequested, ContainmentPending):\n'
     '                raise\n',
     '                kind, delay = self.step()\n'
     '                self.failures = 0\n'
-    '            except Stopped:\n'
+    '            except StopRequested:\n'
     '                raise\n',
 )]
 KILLS = ["slot.died"]

@@ -2,7 +2,7 @@
 NODE = "nodes/scan_worker.py"
 REPLACE = [(
     '            if any(slot.ended == "died" for slot in self.slots):\n'
-    '                return self.stop(EXIT_SLOT_DIED)  # SCAN-SLOT-4\n',
+    '                return self.stop(OUTCOME_SLOT_DIED)  # SCAN-SLOT-4\n',
     '',
 )]
 KILLS = ["slot.died"]

@@ -6,10 +6,8 @@ REPLACE = [(
     "            os.mkdir(directory)\n"
     "        except FileExistsError:",
 ), (
-    "        raise StartupError(\"a tree directory that is a symlink, not a directory, or not ours\")\n"
-    "    if stat.S_IMODE(info.st_mode) != 0o700:\n"
+    "    if stat.S_IMODE(info.st_mode) != 0o700:  # a umask can only remove bits; put exactly 0700 back\n"
     "        os.chmod(path, 0o700)\n",
-    "        raise StartupError(\"a tree directory that is a symlink, not a directory, or not ours\")\n"
     "    pass\n",
 )]
 KILLS = ["state.private-trees"]

@@ -2,8 +2,8 @@
 NODE = "nodes/scan_worker.py"
 REPLACE = [(
     '                if drain_deadline.expired():\n'
-    '                    return self.stop(EXIT_STOPPED)  # D11: a drain is bounded; then it is a stop',
+    '                    return self.stop(OUTCOME_STOPPED)  # D11: a drain is bounded; then it is a stop',
     '                if False:\n'
-    '                    return self.stop(EXIT_STOPPED)',
+    '                    return self.stop(OUTCOME_STOPPED)',
 )]
 KILLS = ["stop.drain-bound"]
