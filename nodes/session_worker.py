@@ -837,11 +837,26 @@ class SessionError(Exception):
         self.detail = detail
 
 
-class ConfigError(SessionError):
-    """A variable that breaks its rule (SESSION-CONFIG-1): `detail` names it, never its value."""
+class UsageError(SessionError):
+    """A command line or environment the node does not run with: nothing was read, sent or started.
+
+    `text` is the one stderr line main() writes, a fixed phrase after the code
+    that names the option or variable and never its value (argv or the
+    environment may hold a secret put there by mistake: SESSION-ARGV-1,
+    SESSION-CONFIG-1); `exit_code` is the contract's for it (SESSION-EXIT-4).
+    """
+
+    def __init__(self, code, detail, exit_code=EXIT_USAGE):
+        super().__init__(code, detail)
+        self.text = "%s: %s\n" % (code, detail)
+        self.exit_code = exit_code
+
+
+class ConfigError(UsageError):
+    """A variable that breaks its rule (SESSION-CONFIG-1): `detail` names it, never its value; exit 1."""
 
     def __init__(self, detail):
-        super().__init__(SESSION_WORKER_CONFIG_INVALID, detail)
+        super().__init__(SESSION_WORKER_CONFIG_INVALID, detail, EXIT_FAILED)
 
 
 class ProbeFailure(SessionError):
@@ -959,6 +974,150 @@ class Watchdog(object):
         self._timer.join(1.0)
         return False
 # ---- END BLOCK deadline ----
+
+# ---- BEGIN BLOCK process (nodes/blocks/process.py) ----
+# process: what a signal handler and every exit path of a node share.  One
+# Process object per process (PROCESS, made by the node at import, opened by
+# main()): the wake pipe a handler writes one byte to, the buffers that hold a
+# secret (wiped on every exit path, the hard one too), and the final line,
+# written once and whole with the exit code fixed beside it, even when a second
+# signal lands while it is being written.  A handler records and wakes; the
+# decisions are taken by ordinary code.
+
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def write_all(fd, data):
+    """Write every byte with os.write: no buffer a signal handler could re-enter."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        pass  # a closed stream must not turn into a second failure
+
+
+def install_handlers(on_signal, signals=HANDLED_SIGNALS):
+    """Install on_signal for every stop signal, before the first request.
+
+    As PID 1 a signal with no handler is dropped (the kernel gives init no
+    default action), so a node that installs none is only ever SIGKILLed.
+    """
+    for signum in signals:
+        signal.signal(signum, on_signal)
+
+
+class Process(object):
+    """Wake pipe, secret registry and the once-only final line of one process."""
+
+    def __init__(self):
+        self.wake_r = None  # the wake pipe's read end: what a select() includes to notice a signal
+        self.wake_w = None
+        self.signals = 0  # stop signals received so far (a node's handler counts them)
+        self.secrets = []  # bytearrays holding a token, a capability or a raw answer
+        self.exit_code = None  # fixed by settle(), once; None while the outcome is open
+        self.final_written = False
+        self.settling = False  # settle() is writing the final line: a hard exit waits for it
+        self.exit_pending = False  # a hard exit was asked for while settling: taken right after
+        self.before_exit = None  # the node's last act before a hard exit (kill a child's group), or None
+
+    def open_wake(self, wakeup_fd=False):
+        """Make the wake pipe (from main(), never at import).
+
+        With wakeup_fd the interpreter also writes to it when any handled
+        signal arrives: the kernel may deliver a signal to another thread, and
+        Python runs the handler only when the main thread next runs bytecode,
+        so a main thread asleep in select() would not notice without it.
+        """
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        if wakeup_fd:
+            signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+        return self.wake_r
+
+    def wake(self):
+        """Wake whoever waits on the pipe (safe from a handler and from any thread)."""
+        if self.wake_w is not None:
+            try:
+                os.write(self.wake_w, b"\0")
+            except OSError:
+                pass  # a full pipe already wakes its reader
+
+    def drain_wake(self):
+        """Drop the bytes the pipe holds, so the next select() waits again."""
+        try:
+            while self.wake_r is not None and os.read(self.wake_r, 512):
+                pass
+        except OSError:
+            pass  # empty (EAGAIN): nothing left to drop
+
+    def hold_secret(self, buffer):
+        """Register a bytearray that holds a secret, so that every exit path wipes it."""
+        self.secrets.append(buffer)
+        return buffer
+
+    def wipe(self, buffer):
+        """Overwrite a secret buffer with zeros, in place, and forget it.
+
+        Best effort: a str copy (decoded JSON, a header line) cannot be wiped;
+        only the raw buffers can, so they are the only copies kept longer than
+        a call.
+        """
+        if buffer is None:
+            return
+        buffer[:] = bytes(len(buffer))
+        self.secrets[:] = [held for held in self.secrets if held is not buffer]
+
+    def wipe_all(self):
+        for buffer in list(self.secrets):
+            self.wipe(buffer)
+
+    def settle(self, fd, line, exit_code, signals=HANDLED_SIGNALS):
+        """Write the final line (bytes, or None for none) to fd and fix the exit code; the first call wins.
+
+        Returns the exit code in force.  Blocking the signals in this thread
+        is not enough to keep a handler out (the kernel may deliver one to
+        another thread, and Python runs it here all the same), so a handler
+        that wants a hard exit sees `settling` and only asks for it; the exit
+        is taken the moment the line and the code are fixed.
+        """
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+        self.settling = True
+        try:
+            if self.exit_code is None:
+                if line is not None:
+                    write_all(fd, line)
+                    self.final_written = True
+                self.exit_code = exit_code
+        finally:
+            self.settling = False
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if self.exit_pending:
+            self.hard_exit(fd, None, self.exit_code)
+        return self.exit_code
+
+    def exit_now(self, fd, line, exit_code):
+        """A hard exit asked for by a handler: now, or right after the final line being written."""
+        if self.settling:
+            self.exit_pending = True  # settle() exits as soon as its line and code are fixed
+            return
+        self.hard_exit(fd, line, exit_code)
+
+    def hard_exit(self, fd, line, exit_code):
+        """End the process now: the node's last act, every secret wiped, the final line once."""
+        try:
+            if self.before_exit is not None:
+                self.before_exit()
+        except Exception:
+            pass  # the exit itself must still happen
+        self.wipe_all()
+        if self.exit_code is not None:  # already settled: its line is out, its code stands
+            os._exit(self.exit_code)
+        if line is not None and not self.final_written:
+            write_all(fd, line)
+        os._exit(exit_code)
+# ---- END BLOCK process ----
 
 # ---- BEGIN BLOCK stop (nodes/blocks/stop.py) ----
 # stop: the signal plumbing.  One Stop object per process holds the stop flag,
@@ -1721,21 +1880,18 @@ ROLE_SERVICE = "service"
 STOP = Stop(PROGRAM, stderr_fd=None)
 
 
-class ProcessState(object):
-    """What a signal handler and every exit path of this process need."""
+class NodeProcess(Process):
+    """The process block's state, and what only this node's roles add to it."""
 
     def __init__(self):
+        super().__init__()
         self.role = None  # ROLE_*: which stop logic the handler runs
-        self.stops = 0  # monitor and Service: stops received; a second one kills (SESSION-STOP-6)
-        self.wake = None  # monitor and Service: (read fd, write fd) the handler writes a byte to
         self.stop_at = None  # capability process: monotonic time of the first stop (SESSION-STOP-5)
         self.libc = None  # ctypes handle with prctl, loaded on first use
         self.tls = None  # the one TLS context (SSL_CERT_FILE is read when it is made)
-        self.secrets = []  # bytearrays holding a token, the capability, a nonce or a raw answer
 
 
-PROCESS = ProcessState()  # SESSION-NODE-3: these objects open nothing; main() does the rest
-_HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+PROCESS = NodeProcess()  # SESSION-NODE-3: these objects open nothing; main() does the rest
 
 
 def on_signal(signum, frame):
@@ -1745,74 +1901,13 @@ def on_signal(signum, frame):
             PROCESS.stop_at = time.monotonic()  # SESSION-STOP-5: the drain's grace counts from here
         STOP.handle(signum, frame)  # flag; shutdown() of every in-flight socket; wake every select
         return
-    PROCESS.stops += 1
-    if PROCESS.wake is not None:
-        try:
-            os.write(PROCESS.wake[1], b"\0")
-        except OSError:
-            pass  # a full pipe already wakes its reader
-
-
-def install_handlers():
-    """SESSION-STOP-1: as PID 1 a signal without a handler is ignored, so handlers come first."""
-    for signum in _HANDLED_SIGNALS:
-        signal.signal(signum, on_signal)
-
-
-def wake_pipe():
-    """A non-blocking pipe a signal handler writes to and a select() watches."""
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(read_fd, False)
-    os.set_blocking(write_fd, False)
-    return read_fd, write_fd
-
-
-def drain_fd(fd):
-    """Read and drop what a non-blocking fd holds."""
-    try:
-        while os.read(fd, 512):
-            pass
-    except OSError:
-        pass
-
-
-def write_all(fd, data):
-    """Write every byte with os.write: no buffer a signal handler could re-enter."""
-    view = memoryview(data)
-    try:
-        while view:
-            view = view[os.write(fd, view):]
-    except OSError:
-        pass  # a closed stream must not turn into a second failure
+    PROCESS.signals += 1  # monitor and Service: a second one kills (SESSION-STOP-6)
+    PROCESS.wake()
 
 
 def say(line):
     """One stderr line (SESSION-EXIT-3).  Callers never put a received byte or a secret in it."""
     write_all(2, (line + "\n").encode("ascii", "replace"))
-
-
-def hold_secret(buffer):
-    """Register a bytearray that holds a secret, so that every exit path wipes it."""
-    PROCESS.secrets.append(buffer)
-    return buffer
-
-
-def wipe(buffer):
-    """Overwrite a secret buffer with zeros, in place (SESSION-SECRET-5).
-
-    Best effort: a str copy (the parsed JSON, http.client's header line)
-    cannot be wiped; only the raw buffers can, so they are the only copies
-    kept longer than a call.
-    """
-    if buffer is None:
-        return
-    buffer[:] = bytes(len(buffer))
-    PROCESS.secrets[:] = [held for held in PROCESS.secrets if held is not buffer]
-
-
-def wipe_all():
-    for buffer in list(PROCESS.secrets):
-        wipe(buffer)
 
 
 def load_libc():
@@ -1872,13 +1967,27 @@ def is_summary(doc, session_id):
 
 
 def write_summary(doc):
-    """The summary line on stdout, and the exit status it stands for (SESSION-EXIT-2..4)."""
+    """The summary line on stdout (SESSION-EXIT-2), then, for a failure, its stderr line (SESSION-EXIT-3)."""
     write_all(1, canonical_bytes(doc) + b"\n")  # SESSION-EXIT-2: one line, the last thing on stdout
     if doc["failure_code"] is not None:
-        # SESSION-EXIT-3: the last stderr line of a failed run names its code
-        say("%s: session job did not reach a terminal session state" % doc["failure_code"])
-        return EXIT_FAILED
-    return EXIT_OK
+        say(failure_line(doc))
+
+
+def failure_line(doc):
+    """SESSION-EXIT-3: the last stderr line of a failed run names its code."""
+    return "%s: session job did not reach a terminal session state" % doc["failure_code"]
+
+
+def start_process():
+    """The wake pipe and the stop handlers (SESSION-STOP-1), before the first request and before a listen.
+
+    As PID 1 a SIGTERM with no handler is ignored, so nothing that can take
+    time comes before them.  No wakeup fd: the monitor's one thread sleeps on
+    the pipe the handler writes, and the capability process opens its own
+    (STOP.open(), after the fork).
+    """
+    PROCESS.open_wake()
+    install_handlers(on_signal)
 
 
 # 7.2 JSON =====================================================================
@@ -2134,13 +2243,13 @@ def read_body(response, limit, budget):
     in it is wiped on every path (SESSION-SECRET-5).
     """
     declared = announced_length(response)
-    buffer = hold_secret(bytearray(min(limit, declared if declared is not None else IO_CHUNK_BYTES) + 1))
+    buffer = PROCESS.hold_secret(bytearray(min(limit, declared if declared is not None else IO_CHUNK_BYTES) + 1))
     count = 0
     while count <= limit:
         if count == len(buffer):
-            grown = hold_secret(bytearray(min(limit + 1, 2 * len(buffer))))
+            grown = PROCESS.hold_secret(bytearray(min(limit + 1, 2 * len(buffer))))
             grown[:count] = buffer
-            wipe(buffer)
+            PROCESS.wipe(buffer)
             buffer = grown
         with memoryview(buffer) as view:
             got = response.readinto(view[count:])
@@ -2150,7 +2259,7 @@ def read_body(response, limit, budget):
     cut = STOP.should_abandon() or (declared is not None and count < declared) or (
         declared is None and budget.expired())
     if cut and count <= limit:
-        wipe(buffer)
+        PROCESS.wipe(buffer)
         raise OSError(errno.EPIPE, "the answer ended early")
     return buffer, count
 
@@ -2187,7 +2296,8 @@ DEFAULT_STORAGE_ORIGIN = "https://storage.googleapis.com"
 
 Config = collections.namedtuple(
     "Config", "origin lease_audience port shutdown_grace_s warm_pool probe_timeout_s acquisition_timeout_s "
-              "sandbox_cpu_s sandbox_timeout_ms attestation bucket metadata_host storage_origin tmpdir")
+              "sandbox_cpu_s sandbox_timeout_ms attestation bucket metadata_host storage_origin tmpdir "
+              "mode dispatch bootstrap_fd", defaults=(None, None, None))  # the last three: configure()'s
 
 
 def _decimal(environ, name, default, highest):
@@ -2318,11 +2428,11 @@ def mint_identity_token(config, audience):
                     raise SessionError(SESSION_IDENTITY_UNAVAILABLE, "not a compact JWS")
             return buffer, count
     except SessionError:
-        wipe(buffer)
+        PROCESS.wipe(buffer)
         STOP.check("the identity token")  # SESSION-STOP-7: a stop explains a cut request first
         raise
     except Exception:
-        wipe(buffer)
+        PROCESS.wipe(buffer)
         STOP.check("the identity token")
         raise SessionError(SESSION_IDENTITY_UNAVAILABLE, "transport error") from None
 
@@ -2330,7 +2440,7 @@ def mint_identity_token(config, audience):
 def bearer(token, length):
     """`Bearer <token>` as a bytearray the caller wipes (SESSION-SECRET-5)."""
     with memoryview(token) as view:
-        return hold_secret(bytearray(b"Bearer ") + view[:length])
+        return PROCESS.hold_secret(bytearray(b"Bearer ") + view[:length])
 
 
 def post_entry(url, token, length, body, failed_code, too_large_code):
@@ -2361,16 +2471,16 @@ def post_entry(url, token, length, body, failed_code, too_large_code):
                 raise SessionError(too_large_code, "answer too large")
             return response.status, buffer, count
     except SessionError:
-        wipe(buffer)
+        PROCESS.wipe(buffer)
         # SESSION-STOP-7: a stop that cut the request is a stop, not the request's failure
         STOP.check("the entry request")
         raise
     except Exception:
-        wipe(buffer)
+        PROCESS.wipe(buffer)
         STOP.check("the entry request")
         raise SessionError(failed_code, "transport error or deadline") from None
     finally:
-        wipe(authorization)  # SESSION-SECRET-5: used once
+        PROCESS.wipe(authorization)  # SESSION-SECRET-5: used once
 
 
 def refusal_code(buffer, count, fallback):
@@ -2401,10 +2511,10 @@ def exchange_dispatch(config, dispatch):
         status, buffer, count = post_entry(dispatch.exchange_url, token, length, body,
                                            SESSION_DISPATCH_EXCHANGE_FAILED, SESSION_DISPATCH_RESPONSE_INVALID)
     finally:
-        wipe(token)  # SESSION-SECRET-5: as soon as it is used
+        PROCESS.wipe(token)  # SESSION-SECRET-5: as soon as it is used
     if status != 200:  # SESSION-DISPATCH-5: a refusal, a redirect included
         code = refusal_code(buffer, count, SESSION_DISPATCH_EXCHANGE_FAILED)
-        wipe(buffer)
+        PROCESS.wipe(buffer)
         if code in CONSUMED_DISPATCH_CODES:  # SESSION-DISPATCH-6: another task has it, or it is over
             raise SessionOver(terminal=DISPATCH_CONSUMED)
         raise SessionError(code, "the exchange was refused")
@@ -2412,10 +2522,10 @@ def exchange_dispatch(config, dispatch):
         with memoryview(buffer) as view:
             doc = parse_answer(view[:count])  # SESSION-DISPATCH-5 (D41): as the upstream reads it
     except JsonError:
-        wipe(buffer)
+        PROCESS.wipe(buffer)
         raise SessionError(SESSION_DISPATCH_RESPONSE_INVALID, "not strict JSON") from None
     if not isinstance(doc, dict):
-        wipe(buffer)
+        PROCESS.wipe(buffer)
         raise SessionError(SESSION_DISPATCH_RESPONSE_INVALID, "not an object")
     return doc, buffer
 
@@ -2423,7 +2533,7 @@ def exchange_dispatch(config, dispatch):
 def lease_session(config, start, nonce):
     """The Service-mode entry (SESSION-SERVICE-5): the lease document and the raw buffer."""
     token, length = mint_identity_token(config, config.lease_audience)  # SESSION-CONFIG-3: the lease audience
-    body = hold_secret(bytearray())
+    body = PROCESS.hold_secret(bytearray())
     try:
         # The canonical lease-request body, built around the nonce so that the only copy is wiped:
         # keys in order, and the nonce's characters need no escape (D15).
@@ -2432,20 +2542,20 @@ def lease_session(config, start, nonce):
         url = config.origin + LEASE_PATH % start.session_id  # SESSION-SERVICE-5: derived here, never the body's URL
         status, buffer, count = post_entry(url, token, length, body, SESSION_LEASE_FAILED, SESSION_LEASE_FAILED)
     finally:
-        wipe(token)
-        wipe(body)  # SESSION-SECRET-5: the nonce's one copy besides the caller's
+        PROCESS.wipe(token)
+        PROCESS.wipe(body)  # SESSION-SECRET-5: the nonce's one copy besides the caller's
     if status not in SUCCESS_STATUSES:  # SESSION-CALLBACK-5 (D42): 200, or 201
         code = refusal_code(buffer, count, SESSION_LEASE_FAILED)  # SESSION-SERVICE-5: its code, or LEASE_FAILED
-        wipe(buffer)
+        PROCESS.wipe(buffer)
         raise SessionError(code, "the legacy lease was refused")
     try:
         with memoryview(buffer) as view:
             doc = parse_answer(view[:count])  # D41: read as json.loads reads it, so a later release's members pass
     except JsonError:
-        wipe(buffer)
+        PROCESS.wipe(buffer)
         raise SessionError(SESSION_LEASE_INVALID, "not strict JSON") from None
     if not isinstance(doc, dict):
-        wipe(buffer)
+        PROCESS.wipe(buffer)
         raise SessionError(SESSION_LEASE_INVALID, "not an object")
     return doc, buffer
 
@@ -2464,11 +2574,11 @@ def parse_start(data, config):
             and isinstance(doc["lease_nonce"], str) and _NONCE_RE.fullmatch(doc["lease_nonce"])  # D15: ASCII
             and isinstance(doc["lease_url"], str)):
         raise SessionError(SESSION_START_INVALID, "not the start document")
-    nonce = hold_secret(bytearray(doc["lease_nonce"].encode("ascii")))
+    nonce = PROCESS.hold_secret(bytearray(doc["lease_nonce"].encode("ascii")))
     doc["lease_nonce"] = None
     # SESSION-SERVICE-2: compared, never fetched: no identity-bearing request goes where a body says
     if doc["lease_url"] != config.origin + LEASE_PATH % doc["session_id"]:
-        wipe(nonce)
+        PROCESS.wipe(nonce)
         raise SessionError(SESSION_LEASE_URL_UNRECOGNIZED, "the lease URL is not this origin's")
     return Start(doc["session_id"], doc["workspace_id"], doc["lease_url"]), nonce
 
@@ -2596,7 +2706,7 @@ def admit_lease(doc):
     if not (isinstance(sources, list) and len(sources) <= MAX_SOURCE_IDS
             and all(is_canonical_uuid(source) for source in sources)):
         raise invalid("context.source_ids")
-    secret = hold_secret(bytearray(capability.encode("ascii")))  # SESSION-SECRET-5: the capability's one copy
+    secret = PROCESS.hold_secret(bytearray(capability.encode("ascii")))  # SESSION-SECRET-5: the capability's one copy
     doc["capability"] = None
     lease = Lease(
         session_id=doc["session_id"], workspace_id=doc["workspace_id"], run_id=doc["run_id"],
@@ -2720,7 +2830,7 @@ class Callbacks(object):
                 raise DeadlinePassed() from None
             raise Refusal(CONTROL_PLANE_UNREACHABLE) from None  # SESSION-CALLBACK-6: cut off, no answer
         finally:
-            wipe(authorization)  # SESSION-SECRET-5: built for this request and dropped
+            PROCESS.wipe(authorization)  # SESSION-SECRET-5: built for this request and dropped
 
     @staticmethod
     def answer_doc(response, budget, need_object):
@@ -2741,7 +2851,7 @@ class Callbacks(object):
         except JsonError:
             raise Refusal(CONTROL_PLANE_RESPONSE_INVALID, response.status) from None
         finally:
-            wipe(buffer)
+            PROCESS.wipe(buffer)
         if not isinstance(doc, dict):
             raise Refusal(CONTROL_PLANE_RESPONSE_INVALID, response.status)
         return doc
@@ -3924,15 +4034,15 @@ class Session(object):
             else:
                 doc, raw = lease_session(self.config, self.start, self.nonce)
         finally:
-            wipe(self.nonce)  # SESSION-SECRET-5: the nonce is spent, whatever the answer
+            PROCESS.wipe(self.nonce)  # SESSION-SECRET-5: the nonce is spent, whatever the answer
         try:
             lease, capability = admit_lease(doc)
         finally:
-            wipe(raw)  # SESSION-SECRET-5: the raw answer held the capability
+            PROCESS.wipe(raw)  # SESSION-SECRET-5: the raw answer held the capability
             doc.clear()
         if self.start is not None and (lease.session_id != self.start.session_id
                                        or lease.workspace_id != self.start.workspace_id):
-            wipe(capability)
+            PROCESS.wipe(capability)
             # SESSION-SERVICE-5: never serve a session nobody started here
             raise SessionError(SESSION_LEASE_MISMATCH, "a lease for another session")
         self.lease, self.capability = lease, capability
@@ -4332,7 +4442,7 @@ class Session(object):
             self.pool.close()
         for index in range(1, self.downloads + 1):
             remove(os.path.join(self.scratch, "bundle-%d" % index))
-        wipe_all()
+        PROCESS.wipe_all()
 
 
 class Channel(object):
@@ -4433,7 +4543,7 @@ class Monitor(object):
         self.state = following
 
     def run(self):
-        wake = PROCESS.wake[0]
+        wake = PROCESS.wake_r
         while True:
             timeout = None
             if self.deadline is not None:
@@ -4444,10 +4554,10 @@ class Monitor(object):
             # SESSION-NODE-4: asleep in the kernel until something happens
             ready, _w, _x = select.select([self.channel.read_fd, wake], [], [], timeout)
             if wake in ready:
-                drain_fd(wake)
-            if PROCESS.stops >= 2:  # SESSION-STOP-6: a second stop ends it now
+                PROCESS.drain_wake()
+            if PROCESS.signals >= 2:  # SESSION-STOP-6: a second stop ends it now
                 return self.kill_with(terminal=SERVICE_STOPPED)
-            if PROCESS.stops and self.state != MONITOR_STOPPING:
+            if PROCESS.signals and self.state != MONITOR_STOPPING:
                 self.move("stop")
                 self.forward_stop()
             if self.deadline is not None and self.deadline.expired():
@@ -4552,7 +4662,7 @@ class Monitor(object):
 
 def read_bootstrap(fd, config):
     """The start document from the inherited descriptor (SESSION-SERVICE-4): (Start, nonce)."""
-    data = hold_secret(bytearray())
+    data = PROCESS.hold_secret(bytearray())
     try:
         while len(data) <= MAX_START_REQUEST_BYTES:
             try:
@@ -4566,7 +4676,7 @@ def read_bootstrap(fd, config):
             raise SessionError(SESSION_LEGACY_BOOTSTRAP_INVALID, "an empty or oversized document")
         return parse_start(bytes(data), config)
     finally:
-        wipe(data)
+        PROCESS.wipe(data)
         try:
             os.close(fd)
         except OSError:
@@ -4596,7 +4706,7 @@ def capability_main(config, channel, scratch, dispatch, bootstrap_fd, monitor_pi
         summary = make_summary(failure=exc.code)
     except BaseException:
         summary = make_summary(failure=SESSION_WORKER_FAILED)
-    wipe_all()
+    PROCESS.wipe_all()
     channel.send({"kind": "summary", "summary": summary})
     os._exit(EXIT_OK)
 
@@ -4643,14 +4753,14 @@ def clean_descendants():
 
 
 def monitor_main(config, dispatch=None, bootstrap_fd=None):
-    """Job mode, or a Service's session process: the whole run, the summary, the exit status."""
+    """Job mode, or a Service's session process: the whole run; its outcome, the summary's or a refusal's."""
     PROCESS.role = ROLE_MONITOR
     scratch = summary = None
     cleaned = True
     try:
         if not hasattr(os, "fork"):  # SESSION-ISOLATION-1: never one process holding everything
             summary = make_summary(failure=SESSION_PROCESS_ISOLATION_UNAVAILABLE)
-        elif PROCESS.stops:  # a stop before the fork: nothing was started, nothing is sent
+        elif PROCESS.signals:  # a stop before the fork: nothing was started, nothing is sent
             summary = make_summary(terminal=SERVICE_STOPPED)
         else:
             # SESSION-ISOLATION-9 (D23): one private directory, before the fork, removed at every end
@@ -4668,11 +4778,10 @@ def monitor_main(config, dispatch=None, bootstrap_fd=None):
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     if isinstance(summary, tuple):  # ("refused", code): a bootstrap refused its document
-        say("%s: bootstrap refused" % summary[1])
-        return EXIT_FAILED
+        return REFUSED, "%s: bootstrap refused" % summary[1]
     if not cleaned:  # SESSION-ISOLATION-4: a descendant outlived DESCENDANT_CLEANUP_S
         summary = make_summary(summary["session_id"], None, failure=SESSION_DESCENDANT_CLEANUP_FAILED)
-    return write_summary(summary)
+    return summary_outcome(summary)
 
 
 def fork_and_monitor(config, scratch, dispatch, bootstrap_fd):
@@ -4684,7 +4793,7 @@ def fork_and_monitor(config, scratch, dispatch, bootstrap_fd):
         raise SessionError(SESSION_PROCESS_ISOLATION_UNAVAILABLE, "no pipes") from None
     monitor_pid = os.getpid()
     # A stop between fork and the child's handler role would reach the wrong logic: held until both are set.
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED_SIGNALS)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED_SIGNALS)
     try:
         pid = os.fork()  # SESSION-ISOLATION-1: exactly one child, before any secret exists
     except OSError:
@@ -4693,9 +4802,9 @@ def fork_and_monitor(config, scratch, dispatch, bootstrap_fd):
     if pid == 0:
         try:
             PROCESS.role = ROLE_CAPABILITY
-            for fd in (to_monitor[0], to_child[1]) + tuple(PROCESS.wake or ()):
+            for fd in (to_monitor[0], to_child[1], PROCESS.wake_r, PROCESS.wake_w):
                 os.close(fd)
-            PROCESS.wake = None
+            PROCESS.wake_r = PROCESS.wake_w = None
             STOP.open()  # its own wakeup pipe: the monitor's is not shared
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
             capability_main(config, Channel(to_child[0], to_monitor[1]), scratch, dispatch, bootstrap_fd,
@@ -4866,17 +4975,14 @@ class LegacySession(object):
         with SERVICE.lock:  # SESSION-SERVICE-3: free again once the process has exited
             SERVICE.live = None
             SERVICE.idle_since = time.monotonic()
-        try:
-            os.write(PROCESS.wake[1], b"\0")  # the idle clock starts again
-        except OSError:
-            pass
+        PROCESS.wake()  # the idle clock starts again
 
 
 def start_document(start, nonce):
     """The canonical start document, built around the nonce so that its only copy can be wiped."""
     rest = canonical_bytes({"lease_url": start.lease_url, "schema_version": SCHEMA_VERSION,
                             "session_id": start.session_id, "workspace_id": start.workspace_id})
-    return hold_secret(bytearray(b'{"lease_nonce":"') + nonce + b'",' + rest[1:])  # lease_nonce sorts first
+    return PROCESS.hold_secret(bytearray(b'{"lease_nonce":"') + nonce + b'",' + rest[1:])  # lease_nonce sorts first
 
 
 class ServiceHandler(http.server.BaseHTTPRequestHandler):
@@ -4940,7 +5046,7 @@ class ServiceHandler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             self.refuse(SESSION_START_TOO_LARGE)
             return
-        data = hold_secret(bytearray(self.rfile.read(length) if length else b""))  # exactly Content-Length bytes
+        data = PROCESS.hold_secret(bytearray(self.rfile.read(length) if length else b""))  # exactly Content-Length bytes
         nonce = document = None
         try:
             if len(data) != length:
@@ -4961,7 +5067,7 @@ class ServiceHandler(http.server.BaseHTTPRequestHandler):
                 self.refuse(SESSION_WORKER_BUSY)
                 return
             document = start_document(start, nonce)
-            wipe(nonce)
+            PROCESS.wipe(nonce)
             try:
                 session.launch(document)
             except SessionError:
@@ -4974,35 +5080,34 @@ class ServiceHandler(http.server.BaseHTTPRequestHandler):
             # SESSION-SERVICE-4: only once the session process said ready
             self.answer(202, {"accepted": True, "session_id": start.session_id})
         finally:
-            wipe(data)
-            wipe(nonce)
-            wipe(document)
+            PROCESS.wipe(data)
+            PROCESS.wipe(nonce)
+            PROCESS.wipe(document)
 
 
 def service_main(config):
-    """Service mode: serve until a stop or the idle grace (SESSION-SERVICE-1, -7); the exit status."""
+    """Service mode: serve until a stop or the idle grace (SESSION-SERVICE-1, -7); the outcome."""
     global SERVICE
     PROCESS.role = ROLE_SERVICE
     SERVICE = ServiceState(config)
     try:
         server = http.server.ThreadingHTTPServer(("0.0.0.0", config.port), ServiceHandler)
     except OSError:
-        say("%s: the Service cannot listen on PORT" % SESSION_WORKER_FAILED)
-        return EXIT_FAILED
+        return SERVICE_FAILED, "%s: the Service cannot listen on PORT" % SESSION_WORKER_FAILED
     server.daemon_threads = True
     server.timeout = 0  # handle_request() is called only when a connection is ready
-    listener, wake = server.socket.fileno(), PROCESS.wake[0]
-    while not PROCESS.stops:
+    listener, wake = server.socket.fileno(), PROCESS.wake_r
+    while not PROCESS.signals:
         with SERVICE.lock:
             idle = SERVICE.live is None
             left = SERVICE.idle_since + config.shutdown_grace_s - time.monotonic()
         if idle and left <= 0:  # SESSION-SERVICE-7: no session for the grace: scale to zero
             server.server_close()
-            return EXIT_OK
+            return SERVICE_ENDED, None
         ready, _w, _x = select.select([listener, wake], [], [], max(0.0, left) if idle else None)
         if wake in ready:
-            drain_fd(wake)
-        if listener in ready and not PROCESS.stops:
+            PROCESS.drain_wake()
+        if listener in ready and not PROCESS.signals:
             server.handle_request()
     server.server_close()  # SESSION-SERVICE-7: the listening socket closes at once
     with SERVICE.lock:
@@ -5010,18 +5115,18 @@ def service_main(config):
         live = SERVICE.live
     if live is not None:
         live.stop()  # it drains, writes its summary and exits within STOP_GRACE_S + 1 s
-        seen = PROCESS.stops
+        seen = PROCESS.signals
         until = Deadline(STOP_KILL_S + 1.0)
         while not live.exited() and not until.expired():
             # a session still launching is looked at every 0.1 s: it ends itself on seeing the stop
             select.select([wake], [], [], until.remaining() if live.launched.is_set() else 0.1)
-            drain_fd(wake)
-            if PROCESS.stops > seen:  # SESSION-STOP-6: a second stop reaches the session process too
-                seen = PROCESS.stops
+            PROCESS.drain_wake()
+            if PROCESS.signals > seen:  # SESSION-STOP-6: a second stop reaches the session process too
+                seen = PROCESS.signals
                 live.stop()
         if not live.exited():
             live.terminate()
-    return EXIT_OK
+    return SERVICE_ENDED, None
 
 
 # 9 main() =====================================================================
@@ -5082,46 +5187,116 @@ def parse_argv(tokens):
     return None
 
 
-def main(argv=None):
-    """Run the node in the mode its command line names; return the exit status.  Never raises."""
-    tokens = list(sys.argv[1:] if argv is None else argv)
-    if tokens == [PROBE_CHILD_FLAG]:  # SESSION-ISOLATION-7: before anything else: a child reads its input
-        # Its output went out unbuffered (write_all), so it skips the interpreter's shutdown:
-        # the node waits for its exit, and a probe's latency is a person's wait (~15 ms saved).
-        os._exit(probe_child_main())
+def configure(tokens, environ):
+    """The run's Config, its mode and entry included; None for --help.  UsageError otherwise.
+
+    The command line first (SESSION-ARGV-1..3: matched exactly, routing data
+    checked before any request or file), then the environment, once
+    (SESSION-CONFIG-1).  Nothing here sends, opens or starts anything.
+    """
     if tokens in (["--help"], ["-h"]):  # SESSION-NODE-2: nothing read, nothing sent
-        write_all(1, USAGE.encode("ascii"))
-        return EXIT_OK
+        return None
     parsed = parse_argv(tokens)
     if parsed is None:  # SESSION-ARGV-1: a fixed text: argv may have been filled with a secret by mistake
-        say("%s: the command line is not one this node answers (see --help)" % SESSION_DISPATCH_ARGUMENTS_INVALID)
-        return EXIT_USAGE
+        raise UsageError(SESSION_DISPATCH_ARGUMENTS_INVALID, ARGV_REFUSED)
     mode, value = parsed
+    if mode == JOB and not (is_uuid4(value.dispatch_id) and is_https_url(value.exchange_url)
+                            and is_https_url(value.audience)):  # SESSION-ARGV-3: before any request or file
+        raise UsageError(SESSION_DISPATCH_INVALID,
+                         "the dispatch id is not a canonical UUID4, or a URL is not an https URL")
     try:
-        PROCESS.wake = wake_pipe()
-        install_handlers()  # SESSION-STOP-1: before the first request, before the Service listens
-        if mode == JOB:
-            # SESSION-ARGV-3: routing data, checked before any request or file
-            if not (is_uuid4(value.dispatch_id) and is_https_url(value.exchange_url)
-                    and is_https_url(value.audience)):
-                say("%s: the dispatch id is not a canonical UUID4, or a URL is not an https URL"
-                    % SESSION_DISPATCH_INVALID)
-                return EXIT_USAGE
-        try:
-            config = load_config(os.environ)  # SESSION-CONFIG-1: once, before any request
-        except ConfigError as exc:
-            say("%s: %s" % (exc.code, "bootstrap refused" if mode == BOOTSTRAP else exc.detail))
-            return EXIT_FAILED
-        if mode == SERVICE_MODE:
-            return service_main(config)
-        if mode == JOB:
-            return monitor_main(config, dispatch=value)
-        return monitor_main(config, bootstrap_fd=value)
-    except BaseException:  # SESSION-EXIT-3 (D20): a defect in this file still ends in one line, never a traceback
-        if mode == SERVICE_MODE:
-            say("%s: the Service failed" % SESSION_WORKER_FAILED)
-            return EXIT_FAILED
-        return write_summary(make_summary(failure=SESSION_WORKER_FAILED))
+        config = load_config(environ)  # SESSION-CONFIG-1: once, before any request
+    except ConfigError as exc:
+        if mode == BOOTSTRAP:  # SESSION-SERVICE-4: the Service's session process names no variable
+            raise UsageError(exc.code, "bootstrap refused", EXIT_FAILED) from None
+        raise
+    return config._replace(mode=mode, dispatch=value if mode == JOB else None,
+                           bootstrap_fd=value if mode == BOOTSTRAP else None)
+
+
+ARGV_REFUSED = "the command line is not one this node answers (see --help)"
+
+
+def probe_child_mode(rest):
+    """--probe-child (SESSION-ISOLATION-7): the probe child; it never returns."""
+    if rest:  # SESSION-ARGV-1: only the flag alone names this mode
+        write_all(2, UsageError(SESSION_DISPATCH_ARGUMENTS_INVALID, ARGV_REFUSED).text.encode("ascii"))
+        return EXIT_USAGE
+    # Its output went out unbuffered (write_all), so it skips the interpreter's shutdown:
+    # the node waits for its exit, and a probe's latency is a person's wait (~15 ms saved).
+    os._exit(probe_child_main())
+
+
+CHILD_MODES = (((PROBE_CHILD_FLAG,), probe_child_mode),)
+
+
+def lifecycle(config):
+    """The run the command line named: Service mode, or a monitor (Job mode, a Service's session process)."""
+    if config.mode == SERVICE_MODE:
+        return service_main(config)
+    return monitor_main(config, dispatch=config.dispatch, bootstrap_fd=config.bootstrap_fd)
+
+
+# The outcomes of a run, and the exit status of each (SESSION-EXIT-4).
+TERMINAL, FAILED, REFUSED = "terminal", "failed", "refused"  # a summary's two kinds; a bootstrap refused
+SERVICE_ENDED, SERVICE_FAILED = "service_ended", "service_failed"
+EXIT_STATUS = {TERMINAL: EXIT_OK, FAILED: EXIT_FAILED, REFUSED: EXIT_FAILED,
+               SERVICE_ENDED: EXIT_OK, SERVICE_FAILED: EXIT_FAILED}
+
+
+def summary_outcome(summary):
+    """(TERMINAL or FAILED, summary): a summary with a failure code is a failed run (SESSION-EXIT-4)."""
+    return (FAILED if summary["failure_code"] is not None else TERMINAL), summary
+
+
+def defect_outcome(exc):
+    """SESSION-EXIT-3 (D20): a defect in this file still ends in one final line, never a traceback."""
+    if PROCESS.role == ROLE_SERVICE:
+        if isinstance(exc, StopRequested):
+            return SERVICE_ENDED, None
+        return SERVICE_FAILED, "%s: the Service failed" % SESSION_WORKER_FAILED
+    if isinstance(exc, StopRequested):  # a stop seen: the stopped summary
+        return summary_outcome(make_summary(terminal=SERVICE_STOPPED))
+    return summary_outcome(make_summary(failure=SESSION_WORKER_FAILED))
+
+
+def finish(outcome):
+    """The process's final line, written once (PROCESS.settle), and its exit status (SESSION-EXIT-2..4).
+
+    A summary goes to stdout, the last line there, and a failed one's code
+    then to stderr; a refusal or a Service failure is one stderr line; a
+    Service that stopped or went idle writes nothing.
+    """
+    kind, detail = outcome
+    if kind in (TERMINAL, FAILED):
+        code = PROCESS.settle(1, canonical_bytes(detail) + b"\n", EXIT_STATUS[kind])  # SESSION-EXIT-2: one line
+        if kind == FAILED:
+            say(failure_line(detail))
+        return code
+    return PROCESS.settle(2, None if detail is None else (detail + "\n").encode("ascii", "replace"),
+                          EXIT_STATUS[kind])
+
+
+def main(argv=None):
+    """Run the node, or the child mode its command line names; return the exit status.  Never raises."""
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    for prefix, child_main in CHILD_MODES:  # 6.7: this file, started again as its own child
+        if tokens[:len(prefix)] == list(prefix):
+            return child_main(tokens[len(prefix):])
+    try:
+        config = configure(tokens, os.environ)  # 6.3: argv and environment, read once; None: --help
+    except UsageError as exc:  # SESSION-ARGV/CONFIG clause: a fixed text naming the option, never its value
+        write_all(2, exc.text.encode("ascii", "replace"))
+        return exc.exit_code
+    if config is None:  # SESSION-NODE-2: the usage, with nothing read and nothing sent
+        write_all(1, USAGE.encode("ascii"))
+        return EXIT_OK
+    try:
+        start_process()  # 6.1: wake pipes and stop handlers, before the first request (SESSION-STOP-1)
+        outcome = lifecycle(config)
+    except BaseException as exc:  # a defect in this file still ends in the final line, never a traceback
+        outcome = defect_outcome(exc)
+    return finish(outcome)
 
 
 if __name__ == "__main__":  # SESSION-NODE-3: importing the file runs nothing
