@@ -1492,7 +1492,9 @@ def read_some(response, limit):
 # of content), checks the content against its header, splits it into columns
 # and rows, and writes either the canonical result on stdout or the one
 # failure line on stderr.  The framing keeps that protocol whatever
-# answer_probe() does, so a checker can run this mode directly.
+# answer_probe() does, so a checker can run this mode directly.  The Service's
+# session process (--legacy-bootstrap-fd N) is no child mode: it is a monitor,
+# with handlers and a summary, so configure() names it and lifecycle() runs it.
 
 PROBE_CHILD_FLAG = "--probe-child"  # the command line of a probe child (6.12 starts it)
 PROBE_INPUT_SCHEMA = "session-probe-input.v1"
@@ -4230,6 +4232,11 @@ def service_main(config):
 
 
 # 7.4 Outcome and exit status ==================================================
+# A run ends in one outcome, a string constant with what its final line needs;
+# finish() writes that line once (the process block's settle()) and returns
+# the exit status EXIT_STATUS gives it (SESSION-EXIT-1..4).
+
+
 def lifecycle(config):
     """The run the command line named: Service mode, or a monitor (Job mode, a Service's session process)."""
     if config.mode == SERVICE_MODE:
@@ -4282,6 +4289,8 @@ def finish(outcome):
 # in before the first request (as PID 1 a SIGTERM with no handler is
 # ignored), and a defect in this file still ends in a summary or one stderr
 # line, never a traceback (SESSION-ARGV-1, SESSION-STOP-1, SESSION-EXIT-3).
+# configure() runs before the handlers: it reads argv and the environment and
+# sends nothing, and SESSION-STOP-1 wants them before the first request.
 
 USAGE = """usage: %(prog)s --session-dispatch-id UUID4 --session-dispatch-exchange-url URL
                          --session-dispatch-audience ORIGIN          (Job mode)
