@@ -68,6 +68,7 @@ NOT_KNOBS = {
     "_CSV_INTEGER_RE": "a private helper of the reference prober (SESSION-WORK-1): its form is the example's",
     "_CSV_FLOAT_RE": "a private helper of the reference prober (SESSION-WORK-1)",
     "_MAX_INTEGER_DIGITS": "a private helper of the reference prober: 2^53 - 1 has 16 digits",
+    "_MAX_CELL_INTEGER": "a private helper of the reference prober: the canonical integer range (SESSION-WORK-1, -6)",
     "_ORDER_CLASS": "a private table of the reference prober: which inferred types compare",
     "_COMPARE": "a private table of the reference prober: the operators of SESSION-WORK-5",
 }

@@ -1,11 +1,8 @@
 """A session the server says is `failed` ends with exit 1, as if the worker had failed (the naive mapping)."""
 NODE = "nodes/session_worker.py"
 REPLACE = [(
-    '        say("%s: session job did not reach a terminal session state" % doc["failure_code"])\n'
-    '        return EXIT_FAILED\n'
-    '    return EXIT_OK\n',
-    '        say("%s: session job did not reach a terminal session state" % doc["failure_code"])\n'
-    '        return EXIT_FAILED\n'
-    '    return EXIT_FAILED if doc["terminal_state"] == FAILED_STATE else EXIT_OK\n',
+    '    return (FAILED if summary["failure_code"] is not None else TERMINAL), summary\n',
+    '    return (FAILED if summary["failure_code"] is not None or summary["terminal_state"] == FAILED_STATE\n'
+    '            else TERMINAL), summary\n',
 )]
 KILLS = ["exit.table"]
