@@ -232,16 +232,20 @@ def _timed_run(ctx, hang):
 
 @check("progress.never-holds-up", clauses=["SCAN-PROGRESS-4"], level="MUST",
        title="with every progress request hanging, claims and uploads keep their timing",
-       fakes="two runs of four assignments each: one with progress answered, one with every progress request "
-             "hanging (never answered)",
-       expected="with progress hanging, the last upload comes no later than in the answered run plus one "
+       fakes="three runs of four assignments each: with progress answered, with every progress request "
+             "hanging (never answered), and answered again",
+       expected="with progress hanging, the last upload comes no later than in the faster answered run plus one "
                 "progress timeout (2 s) and the scheduling slack; every progress request ends within its 2 s")
 def _(ctx):
-    # Arrange, Act
-    answered, _plane, _res = _timed_run(ctx, hang=False)
+    # Arrange, Act: the answered run before and after the hung one, the faster counting, so that a
+    # load spike during one answered run does not widen the bound (a worker that sends progress
+    # under the journal lock was once let through that way).
+    first, _plane, _res = _timed_run(ctx, hang=False)
     hung, plane, reservations = _timed_run(ctx, hang=True)
+    answered = min(first, _timed_run(ctx, hang=False)[0])
     # Assert
-    ctx.note("last upload: %.2f s with progress answered, %.2f s with it hanging" % (answered, hung))
+    ctx.note("last upload: %.2f s with progress answered (faster of two runs), %.2f s with it hanging"
+             % (answered, hung))
     ctx.expect(all(r.resolution == "bundle_accepted" for r in reservations),
                expected="every assignment uploaded with progress hanging", actual=lambda: describe_run(plane),
                diagnosis="keep claims and uploads going while progress requests hang: progress never holds up work")
