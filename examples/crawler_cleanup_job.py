@@ -328,7 +328,6 @@ STOPPED_REPORTED = "stopped-reported"  # a stop ended the run; its bundle is in 
 # CRAWLER-REPORT-2, CRAWLER-REPORT-4 (D13): a stop always reads as a stop, bundle stored or not: 0 would read as done.
 EXIT_STATUS = {STORED: EXIT_OK, REPORTED: EXIT_OK, FAILED: EXIT_FAILED,
                STOPPED: EXIT_CANCELLED, STOPPED_REPORTED: EXIT_CANCELLED}
-LINE_STATUS = {REPORTED: STATUS_REPORTED, STOPPED_REPORTED: STATUS_REPORTED}  # any other line says "failed"
 Outcome = collections.namedtuple("Outcome", "kind code")  # kind: one of the five above; code: the line's
 
 # The outcome after a failure bundle, by (bundle stored, stop requested).
@@ -366,12 +365,7 @@ class CrawlerError(Exception):
 
 
 class UsageError(CrawlerError):
-    """The command line or the environment refused before anything ran (CRAWLER-ARGV-1, CRAWLER-CONFIG-7).
-
-    `text` is what main() prints on stderr, newline included: the fixed USAGE
-    (exit 2), or the status line of the first start-up check that failed
-    (exit 1); never a token or a variable's value.
-    """
+    """Refused at start-up: `text` (USAGE, or a check's status line) goes to stderr, never a token or a value."""
 
     def __init__(self, code, text, exit_code):
         super().__init__(code, "refused at start-up")
@@ -415,12 +409,9 @@ def status_line(code, status=STATUS_FAILED):
 
 
 def start_process():
-    """Make STOP and PROCESS and install the handlers: before the first request (CRAWLER-STOP-1).
+    """STOP, PROCESS and the handlers, before the first request: as PID 1 an unhandled SIGTERM is dropped (STOP-1).
 
-    As PID 1 a SIGTERM with no handler is dropped, so a node without one is
-    only ever SIGKILLed.  Only Stop's wakeup pipe is opened: it is the one
-    every wait of this node selects on, and the process block's own pipe
-    would wake nobody.
+    Only Stop's wakeup pipe is opened: every wait here selects on it; the process block's would wake nobody.
     """
     global STOP, PROCESS
     PROCESS = Process()  # first: finish() needs it even when what follows fails
@@ -432,10 +423,8 @@ def start_process():
 def on_signal(signum, frame):
     """The first SIGTERM or SIGINT stops the work; a second, or the grace running out, ends the process.
 
-    CRAWLER-STOP-1, CRAWLER-STOP-5: the hard exit kills the child's group
-    (PROCESS.before_exit), wipes every secret buffer and writes the cancelled
-    line unless a line is already out; while the line is being written it
-    waits for it and keeps the code fixed beside it.
+    CRAWLER-STOP-5: the hard exit kills the child's group (Run.kill_child), wipes every secret buffer and
+    writes the cancelled line unless a line is out; one being written is finished first, its code kept.
     """
     if signum == signal.SIGALRM or STOP.requested:  # CRAWLER-STOP-5: CANCEL_GRACE_S after the first, or a second
         PROCESS.exit_now(2, status_line(CRAWLER_CANCELLED), EXIT_CANCELLED)
@@ -675,14 +664,6 @@ class _HelpAsked(CrawlerError):
     """-h or --help (or an abbreviation) was met: argparse's own moment, its own text replaced by USAGE."""
 
 
-class _HelpAction(argparse.Action):
-    def __init__(self, option_strings, dest, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        raise _HelpAsked(None)  # as argparse's own help: acted on where it stands, whatever follows
-
-
 class _ArgumentParser(argparse.ArgumentParser):
     """The upstream's argparse, with every message replaced by the fixed USAGE text (D1)."""
 
@@ -693,7 +674,7 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise UsageError(None, USAGE, EXIT_USAGE)
 
     def print_help(self, file=None):
-        raise _HelpAsked(None)
+        raise _HelpAsked(None)  # argparse's own -h: acted on where it stands, whatever follows
 
 
 def parse_argv(tokens):
@@ -705,8 +686,7 @@ def parse_argv(tokens):
     anywhere.  argparse itself decides, so every form and every refusal is
     the upstream's; only what it would print is replaced (D1).
     """
-    parser = _ArgumentParser(prog=PROGRAM, add_help=False, allow_abbrev=True)
-    parser.add_argument("-h", "--help", action=_HelpAction)
+    parser = _ArgumentParser(prog=PROGRAM, add_help=True, allow_abbrev=True)
     parser.add_argument(OPTION, dest="session_id", required=True)
     try:
         return parser.parse_args(tokens).session_id
@@ -715,12 +695,9 @@ def parse_argv(tokens):
 
 
 def configure(tokens, environ):
-    """The run's Config, or None when help was asked; raises UsageError.
+    """The run's Config, or None for help; UsageError: USAGE (exit 2) or the first failed check's status line (exit 1).
 
-    Its text is USAGE (exit 2) for a command line argparse refuses, or the
-    status line of the first start-up check that fails (exit 1,
-    CRAWLER-CONFIG-7).  Before the handlers: no check here makes a request
-    (CRAWLER-STOP-1 asks for them before the first one).
+    Before the handlers: no check here makes a request (CRAWLER-STOP-1 wants them before the first one).
     """
     session_id = parse_argv(tokens)
     if session_id is None:
@@ -2420,7 +2397,8 @@ def defect_outcome(exc):
 
 def finish(outcome):
     """Write the status line (none for a stored result) and fix the exit status, once (CRAWLER-REPORT-3)."""
-    line = None if outcome.kind == STORED else status_line(outcome.code, LINE_STATUS.get(outcome.kind, STATUS_FAILED))
+    status = STATUS_REPORTED if outcome.kind in (REPORTED, STOPPED_REPORTED) else STATUS_FAILED
+    line = None if outcome.kind == STORED else status_line(outcome.code, status)
     return PROCESS.settle(2, line, EXIT_STATUS[outcome.kind], signals=STATUS_SIGNALS)
 
 
