@@ -32,31 +32,21 @@ its ID and what breaks without it (grep -n CRAWLER-STOP-3: clause, code, checks)
     PEER      read as the upstream reads: unknown request members, any JSON spelling, argparse forms
 
 Layout (`grep -n '^# [0-9]' nodes/crawler_job.py` prints it; every node has banners 1-9):
-    1 Imports                      standard library only
-    2 Configuration [EDIT]         program name, chunk size, deployment constants
+    1 Imports  2 Configuration [EDIT]  (program name, chunk size, deployment constants)
     3 Your work [EDIT]             normalize(): the source's column names and rows
     ---- Below this line: contract machinery [KEEP] ----
-    3.1 The child's framing        child mode: normalize()'s rows made the result
-    4 Limits                       every number, with its unit and its reason
-    5 Errors                       failure codes, where each goes, exit statuses
-    6 Shared blocks                copies of nodes/blocks/*.py: edit those instead
-    7 Protocol, in run order:
-      7.1 Process state and output STOP, PROCESS, the status line, secret buffers
-      7.2 Canonical JSON           one encoding, strict parsers, digests
-      7.3 Forms                    one spelling per URL, host, timestamp, digest
-      7.4 HTTP exchanges           bounded: metadata server, broker, store
-      7.5 Configuration            the environment, read once, in the contract's order
-      7.6 Identity, redemption     a token per call, one :redeem, the :fail report
-      7.7 The bootstrap documents  the crawl request, the upload capability
-      7.8 Fetch                    the egress policy hop by hop, the source spooled
-      7.9 Sandbox                  the seccomp filter the child runs under
-      7.10 The child               start, feed, drain, judge and always reap it
-      7.11 Result binding          the child's result bound to what was fetched
-      7.12 Upload                  the one create-only PUT; the failure bundle
-    8 Lifecycle                    one Run, start-up checks to status line
-    9 main()                       argv, signal handlers, the exit code
+    4 Limits  5 Errors             every number with its unit; codes, where each goes, outcomes
+    6 Protocol: 6.1 process and output (handlers, status line), 6.2 documents and
+      forms, 6.3 configuration (argv, environment), 6.4 identity (:redeem, :fail),
+      6.5 HTTP exchanges, 6.6 state on disk (spools), 6.7 child framing (the
+      normaliser's child mode), 6.8 progress (not used); then in run order 6.9 the
+      bootstrap documents, 6.10 fetch, 6.11 sandbox, 6.12 the child, 6.13 result
+      binding, 6.14 upload
+    7 Lifecycle                    one Run, bootstrap to outcome; finish(): the status line
+    8 main()                       child mode, configuration, handlers, run, exit status
+    9 Shared blocks                copies of nodes/blocks/*.py: edit those instead
 
-Edit sections 2 and 3, keep the rest.  Section 6 is rewritten from
+Edit sections 2 and 3, keep the rest.  Section 9 is rewritten from
 nodes/blocks/ by `python3 -m conformance.sync`, and `--check` reports drift.
 Nothing happens on import: configuration, handlers and files wait for main().
 """
@@ -72,6 +62,7 @@ import csv
 import ctypes
 import datetime
 import errno
+import functools
 import hashlib
 import http.client
 import io
@@ -121,20 +112,27 @@ MAX_CRAWLER_REQUEST_BYTES = 64 * 1024  # the crawl request's canonical encoding 
 # CONTRACT: the :redeem answer's bound is this plus 48 KiB, as upstream (CRAWLER-BOOT-3).
 
 # 3 Your work [EDIT] ===========================================================
+# +- The frame -----------------------------------------------------------------
+# | Called, in order: normalize(data_format, source), once, in the child
+# |     (section 6.7), read to its end or to the exception it raises.
+# | Your code may use: the names below, and the source stream it is given.
+# | Uses from below KEEP: CrawlerError, CRAWLER_NORMALIZATION_FAILED,
+# |     CRAWLER_SOURCE_ENCODING_UNSUPPORTED, parse_lenient, JsonError
+# | To refuse work: raise CrawlerError(code, detail), code one of CHILD_CODES
+# |     (section 2); anything else raised is CRAWLER_NORMALIZATION_FAILED.
+# +-----------------------------------------------------------------------------
 # The normaliser: what the child makes of the fetched bytes (CRAWLER-NORM-*).
-# normalize() is all of it: it yields the column names, then each row's values,
-# and raises CrawlerError with a child code to refuse the source.  Replace it
-# and the readers below to read the source your way.  The framing right below
-# the KEEP line (section 3.1) turns what it yields into the result (JSON lines,
-# the request's limits, the digests: CRAWLER-CHILD-11, CRAWLER-RESULT-10) and
-# must stay as it is.  A deployment can also pin another program instead
+# normalize() is all of it: replace it and the readers below to read the
+# source your way.  The framing in section 6.7 turns what it yields into the
+# result (JSON lines, the request's limits, the digests: CRAWLER-CHILD-11,
+# CRAWLER-RESULT-10).  A deployment can also pin another program instead
 # (MOSTLYRIGHT_CRAWLER_CHILD).
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def normalize(data_format, source):
-    """Yield the column names (a list of 1 or more non-empty strings), then each row's values.
+    """[EDIT] Yield the column names (a list of 1 or more non-empty strings), then each row's values.
 
     `data_format` is the request's query.data_format ("csv" or "jsonl");
     `source` a binary stream of exactly the fetched bytes.  A row is a list
@@ -216,15 +214,781 @@ def read_jsonl(source):
 
 # ---- Below this line: contract machinery [KEEP] ----
 
-# 3.1 The child's framing of your work =========================================
+# 4 Limits =====================================================================
+# Every number the contract fixes, with its unit and its reason.  The bounds
+# keep a hostile broker, source, store or child from making the node read,
+# buffer or wait without end; a `# CONTRACT:` line under one says which clause
+# breaks when it is changed.  Wire names and document keys sit with the
+# section that uses them.
+
+KiB = 1024
+MiB = 1024 * KiB
+
+MAX_METADATA_IDENTITY_TOKEN_BYTES = 16 * KiB  # the metadata server's answer (CRAWLER-IDENTITY-4)
+# MAX_CRAWLER_REQUEST_BYTES is a deployment constant: section 2.
+MAX_UPLOAD_CAPABILITY_BYTES = 32 * KiB  # only a term of the next bound
+# CRAWLER-BOOT-3: the largest valid answer fits; a bigger one is refused, not buffered
+MAX_BOOTSTRAP_RESPONSE_BYTES = MAX_CRAWLER_REQUEST_BYTES + MAX_UPLOAD_CAPABILITY_BYTES + 16 * KiB
+# MAX_CRAWLER_RESULT_BYTES is a deployment constant: section 2.
+MAX_CHILD_STDERR_BYTES = 512  # an admissible child failure line (CRAWLER-CHILD-8)
+MAX_UPLOAD_RESPONSE_BYTES = 64 * KiB  # the store's answer to a PUT (CRAWLER-UPLOAD-3)
+# MAX_JSON_DEPTH (32) and MAX_SAFE_INTEGER (2^53 - 1) come with the strict_json block (section 9).
+# Child mode: the normalisation input's header line: the request, ETag and Last-Modified (64 KiB
+# each at most, http.client's header line limit, and up to 6 times that once JSON escapes a control
+# byte as \u0001), two URLs: the request and about 0.85 MiB at the very worst.
+MAX_INPUT_HEADER_BYTES = MAX_CRAWLER_REQUEST_BYTES + 960 * KiB
+
+BOOTSTRAP_TIMEOUT_S = 10.0  # elapsed, each metadata, :redeem and :fail exchange, whole
+FETCH_TIMEOUT_S = 300.0  # elapsed, the whole source fetch, every hop
+CHILD_TIMEOUT_S = 1800.0  # elapsed, the normaliser's run
+UPLOAD_TIMEOUT_S = 600.0  # elapsed, each PUT from connect to the end of the answer
+# CONTRACT: the four above can only be lowered, by environment (CRAWLER-CONFIG-6).
+UPLOAD_RESERVE_S = 5.0  # upload window kept free for the final PUT (CRAWLER-FETCH-7, CRAWLER-CHILD-7)
+UPLOAD_MIN_WINDOW_S = 1.0  # a PUT is not presented with less window than this (CRAWLER-UPLOAD-5)
+CLOCK_SKEW_S = 300.0  # how far in the future X-Goog-Date may lie (CRAWLER-CAP-8)
+MAX_URL_EXPIRES_S = 2100  # X-Goog-Expires, 1..2100 (CRAWLER-CAP-6)
+CANCEL_GRACE_S = 8.0  # after a stop, time allowed for the failure bundle (CRAWLER-STOP-3, -5)
+# CONTRACT: raised past a typical 10 s orchestrator grace, the SIGKILL comes before the status line.
+HELPER_THREAD_JOIN_S = 1.0  # wait for finished lookup/watchdog threads before forking the child
+CHILD_EXIT_POLL_S = 0.05  # how often a child that closed its pipes is checked for exit
+CHILD_REAP_WAIT_S = 5.0  # wait for a SIGKILLed child to be reaped (it cannot refuse)
+
+
+# 5 Errors =====================================================================
+# The contract's codes, where each one goes (CRAWLER-REPORT-1) and the exit
+# statuses: a code sent to the wrong place reaches nobody, or tells the broker
+# of a failure it cannot act on.  An error's text is its code alone, so no URL,
+# token or child output can leak into a status line, a bundle or a :fail body
+# (CRAWLER-REPORT-6).
+
+CRAWLER_RESULTS_BUCKET_REQUIRED = "CRAWLER_RESULTS_BUCKET_REQUIRED"
+CRAWLER_PROCESS_HARDENING_UNAVAILABLE = "CRAWLER_PROCESS_HARDENING_UNAVAILABLE"
+CRAWLER_JOB_ARGUMENT_INVALID = "CRAWLER_JOB_ARGUMENT_INVALID"
+CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID = "CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID"
+CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE = "CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE"
+CRAWLER_UPLOAD_CAPABILITY_INVALID = "CRAWLER_UPLOAD_CAPABILITY_INVALID"
+CRAWLER_UPLOAD_CAPABILITY_EXPIRED = "CRAWLER_UPLOAD_CAPABILITY_EXPIRED"
+CRAWLER_UPLOAD_FAILED = "CRAWLER_UPLOAD_FAILED"
+CRAWLER_BOOTSTRAP_REDEMPTION_FAILED = "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED"
+CRAWLER_BOOTSTRAP_RESPONSE_INVALID = "CRAWLER_BOOTSTRAP_RESPONSE_INVALID"
+CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE = "CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE"
+CRAWLER_EGRESS_POLICY_MISMATCH = "CRAWLER_EGRESS_POLICY_MISMATCH"
+CRAWLER_SOURCE_URL_INVALID = "CRAWLER_SOURCE_URL_INVALID"
+CRAWLER_EGRESS_DENIED = "CRAWLER_EGRESS_DENIED"
+CRAWLER_SOURCE_REDIRECT_DENIED = "CRAWLER_SOURCE_REDIRECT_DENIED"
+CRAWLER_SOURCE_HTTP_STATUS = "CRAWLER_SOURCE_HTTP_STATUS"
+CRAWLER_SOURCE_ENCODING_UNSUPPORTED = "CRAWLER_SOURCE_ENCODING_UNSUPPORTED"
+CRAWLER_SOURCE_TOO_LARGE = "CRAWLER_SOURCE_TOO_LARGE"
+CRAWLER_SOURCE_TIMEOUT = "CRAWLER_SOURCE_TIMEOUT"
+CRAWLER_SOURCE_UNAVAILABLE = "CRAWLER_SOURCE_UNAVAILABLE"
+CRAWLER_EXECUTABLE_UNAVAILABLE = "CRAWLER_EXECUTABLE_UNAVAILABLE"
+CRAWLER_SANDBOX_UNAVAILABLE = "CRAWLER_SANDBOX_UNAVAILABLE"
+CRAWLER_CHILD_FAILED = "CRAWLER_CHILD_FAILED"
+CRAWLER_CHILD_INVALID = "CRAWLER_CHILD_INVALID"
+CRAWLER_CHILD_TIMEOUT = "CRAWLER_CHILD_TIMEOUT"
+CRAWLER_NORMALIZATION_FAILED = "CRAWLER_NORMALIZATION_FAILED"
+CRAWLER_LIMIT_EXCEEDED = "CRAWLER_LIMIT_EXCEEDED"
+CRAWLER_UPLOAD_WINDOW_INSUFFICIENT = "CRAWLER_UPLOAD_WINDOW_INSUFFICIENT"
+CRAWLER_CANCELLED = "CRAWLER_CANCELLED"
+CRAWLER_JOB_FAILED = "CRAWLER_JOB_FAILED"
+
+STDERR_ONLY = "stderr-only"  # the status line and nothing else
+FAIL_ROUTE = ":fail"  # a best-effort POST to the broker, then the status line
+BUNDLE = "bundle"  # a failure bundle PUT through the capability, then the status line
+
+# CRAWLER-REPORT-1: where each code goes.  A code not in this table is never
+# produced.  CANCELLED and JOB_FAILED go in a bundle once the capability
+# exists and to stderr only before it (there is nowhere else, and FAIL-1 keeps
+# :fail closed to its three codes).
+REPORT_PLACE = dict(
+    [(code, STDERR_ONLY) for code in (
+        CRAWLER_RESULTS_BUCKET_REQUIRED, CRAWLER_PROCESS_HARDENING_UNAVAILABLE, CRAWLER_JOB_ARGUMENT_INVALID,
+        CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID, CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE,
+        CRAWLER_UPLOAD_CAPABILITY_INVALID, CRAWLER_UPLOAD_CAPABILITY_EXPIRED, CRAWLER_UPLOAD_FAILED)]
+    + [(code, FAIL_ROUTE) for code in (
+        CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, CRAWLER_BOOTSTRAP_RESPONSE_INVALID,
+        CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE)]
+    + [(code, BUNDLE) for code in (
+        CRAWLER_EGRESS_POLICY_MISMATCH, CRAWLER_SOURCE_URL_INVALID, CRAWLER_EGRESS_DENIED,
+        CRAWLER_SOURCE_REDIRECT_DENIED, CRAWLER_SOURCE_HTTP_STATUS, CRAWLER_SOURCE_ENCODING_UNSUPPORTED,
+        CRAWLER_SOURCE_TOO_LARGE, CRAWLER_SOURCE_TIMEOUT, CRAWLER_SOURCE_UNAVAILABLE,
+        CRAWLER_EXECUTABLE_UNAVAILABLE, CRAWLER_SANDBOX_UNAVAILABLE, CRAWLER_CHILD_FAILED,
+        CRAWLER_CHILD_INVALID, CRAWLER_CHILD_TIMEOUT, CRAWLER_NORMALIZATION_FAILED, CRAWLER_LIMIT_EXCEEDED,
+        CRAWLER_UPLOAD_WINDOW_INSUFFICIENT, CRAWLER_CANCELLED, CRAWLER_JOB_FAILED)]
+)
+# CHILD_CODES, the codes a child may name (CRAWLER-CHILD-8), is a deployment constant: section 2.
+
+STATUS_FAILED = "failed"  # nothing was delivered (or the code went only to :fail)
+STATUS_REPORTED = "reported"  # a failure bundle is in the store
+
+EXIT_OK = 0  # the result, or a failure bundle, is stored
+EXIT_FAILED = 1  # any other failure
+EXIT_USAGE = 2  # a usage error
+EXIT_CANCELLED = 143  # a stop ended the run before the result was stored (128 + SIGTERM)
+
+# How a run ended: the status line's status and the exit status follow from it.
+STORED = "stored"  # the result is in the store: no line (CRAWLER-REPORT-3)
+REPORTED = "reported"  # a failure bundle is in the store
+FAILED = "failed"  # nothing was delivered (or the code went only to :fail)
+STOPPED = "stopped"  # a stop ended the run; nothing delivered
+STOPPED_REPORTED = "stopped-reported"  # a stop ended the run; its bundle is in the store
+# CRAWLER-REPORT-2, CRAWLER-REPORT-4 (D13): a stop always reads as a stop, bundle stored or not: 0 would read as done.
+EXIT_STATUS = {STORED: EXIT_OK, REPORTED: EXIT_OK, FAILED: EXIT_FAILED,
+               STOPPED: EXIT_CANCELLED, STOPPED_REPORTED: EXIT_CANCELLED}
+Outcome = collections.namedtuple("Outcome", "kind code")  # kind: one of the five above; code: the line's
+
+# The outcome after a failure bundle, by (bundle stored, stop requested).
+BUNDLE_OUTCOME = {
+    (True, False): REPORTED,  # the terminal artifact is in the store
+    (False, False): FAILED,
+    (True, True): STOPPED_REPORTED,
+    (False, True): STOPPED,
+}
+
+# CRAWLER-UPLOAD-4, CRAWLER-STOP-4 (D12): what follows a result PUT that did
+# not end in a stored answer, by (whole body sent, stop requested).
+AFTER_FAILED_RESULT_PUT = {
+    (False, False): "upload-failed",  # UPLOAD-4: never retried, no bundle
+    (True, False): "upload-failed",  # UPLOAD-4
+    (False, True): "cancelled-bundle",  # STOP-4: a short body cannot be committed, so a bundle is safe
+    (True, True): "cancelled-unknown",  # STOP-4: the result's fate is unknown; create-only makes a bundle meaningless
+}
+
+
+class CrawlerError(Exception):
+    """Root of every failure the node reports; `code` is the contract's code.
+
+    The exception's text is its code: `detail` is a fixed phrase for whoever
+    steps through this in a debugger, and is never printed, sent or stored.
+    No URL, host, token, child output or exception text is ever put in one
+    (CRAWLER-REPORT-6).  A stop is the stop block's StopRequested, not one of
+    these: it is reported as CRAWLER_CANCELLED whatever was cut.
+    """
+
+    def __init__(self, code, detail=""):
+        super().__init__(code)
+        self.code = code
+        self.detail = detail
+
+
+class UsageError(CrawlerError):
+    """Refused at start-up: `text` (USAGE, or a check's status line) goes to stderr, never a token or a value."""
+
+    def __init__(self, code, text, exit_code):
+        super().__init__(code, "refused at start-up")
+        self.text = text
+        self.exit_code = exit_code
+
+
+class PutFailed(CrawlerError):
+    """A PUT that did not end in a stored answer; `body_sent` says whether the whole body went out."""
+
+    def __init__(self, body_sent, detail="the PUT was not stored"):
+        super().__init__(CRAWLER_UPLOAD_FAILED, detail)
+        self.body_sent = body_sent
+
+
+# 6 Protocol ===================================================================
+# The contract's protocol: what every later part uses first (6.1 to 6.8, the
+# same topics under the same numbers in every node), then the crawler's own, in
+# the order a run goes through them: the bootstrap documents, the fetch, the
+# sandbox, the child, the result and the upload.
+
+# 6.1 Process and output =======================================================
+# The two objects a signal handler reaches, the status line and the handlers.
+# The process block (section 9) writes the status line once and whole, even
+# when a second stop or the grace timer lands while it is being written: two
+# lines, or half of one, is a run the orchestrator cannot read
+# (CRAWLER-REPORT-3, CRAWLER-STOP-5); and it wipes the registered secret
+# buffers on every exit path, the hard one too (CRAWLER-SECRET-3).
+
+# CRAWLER-NODE-3: importing the file makes neither: their classes are defined in
+# section 9, which runs after this, and start_process() makes both.
+STOP = None  # the stop block's Stop: the flag, the in-flight sockets, the wakeup pipe
+PROCESS = None  # the process block's Process: secret buffers, the status line once, the hard exit
+# SIGALRM is the grace timer (CRAWLER-STOP-5): blocked with the stop signals while the line is written.
+STATUS_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGALRM)
+
+
+def status_line(code, status=STATUS_FAILED):
+    """CRAWLER-REPORT-3: the one line the orchestrator reads: canonical, the code and the status only."""
+    return canonical_bytes({"code": code, "status": status}) + b"\n"
+
+
+def start_process():
+    """STOP, PROCESS and the handlers, before the first request: as PID 1 an unhandled SIGTERM is dropped (STOP-1).
+
+    Only Stop's wakeup pipe is opened: every wait here selects on it; the process block's would wake nobody.
+    """
+    global STOP, PROCESS
+    PROCESS = Process()  # first: finish() needs it even when what follows fails
+    STOP = Stop(PROGRAM, stderr_fd=None)  # Stop's courtesy line would be a second stderr line (CRAWLER-REPORT-3)
+    STOP.open()  # inside main()'s guard: even a process out of descriptors ends in one status line
+    install_handlers(on_signal, signals=STATUS_SIGNALS)  # SIGINT too: Ctrl-C is a stop, never a traceback
+
+
+def on_signal(signum, frame):
+    """The first SIGTERM or SIGINT stops the work; a second, or the grace running out, ends the process.
+
+    CRAWLER-STOP-5: the hard exit kills the child's group (Run.kill_child), wipes every secret buffer and
+    writes the cancelled line unless a line is out; one being written is finished first, its code kept.
+    """
+    if signum == signal.SIGALRM or STOP.requested:  # CRAWLER-STOP-5: CANCEL_GRACE_S after the first, or a second
+        PROCESS.exit_now(2, status_line(CRAWLER_CANCELLED), EXIT_CANCELLED)
+        return
+    STOP.handle(signum, frame)  # flag; shutdown() of every in-flight socket; wake every select
+    signal.setitimer(signal.ITIMER_REAL, CANCEL_GRACE_S)  # CRAWLER-STOP-5: so does the grace running out
+
+
+# 6.2 Documents and forms ======================================================
+# One JSON encoding per document, so the node, the child and the platform
+# compute the same digests, and parsers that refuse duplicate keys, floats and
+# deep nesting in linear time (contract: Canonical JSON; CRAWLER-REPORT-5): the
+# strict_json block's (section 9).  One spelling for every value that ends up
+# in a URL, a header or a route: a second spelling slips past an exact
+# comparison, a space or CR splits a request line, and a numeric host name
+# reaches an address no policy listed (CRAWLER-CONFIG-2, -4, CRAWLER-CAP-3, -5,
+# CRAWLER-FETCH-2).  The forms the session node shares are the forms block's
+# (section 9); these are the crawler's own.
+
+_EXECUTION_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
+_SOURCE_ID_RE = re.compile(r"[a-z0-9._-]{1,128}")
+_GOOG_DATE_RE = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})T([0-9]{2})([0-9]{2})([0-9]{2})Z")
+_SIGNATURE_RE = re.compile(r"(?:[0-9a-f]{2}){64,512}")
+_TIMEOUT_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+def parse_goog_date(value):
+    """Epoch seconds of an X-Goog-Date (YYYYMMDDTHHMMSSZ, a real time), else None."""
+    match = _GOOG_DATE_RE.fullmatch(value)
+    if match is None:
+        return None
+    try:
+        moment = datetime.datetime(*[int(part) for part in match.groups()], tzinfo=datetime.timezone.utc)
+    except ValueError:
+        return None
+    return moment.timestamp()
+
+
+def check_base(value):
+    """A bootstrap base (CRAWLER-CONFIG-2), or None."""
+    parts = split_https(value)
+    if parts is None:
+        return None
+    path = parts[2]
+    if not path.startswith("/") or path.endswith("/"):  # CRAWLER-CONFIG-2: at least one segment
+        return None
+    # CRAWLER-CONFIG-2 (D2): a base ending in /.. would send :redeem to a path the base does not name
+    if any(bad in path for bad in _FORBIDDEN_IN_PATH) or path.endswith(("/.", "/..")):
+        return None
+    return value
+
+
+# 6.3 Configuration ============================================================
+# Read once, at start-up, in the contract's order: a bad variable fails before
+# any request, with the code of the first check it breaks and never its value
+# (CRAWLER-CONFIG-7).  Proxy and credential variables are never read: the
+# node's only authority is the identity token and the capability (CONFIG-8).
+
+RESULTS_BUCKET_ENV = "MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET"
+AUDIENCE_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_AUDIENCE_BASE"
+URL_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_URL_BASE"
+EXECUTION_ENV = "CLOUD_RUN_EXECUTION"
+METADATA_HOST_ENV = "GCE_METADATA_HOST"  # google-auth's override convention
+STORAGE_ORIGIN_ENV = "STORAGE_EMULATOR_HOST"  # the Cloud Storage clients' override convention
+EGRESS_POLICY_ENV = "MOSTLYRIGHT_CRAWLER_EGRESS_POLICY"
+CHILD_PIN_ENV = "MOSTLYRIGHT_CRAWLER_CHILD"
+TIMEOUT_ENVS = (  # (field, variable, the constant it may only lower)
+    ("bootstrap", "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_TIMEOUT_S", BOOTSTRAP_TIMEOUT_S),
+    ("fetch", "MOSTLYRIGHT_CRAWLER_FETCH_TIMEOUT_S", FETCH_TIMEOUT_S),
+    ("child", "MOSTLYRIGHT_CRAWLER_CHILD_TIMEOUT_S", CHILD_TIMEOUT_S),
+    ("upload", "MOSTLYRIGHT_CRAWLER_UPLOAD_TIMEOUT_S", UPLOAD_TIMEOUT_S),
+)
+
+DEFAULT_METADATA_HOST = "169.254.169.254"  # plain HTTP, link-local, by platform design
+DEFAULT_STORAGE_ORIGIN = "https://storage.googleapis.com"
+POLICY_SCHEMA = "mostlyright-egress-policy.v1"
+POLICY_KEYS = frozenset(("schema_version", "allowed_hosts", "allowed_ports", "allowed_addresses", "max_redirects"))
+
+Policy = collections.namedtuple("Policy", "hosts ports addresses max_redirects attestation")
+# D18: the policy of a deployment that sets no MOSTLYRIGHT_CRAWLER_EGRESS_POLICY,
+# as the upstream job's platform does: its egress rules live in the network the
+# job runs in.  What no network rule can do for the node stays: an https URL
+# naming a DNS name on the standard port, no non-public address (the metadata
+# server is link-local and always reachable, so a source resolving there would
+# be an SSRF to the identity endpoint) and a bounded redirect chain.  With no
+# deployed document there is no attestation to compare (CRAWLER-FETCH-1).
+NETWORK_POLICY = Policy(hosts=None, ports=frozenset((443,)), addresses=frozenset(), max_redirects=5,
+                        attestation=None)
+Timeouts = collections.namedtuple("Timeouts", "bootstrap fetch child upload")
+Config = collections.namedtuple(
+    "Config", "bucket session_id audience_base url_base execution metadata_host storage_origin "
+              "policy timeouts child_pin tmpdir")
+
+PR_SET_DUMPABLE = 4  # a prctl(2) option (include/uapi/linux/prctl.h); the sandbox's are in section 9
+
+
+@functools.lru_cache(maxsize=None)
+def load_libc():
+    """libc's prctl through ctypes, or None off Linux (loaded once)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    return libc
+
+
+def disable_dumpability():
+    """prctl(PR_SET_DUMPABLE, 0), before any secret exists (CRAWLER-SECRET-1).
+
+    Not dumpable: no core file, /proc/<pid>/environ and /proc/<pid>/mem owned
+    by root, no ptrace attach by another process of the same user.
+    """
+    libc = load_libc()
+    if libc is None or libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise CrawlerError(CRAWLER_PROCESS_HARDENING_UNAVAILABLE, "prctl(PR_SET_DUMPABLE) failed")
+
+
+def check_policy(value):
+    """The deployed egress policy (CRAWLER-CONFIG-5), or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        data = value.encode("utf-8")  # strict: a variable holding undecodable bytes is refused
+        document = parse_canonical(data)
+    except (UnicodeEncodeError, JsonError):
+        return None
+    if not isinstance(document, dict) or set(document) != POLICY_KEYS or not same(document["schema_version"],
+                                                                                    POLICY_SCHEMA):
+        return None
+    hosts, ports = document["allowed_hosts"], document["allowed_ports"]
+    addresses, max_redirects = document["allowed_addresses"], document["max_redirects"]
+    if not isinstance(hosts, list) or not 1 <= len(hosts) <= 64 or not all(is_dns_name(h) for h in hosts):
+        return None
+    if not isinstance(ports, list) or not 1 <= len(ports) <= 16 or not all(
+            is_int(p) and 1 <= p <= 65535 for p in ports):
+        return None
+    if not isinstance(addresses, list) or len(addresses) > 16 or not all(isinstance(a, str) for a in addresses):
+        return None
+    try:
+        allowed = frozenset(ipaddress.ip_address(a) for a in addresses)
+    except ValueError:
+        return None
+    if any("%" in a or str(ipaddress.ip_address(a)) != a for a in addresses):  # CRAWLER-CONFIG-5: one spelling, no zone
+        return None
+    if not is_int(max_redirects) or not 0 <= max_redirects <= 10:
+        return None
+    return Policy(frozenset(hosts), frozenset(ports), allowed, max_redirects, sha256_hex(data))  # the attestation
+
+
+def check_timeouts(environ):
+    """The four timeouts, each lowered by its variable when set (CRAWLER-CONFIG-6), or None."""
+    values = {}
+    for field, variable, ceiling in TIMEOUT_ENVS:
+        text = environ.get(variable)
+        if text is None:
+            values[field] = ceiling
+            continue
+        if not _TIMEOUT_RE.fullmatch(text):  # CRAWLER-CONFIG-6: decimal seconds, nothing else
+            return None
+        seconds = float(text)
+        if not 0 < seconds <= ceiling:  # CRAWLER-CONFIG-6: above 0, never raised
+            return None
+        values[field] = seconds
+    return Timeouts(**values)
+
+
+def load_config(environ, session_id):
+    """Every start-up check, in the order CRAWLER-CONFIG-7 fixes; the first failure names the code.
+
+    The one place the environment is read.  Process hardening sits second in
+    that order, so it happens here too.  Proxy variables and credential files
+    are never read (CRAWLER-CONFIG-8): http.client has no proxy support, and
+    authority comes only from the identity token and the capability.
+    """
+    def invalid(what):
+        return CrawlerError(CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID, what)
+
+    bucket = environ.get(RESULTS_BUCKET_ENV)
+    if bucket is None or not _BUCKET_RE.fullmatch(bucket):  # CRAWLER-CONFIG-1: first, whatever else is wrong
+        raise CrawlerError(CRAWLER_RESULTS_BUCKET_REQUIRED, "the results bucket is missing or malformed")
+    disable_dumpability()  # CRAWLER-SECRET-1: right after the bucket, before any secret exists
+    if not is_canonical_uuid(session_id):  # CRAWLER-ARGV-2: pasted into every route: only the one UUID spelling
+        raise CrawlerError(CRAWLER_JOB_ARGUMENT_INVALID, "the session id is not a canonical UUID")
+    audience_base = check_base(environ.get(AUDIENCE_BASE_ENV))  # CRAWLER-CONFIG-2: the audience base first
+    if audience_base is None:
+        raise invalid("the audience base")
+    url_base = check_base(environ.get(URL_BASE_ENV))  # CRAWLER-CONFIG-2: then the URL base
+    if url_base is None:
+        raise invalid("the URL base")
+    execution = environ.get(EXECUTION_ENV)
+    if execution is None or not _EXECUTION_RE.fullmatch(execution):  # CRAWLER-CONFIG-3: sent as a header: no CR or LF
+        raise invalid("the execution coordinate")
+    metadata_host = environ.get(METADATA_HOST_ENV)
+    if metadata_host is None:
+        metadata_host = DEFAULT_METADATA_HOST  # CRAWLER-CONFIG-4: unset is the platform's server, not an error
+    elif check_metadata_host(metadata_host) is None:  # CRAWLER-CONFIG-4: set means set, an empty value included
+        raise invalid("the metadata host")
+    storage_origin = environ.get(STORAGE_ORIGIN_ENV)
+    if storage_origin is None:
+        storage_origin = DEFAULT_STORAGE_ORIGIN  # CRAWLER-CONFIG-4: unset is the real store, not an error
+    elif check_storage_origin(storage_origin) is None:  # CRAWLER-CONFIG-4: CAP-5 matches upload URLs against it exactly
+        raise invalid("the storage origin")
+    elif storage_origin.startswith("http://"):
+        # CRAWLER-CONFIG-4 (D19): once, so a plain-HTTP store is never taken for a production setting
+        write_all(2, ("%s: development setting: %s names a plain-HTTP store; results travel unencrypted\n"
+                      % (PROGRAM, STORAGE_ORIGIN_ENV)).encode("ascii"))
+    policy_text = environ.get(EGRESS_POLICY_ENV)
+    if policy_text is None:
+        policy = NETWORK_POLICY  # CRAWLER-CONFIG-5 (D18): unset, as upstream: else the upstream's platform cannot start us
+    else:
+        policy = check_policy(policy_text)  # CRAWLER-CONFIG-5: set means set: a loose policy lets the fetch go anywhere
+        if policy is None:
+            raise invalid("the egress policy")
+    timeouts = check_timeouts(environ)  # CRAWLER-CONFIG-6: last
+    if timeouts is None:
+        raise invalid("a timeout")
+    return Config(bucket, session_id, audience_base, url_base, execution, metadata_host, storage_origin,
+                  policy, timeouts,
+                  environ.get(CHILD_PIN_ENV),  # CRAWLER-CHILD-1: judged before the fetch, where its code is reported
+                  environ.get("TMPDIR") or None)  # CRAWLER-STREAM-3: an empty TMPDIR would put scratch in the cwd
+
+
+# The command line is parsed as the upstream's argparse parses it (a platform's
+# launch line for the upstream works here too) and echoed nowhere
+# (CRAWLER-ARGV-1, CRAWLER-PEER-2).
+
+OPTION = "--crawler-session-id"
+ARGV_REDACTED = "[redacted]"  # CRAWLER-ARGV-3: sys.argv is overwritten with this, so nothing later prints the argument
+
+
+class _HelpAsked(CrawlerError):
+    """-h or --help (or an abbreviation) was met: argparse's own moment, its own text replaced by USAGE."""
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """The upstream's argparse, with every message replaced by the fixed USAGE text (D1)."""
+
+    def error(self, message):
+        raise UsageError(None, USAGE, EXIT_USAGE)  # CRAWLER-ARGV-1 (D1): argparse's message names the tokens it refused
+
+    def exit(self, status=0, message=None):
+        raise UsageError(None, USAGE, EXIT_USAGE)
+
+    def print_help(self, file=None):
+        raise _HelpAsked(None)  # argparse's own -h: acted on where it stands, whatever follows
+
+
+def parse_argv(tokens):
+    """The session id, or None for help: the command lines the upstream's argparse takes (CRAWLER-ARGV-1, CRAWLER-PEER-2).
+
+    The upstream parses its one option with argparse, so a platform may
+    launch it with any form argparse takes: `--crawler-session-id=V`, a
+    unique prefix (`--crawler V`), the option twice (the last wins), `-h`
+    anywhere.  argparse itself decides, so every form and every refusal is
+    the upstream's; only what it would print is replaced (D1).
+    """
+    parser = _ArgumentParser(prog=PROGRAM, add_help=True, allow_abbrev=True)
+    parser.add_argument(OPTION, dest="session_id", required=True)
+    try:
+        return parser.parse_args(tokens).session_id
+    except _HelpAsked:
+        return None
+
+
+def configure(tokens, environ):
+    """The run's Config, or None for help; UsageError: USAGE (exit 2) or the first failed check's status line (exit 1).
+
+    Before the handlers: no check here makes a request (CRAWLER-STOP-1 wants them before the first one).
+    """
+    session_id = parse_argv(tokens)
+    if session_id is None:
+        return None
+    if tokens == sys.argv[1:]:
+        sys.argv[1:] = [ARGV_REDACTED] * len(tokens)  # CRAWLER-ARGV-3: no later log prints it (cmdline still does)
+    try:
+        return load_config(environ, session_id)
+    except CrawlerError as exc:
+        code = exc.code
+    except Exception:  # CRAWLER-REPORT-5 (D15): unforeseen, still one status line
+        code = CRAWLER_JOB_FAILED
+    raise UsageError(code, status_line(code).decode("ascii"), EXIT_FAILED)
+
+
+# 6.4 Identity =================================================================
+# A fresh token for each broker call, one :redeem that is never retried (the
+# bootstrap is single-use: the first attempt may have spent it), and :fail kept
+# to its three codes: anything else misleads the control plane about what
+# happened (CRAWLER-IDENTITY-2, CRAWLER-BOOT-2, CRAWLER-FAIL-1, -2).
+
+METADATA_IDENTITY_PATH = "/computeMetadata/v1/instance/service-accounts/default/identity"
+
+
+def mint_identity_token(config, audience):
+    """A fresh identity token for `audience`: (buffer, length); the caller wipes it.
+
+    CRAWLER-IDENTITY-1..4.  Every failure, a redirect included (never
+    followed), is CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE: stderr-only, since
+    without a token there is nobody to tell.
+    """
+    # CRAWLER-IDENTITY-1: the exact audience the broker compares, escaped as urlencode does
+    query = urllib.parse.urlencode((("audience", audience), ("format", "full")))
+    url = "http://%s%s?%s" % (config.metadata_host, METADATA_IDENTITY_PATH, query)  # CRAWLER-IDENTITY-1: plain HTTP
+    budget = Deadline(config.timeouts.bootstrap)
+    buffer = None
+    try:
+        with http_exchange(url, budget) as session:
+            conn = session.conn
+            conn.putrequest("GET", session.target.request_target, skip_accept_encoding=True)
+            conn.putheader("Metadata-Flavor", "Google")  # CRAWLER-IDENTITY-1: no body, no Authorization
+            conn.putheader("Connection", "close")
+            conn.endheaders()
+            response = conn.getresponse()
+            if response.status != 200:  # CRAWLER-IDENTITY-3: a redirect is never followed
+                raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "metadata status")
+            declared = announced_length(response)
+            if declared is not None and declared > MAX_METADATA_IDENTITY_TOKEN_BYTES:  # CRAWLER-IDENTITY-4: unread
+                raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "metadata answer too large")  # D4
+            # CRAWLER-IDENTITY-4: at most the bound + 1 bytes: a flooding server cannot fill memory
+            buffer, count = read_body(response, MAX_METADATA_IDENTITY_TOKEN_BYTES, budget)
+            with memoryview(buffer) as view:
+                whole = count <= MAX_METADATA_IDENTITY_TOKEN_BYTES  # CRAWLER-IDENTITY-4: a byte past it: too large
+                if not whole or not _JWS_RE.fullmatch(view[:count]):  # CRAWLER-IDENTITY-3: no padding, no newline
+                    raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "not a compact JWS")
+            return buffer, count
+    except CrawlerError:
+        PROCESS.wipe(buffer)
+        if STOP.should_abandon():
+            raise StopRequested("stop requested during the exchange") from None
+        raise
+    except Exception:
+        PROCESS.wipe(buffer)
+        raise exchange_failure(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, budget) from None
+
+
+def bearer(token, length):
+    """`Bearer <token>` as a bytearray the caller wipes (CRAWLER-SECRET-3)."""
+    with memoryview(token) as view:
+        return PROCESS.hold_secret(bytearray(b"Bearer ") + view[:length])
+
+
+def redeem(config, token, length):
+    """The one :redeem POST (CRAWLER-BOOT-1..3): (buffer, count) of the answer; the caller wipes it."""
+    url = "%s/%s:redeem" % (config.url_base, config.session_id)
+    budget = Deadline(config.timeouts.bootstrap)
+    authorization = bearer(token, length)
+    buffer = None
+    try:
+        with http_exchange(url, budget) as session:
+            conn = session.conn
+            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
+            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1: asks for the JSON the parser expects
+            conn.putheader("Authorization", authorization)  # CRAWLER-SECRET-2: the only place the token goes
+            # CRAWLER-BOOT-1: without it the broker cannot tell which execution spent the bootstrap
+            conn.putheader("X-Mostlyright-Cloud-Run-Execution", config.execution)
+            conn.putheader("Content-Length", "0")  # CRAWLER-BOOT-1: no body
+            conn.putheader("Connection", "close")
+            conn.endheaders()  # CRAWLER-BOOT-2: sent once, never retried
+            response = conn.getresponse()
+            # CRAWLER-BOOT-3: the size first, whatever the status, as upstream: else an oversized
+            # error answer reaches the broker's :fail as another code than the upstream's
+            declared = announced_length(response)
+            if declared is not None and declared > MAX_BOOTSTRAP_RESPONSE_BYTES:  # CRAWLER-BOOT-3: refused unread
+                raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE, "announced too large")
+            # CRAWLER-BOOT-3: at most the bound + 1 bytes: a broker's answer cannot fill memory
+            buffer, count = read_body(response, MAX_BOOTSTRAP_RESPONSE_BYTES, budget)
+            if count > MAX_BOOTSTRAP_RESPONSE_BYTES:  # CRAWLER-BOOT-3: else the cut answer is parsed: the wrong code
+                raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE, "too large")
+            if response.status != 200:  # CRAWLER-BOOT-2: a redirect included, never followed
+                raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "redeem status")
+            if count == 0:  # CRAWLER-BOOT-2: an empty body
+                raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "empty answer")
+            return buffer, count
+    except CrawlerError:
+        PROCESS.wipe(buffer)
+        if STOP.should_abandon():
+            raise StopRequested("stop requested during the exchange") from None
+        raise
+    except Exception:
+        PROCESS.wipe(buffer)
+        raise exchange_failure(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, budget) from None
+    finally:
+        PROCESS.wipe(authorization)  # CRAWLER-SECRET-3: used once
+
+
+def report_failure(config, code):
+    """The :fail report, once, best effort (CRAWLER-FAIL-1, -2); True when delivered.
+
+    Nothing it returns changes the outcome: the status line and exit status
+    are the same whether the broker heard it or not.
+    """
+    if REPORT_PLACE.get(code) != FAIL_ROUTE:  # CRAWLER-FAIL-1: only three codes, ever
+        return False
+    token = authorization = None
+    try:
+        audience = "%s/%s:fail" % (config.audience_base, config.session_id)
+        token, length = mint_identity_token(config, audience)  # CRAWLER-IDENTITY-2: its own token and audience
+        authorization = bearer(token, length)
+        PROCESS.wipe(token)
+        body = canonical_bytes({"failure_code": code})  # CRAWLER-FAIL-1: the code and nothing else
+        budget = Deadline(config.timeouts.bootstrap)  # CRAWLER-FAIL-2: gives up at the bootstrap timeout
+        with http_exchange("%s/%s:fail" % (config.url_base, config.session_id), budget) as session:
+            conn = session.conn
+            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
+            conn.putheader("Accept", "application/json")  # CRAWLER-FAIL-1: one exact shape, headers included
+            conn.putheader("Authorization", authorization)  # CRAWLER-FAIL-1: :redeem's token has another audience
+            conn.putheader("Content-Type", "application/json")  # CRAWLER-FAIL-1: and no execution header
+            conn.putheader("Content-Length", str(len(body)))
+            conn.putheader("Connection", "close")
+            conn.endheaders(body)  # CRAWLER-FAIL-2: once, never retried
+            return conn.getresponse().status == 204  # CRAWLER-FAIL-2: a 204 has no body; nothing else is read
+    except Exception:
+        return False  # CRAWLER-FAIL-2: best effort
+    finally:
+        PROCESS.wipe(token)
+        PROCESS.wipe(authorization)
+
+
+# 6.5 HTTP exchanges ===========================================================
+# Each exchange with the metadata server, the broker or the store runs under
+# one elapsed deadline whose watchdog shuts the socket: with per-read timeouts
+# a peer that drips a byte a second holds the node for ever (D9).  An answer
+# is read into one bounded buffer that can be wiped, and one cut short is
+# never taken for whole (CRAWLER-SECRET-3).  The source is fetched its own
+# way (section 6.10).
+
+
+@functools.lru_cache(maxsize=None)
+def tls_context():
+    """The process's one TLS context: verified certificates and host names; SSL_CERT_FILE read when it is made."""
+    return ssl.create_default_context()
+
+
+def shut(sock):
+    """End any blocked read or write on `sock` now (from any thread)."""
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError):
+            pass
+
+
+@contextlib.contextmanager
+def http_exchange(url, budget):
+    """An open HttpExchange whose whole life, connect to last byte, is bounded by `budget`.
+
+    The transport bounds the lookup, connect and handshake; the Watchdog shuts
+    the socket when the budget runs out, which is what turns a per-read
+    timeout into an elapsed deadline (D9): a peer dripping a byte a second is
+    cut off like a silent one.
+    """
+    session = HttpExchange(url, STOP, timeout_s=max(0.05, budget.remaining()),
+                           connect_deadline_s=budget.remaining(), budget=budget, ssl_context_factory=tls_context)
+    try:
+        with Watchdog(budget, lambda: shut(session.sock)):
+            session.open()
+            yield session
+    finally:
+        session.close()
+
+
+def announced_length(response):
+    """The first Content-Length as an int; None when absent or not plain digits."""
+    value = response.headers.get("Content-Length")
+    value = value.strip() if value is not None else ""
+    return int(value) if value and len(value) <= 19 and _DIGITS_RE.fullmatch(value) else None
+
+
+def read_body(response, limit, budget):
+    """(buffer, count): at most limit + 1 body bytes, in one buffer allocated up front.
+
+    One buffer, registered at once, so a token or a signed URL never lies
+    about in chunk objects nobody can wipe, and a hard exit mid-read still
+    wipes it (CRAWLER-SECRET-3).  A body that ends before its Content-Length,
+    or that a stop or the deadline cut (both look like an end of file),
+    raises OSError: a truncated token or document is never taken for whole.
+    """
+    declared = announced_length(response)
+    buffer = PROCESS.hold_secret(bytearray(limit + 1))
+    count = 0
+    with memoryview(buffer) as view:
+        while count <= limit:
+            got = response.readinto(view[count:])
+            if not got:
+                break
+            count += got
+    cut = STOP.should_abandon() or (declared is not None and count < declared) or (
+        declared is None and budget.expired())
+    if cut and count <= limit:
+        PROCESS.wipe(buffer)
+        raise OSError(errno.EPIPE, "the answer ended early")
+    return buffer, count
+
+
+def exchange_failure(code, budget):
+    """The failure a broken exchange stands for: a stop explains it first (CRAWLER-STOP-2)."""
+    if STOP.should_abandon():
+        return StopRequested("stop requested during the exchange")
+    return CrawlerError(code, "deadline" if budget.expired() else "transport error")
+
+
+# 6.6 State on disk ============================================================
+# Nothing outlives the run: the source and the child's result are spooled in
+# unlinked 0600 files under TMPDIR, not held in memory (CRAWLER-STREAM-1..3).
+
+
+def make_spool(directory):
+    """An unlinked, 0600 scratch file under TMPDIR (CRAWLER-STREAM-1, -3).
+
+    TemporaryFile gives a file that never has a name where O_TMPFILE works,
+    and one unlinked at once where it does not: nothing to clean up, even
+    after SIGKILL.
+    """
+    return tempfile.TemporaryFile(mode="w+b", buffering=0, prefix="crawler-", dir=directory)
+
+
+def write_all_checked(fd, view):
+    """Write every byte to a spool; unlike write_all, a full disk is an error.
+
+    The node's own error, CRAWLER_JOB_FAILED: a full scratch disk while the
+    source streams in must not read as the source's fault (SOURCE_UNAVAILABLE)
+    and send whoever is on call to look at the wrong machine.
+    """
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        raise CrawlerError(CRAWLER_JOB_FAILED, "a spool write failed") from None
+
+
+def read_spool(fd, size):
+    """The whole spool, at most MAX_CRAWLER_RESULT_BYTES (CRAWLER-STREAM-2 allows this one copy)."""
+    parts, offset = [], 0
+    while offset < size:
+        chunk = os.pread(fd, size - offset, offset)
+        if not chunk:
+            break
+        parts.append(chunk)
+        offset += len(chunk)
+    return b"".join(parts)
+
+
+# 6.7 Child framing ============================================================
 # Child mode: this file, started by the node as its own normaliser
 # (CRAWLER-CHILD-1, D8), reads the normalisation input on stdin and writes the
 # result on stdout.  The framing around normalize() keeps that protocol
 # whatever normalize() yields: a limit gives its own code rather than a result
 # the node would refuse, the input must match its header, and the summary is
 # computed from the content it describes (CRAWLER-CHILD-11, CRAWLER-RESULT-10).
-# Edit normalize() above, not this; the result's names and keys are in
-# section 7.11, where the node checks what this writes.
+# Edit normalize() in section 3, not this; the result's names and keys are in
+# section 6.13, where the node checks what this writes.
+
+CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]  # CRAWLER-CHILD-1: the child protocol's argv tail
 
 
 class FramedSource(io.RawIOBase):
@@ -352,8 +1116,11 @@ def normalizer_result(stdin):
     return data
 
 
-def normalizer_main():
+def normalizer_main(rest):
     """Child mode: the result on fd 1 and exit 0, or one failure line on fd 2 and exit 1 (CRAWLER-CHILD-11)."""
+    if rest:  # not the child protocol's argv, which is exact: argparse would refuse it too
+        write_all(2, USAGE.encode("ascii"))
+        return EXIT_USAGE
     try:
         stdin = io.open(0, "rb", buffering=IO_CHUNK_BYTES, closefd=False)
         write_all_checked(1, memoryview(normalizer_result(stdin)))  # CRAWLER-CHILD-11: nothing on stderr
@@ -361,172 +1128,1344 @@ def normalizer_main():
     except BaseException as exc:  # CRAWLER-CHILD-11: never a traceback, whatever the input
         code = exc.code if isinstance(exc, CrawlerError) and exc.code in CHILD_CODES else CRAWLER_NORMALIZATION_FAILED
         # CRAWLER-CHILD-8: the one line the node admits; anything else becomes CHILD_FAILED
-        write_all(2, canonical_bytes({"code": code, "status": STATUS_FAILED}) + b"\n")
+        write_all(2, status_line(code))
         return EXIT_FAILED
 
 
-# 4 Limits =====================================================================
-# Every number the contract fixes, with its unit and its reason.  The bounds
-# keep a hostile broker, source, store or child from making the node read,
-# buffer or wait without end; a `# CONTRACT:` line under one says which clause
-# breaks when it is changed.  Wire names and document keys sit with the
-# section that uses them.
-
-KiB = 1024
-MiB = 1024 * KiB
-
-MAX_METADATA_IDENTITY_TOKEN_BYTES = 16 * KiB  # the metadata server's answer (CRAWLER-IDENTITY-4)
-# MAX_CRAWLER_REQUEST_BYTES is a deployment constant: section 2.
-MAX_UPLOAD_CAPABILITY_BYTES = 32 * KiB  # only a term of the next bound
-# CRAWLER-BOOT-3: the largest valid answer fits; a bigger one is refused, not buffered
-MAX_BOOTSTRAP_RESPONSE_BYTES = MAX_CRAWLER_REQUEST_BYTES + MAX_UPLOAD_CAPABILITY_BYTES + 16 * KiB
-# MAX_CRAWLER_RESULT_BYTES is a deployment constant: section 2.
-MAX_CHILD_STDERR_BYTES = 512  # an admissible child failure line (CRAWLER-CHILD-8)
-MAX_UPLOAD_RESPONSE_BYTES = 64 * KiB  # the store's answer to a PUT (CRAWLER-UPLOAD-3)
-# MAX_JSON_DEPTH (32) and MAX_SAFE_INTEGER (2^53 - 1) come with the strict_json block (section 6).
-# Child mode: the normalisation input's header line: the request, ETag and Last-Modified (64 KiB
-# each at most, http.client's header line limit, and up to 6 times that once JSON escapes a control
-# byte as \u0001), two URLs: the request and about 0.85 MiB at the very worst.
-MAX_INPUT_HEADER_BYTES = MAX_CRAWLER_REQUEST_BYTES + 960 * KiB
-
-BOOTSTRAP_TIMEOUT_S = 10.0  # elapsed, each metadata, :redeem and :fail exchange, whole
-FETCH_TIMEOUT_S = 300.0  # elapsed, the whole source fetch, every hop
-CHILD_TIMEOUT_S = 1800.0  # elapsed, the normaliser's run
-UPLOAD_TIMEOUT_S = 600.0  # elapsed, each PUT from connect to the end of the answer
-# CONTRACT: the four above can only be lowered, by environment (CRAWLER-CONFIG-6).
-UPLOAD_RESERVE_S = 5.0  # upload window kept free for the final PUT (CRAWLER-FETCH-7, CRAWLER-CHILD-7)
-UPLOAD_MIN_WINDOW_S = 1.0  # a PUT is not presented with less window than this (CRAWLER-UPLOAD-5)
-CLOCK_SKEW_S = 300.0  # how far in the future X-Goog-Date may lie (CRAWLER-CAP-8)
-MAX_URL_EXPIRES_S = 2100  # X-Goog-Expires, 1..2100 (CRAWLER-CAP-6)
-CANCEL_GRACE_S = 8.0  # after a stop, time allowed for the failure bundle (CRAWLER-STOP-3, -5)
-# CONTRACT: raised past a typical 10 s orchestrator grace, the SIGKILL comes before the status line.
-HELPER_THREAD_JOIN_S = 1.0  # wait for finished lookup/watchdog threads before forking the child
-CHILD_EXIT_POLL_S = 0.05  # how often a child that closed its pipes is checked for exit
-CHILD_REAP_WAIT_S = 5.0  # wait for a SIGKILLed child to be reaped (it cannot refuse)
+CHILD_MODES = ((tuple(CHILD_ARGS), normalizer_main),)  # CRAWLER-CHILD-1 (D8): this file as its own normaliser
 
 
-# 5 Errors =====================================================================
-# The contract's codes, where each one goes (CRAWLER-REPORT-1) and the exit
-# statuses: a code sent to the wrong place reaches nobody, or tells the broker
-# of a failure it cannot act on.  An error's text is its code alone, so no URL,
-# token or child output can leak into a status line, a bundle or a :fail body
-# (CRAWLER-REPORT-6).
-
-CRAWLER_RESULTS_BUCKET_REQUIRED = "CRAWLER_RESULTS_BUCKET_REQUIRED"
-CRAWLER_PROCESS_HARDENING_UNAVAILABLE = "CRAWLER_PROCESS_HARDENING_UNAVAILABLE"
-CRAWLER_JOB_ARGUMENT_INVALID = "CRAWLER_JOB_ARGUMENT_INVALID"
-CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID = "CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID"
-CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE = "CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE"
-CRAWLER_UPLOAD_CAPABILITY_INVALID = "CRAWLER_UPLOAD_CAPABILITY_INVALID"
-CRAWLER_UPLOAD_CAPABILITY_EXPIRED = "CRAWLER_UPLOAD_CAPABILITY_EXPIRED"
-CRAWLER_UPLOAD_FAILED = "CRAWLER_UPLOAD_FAILED"
-CRAWLER_BOOTSTRAP_REDEMPTION_FAILED = "CRAWLER_BOOTSTRAP_REDEMPTION_FAILED"
-CRAWLER_BOOTSTRAP_RESPONSE_INVALID = "CRAWLER_BOOTSTRAP_RESPONSE_INVALID"
-CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE = "CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE"
-CRAWLER_EGRESS_POLICY_MISMATCH = "CRAWLER_EGRESS_POLICY_MISMATCH"
-CRAWLER_SOURCE_URL_INVALID = "CRAWLER_SOURCE_URL_INVALID"
-CRAWLER_EGRESS_DENIED = "CRAWLER_EGRESS_DENIED"
-CRAWLER_SOURCE_REDIRECT_DENIED = "CRAWLER_SOURCE_REDIRECT_DENIED"
-CRAWLER_SOURCE_HTTP_STATUS = "CRAWLER_SOURCE_HTTP_STATUS"
-CRAWLER_SOURCE_ENCODING_UNSUPPORTED = "CRAWLER_SOURCE_ENCODING_UNSUPPORTED"
-CRAWLER_SOURCE_TOO_LARGE = "CRAWLER_SOURCE_TOO_LARGE"
-CRAWLER_SOURCE_TIMEOUT = "CRAWLER_SOURCE_TIMEOUT"
-CRAWLER_SOURCE_UNAVAILABLE = "CRAWLER_SOURCE_UNAVAILABLE"
-CRAWLER_EXECUTABLE_UNAVAILABLE = "CRAWLER_EXECUTABLE_UNAVAILABLE"
-CRAWLER_SANDBOX_UNAVAILABLE = "CRAWLER_SANDBOX_UNAVAILABLE"
-CRAWLER_CHILD_FAILED = "CRAWLER_CHILD_FAILED"
-CRAWLER_CHILD_INVALID = "CRAWLER_CHILD_INVALID"
-CRAWLER_CHILD_TIMEOUT = "CRAWLER_CHILD_TIMEOUT"
-CRAWLER_NORMALIZATION_FAILED = "CRAWLER_NORMALIZATION_FAILED"
-CRAWLER_LIMIT_EXCEEDED = "CRAWLER_LIMIT_EXCEEDED"
-CRAWLER_UPLOAD_WINDOW_INSUFFICIENT = "CRAWLER_UPLOAD_WINDOW_INSUFFICIENT"
-CRAWLER_CANCELLED = "CRAWLER_CANCELLED"
-CRAWLER_JOB_FAILED = "CRAWLER_JOB_FAILED"
-
-STDERR_ONLY = "stderr-only"  # the status line and nothing else
-FAIL_ROUTE = ":fail"  # a best-effort POST to the broker, then the status line
-BUNDLE = "bundle"  # a failure bundle PUT through the capability, then the status line
-
-# CRAWLER-REPORT-1: where each code goes.  A code not in this table is never
-# produced.  CANCELLED and JOB_FAILED go in a bundle once the capability
-# exists and to stderr only before it (there is nowhere else, and FAIL-1 keeps
-# :fail closed to its three codes).
-REPORT_PLACE = dict(
-    [(code, STDERR_ONLY) for code in (
-        CRAWLER_RESULTS_BUCKET_REQUIRED, CRAWLER_PROCESS_HARDENING_UNAVAILABLE, CRAWLER_JOB_ARGUMENT_INVALID,
-        CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID, CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE,
-        CRAWLER_UPLOAD_CAPABILITY_INVALID, CRAWLER_UPLOAD_CAPABILITY_EXPIRED, CRAWLER_UPLOAD_FAILED)]
-    + [(code, FAIL_ROUTE) for code in (
-        CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, CRAWLER_BOOTSTRAP_RESPONSE_INVALID,
-        CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE)]
-    + [(code, BUNDLE) for code in (
-        CRAWLER_EGRESS_POLICY_MISMATCH, CRAWLER_SOURCE_URL_INVALID, CRAWLER_EGRESS_DENIED,
-        CRAWLER_SOURCE_REDIRECT_DENIED, CRAWLER_SOURCE_HTTP_STATUS, CRAWLER_SOURCE_ENCODING_UNSUPPORTED,
-        CRAWLER_SOURCE_TOO_LARGE, CRAWLER_SOURCE_TIMEOUT, CRAWLER_SOURCE_UNAVAILABLE,
-        CRAWLER_EXECUTABLE_UNAVAILABLE, CRAWLER_SANDBOX_UNAVAILABLE, CRAWLER_CHILD_FAILED,
-        CRAWLER_CHILD_INVALID, CRAWLER_CHILD_TIMEOUT, CRAWLER_NORMALIZATION_FAILED, CRAWLER_LIMIT_EXCEEDED,
-        CRAWLER_UPLOAD_WINDOW_INSUFFICIENT, CRAWLER_CANCELLED, CRAWLER_JOB_FAILED)]
-)
-# CHILD_CODES, the codes a child may name (CRAWLER-CHILD-8), is a deployment constant: section 2.
-
-STATUS_FAILED = "failed"  # nothing was delivered (or the code went only to :fail)
-STATUS_REPORTED = "reported"  # a failure bundle is in the store
-
-EXIT_OK = 0  # the result, or a failure bundle, is stored
-EXIT_FAILED = 1  # any other failure
-EXIT_USAGE = 2  # a usage error
-EXIT_CANCELLED = 143  # a stop ended the run before the result was stored (128 + SIGTERM)
-
-# CRAWLER-REPORT-2, CRAWLER-REPORT-4 (D13): the exit status after a failure
-# bundle, by (bundle stored, stop requested).  A stop always reads as a stop.
-BUNDLE_EXIT = {
-    (True, False): EXIT_OK,  # the terminal artifact is in the store
-    (False, False): EXIT_FAILED,
-    (True, True): EXIT_CANCELLED,
-    (False, True): EXIT_CANCELLED,
-}
-
-# CRAWLER-UPLOAD-4, CRAWLER-STOP-4 (D12): what follows a result PUT that did
-# not end in a stored answer, by (whole body sent, stop requested).
-AFTER_FAILED_RESULT_PUT = {
-    (False, False): "upload-failed",  # UPLOAD-4: never retried, no bundle
-    (True, False): "upload-failed",  # UPLOAD-4
-    (False, True): "cancelled-bundle",  # STOP-4: a short body cannot be committed, so a bundle is safe
-    (True, True): "cancelled-unknown",  # STOP-4: the result's fate is unknown; create-only makes a bundle meaningless
-}
+# 6.8 Progress (not used by this node) =========================================
+# The crawler reports nothing while it runs: its one report is the status line (CRAWLER-REPORT-3).
 
 
-class CrawlerError(Exception):
-    """Root of every failure the node reports; `code` is the contract's code.
+# 6.9 The bootstrap documents ==================================================
+# The :redeem answer is parsed strictly and the capability checked rule by rule
+# before any fetch: a fault found only at the PUT wastes the crawl, and a
+# capability read loosely could send the result, or the signed URL, elsewhere
+# (CRAWLER-BOOT-4, -5, CRAWLER-CAP-1..9).  The bootstrap and the capability
+# have exact key sets, as the upstream compares them; the crawl request keeps
+# members this node does not read, bound by its digest (CRAWLER-PEER-1).
 
-    The exception's text is its code: `detail` is a fixed phrase for whoever
-    steps through this in a debugger, and is never printed, sent or stored.
-    No URL, host, token, child output or exception text is ever put in one
-    (CRAWLER-REPORT-6).
+BOOTSTRAP_SCHEMA = "mostlyright-crawler-bootstrap.v1"
+BOOTSTRAP_KEYS = frozenset(("schema_version", "crawler_session_id", "request", "upload_capability"))
+
+# REQUEST_SCHEMA is a deployment constant: section 2.
+ADAPTER_ID = "public.https"
+ADAPTER_VERSION = "1.0.0"
+DATA_FORMATS = ("csv", "jsonl")
+REQUEST_KEYS = frozenset(("schema_version", "source_id", "adapter_id", "adapter_version", "requested_at",
+                          "egress_policy_attestation", "query"))
+QUERY_KEYS = frozenset(("url", "data_format", "filename", "limits"))
+
+
+def limit_ranges():
+    """(key, lowest, highest) of query.limits (made on call: MAX_SAFE_INTEGER is section 9's)."""
+    return (
+        ("max_source_bytes", 1, 4294967296),  # D27: the scratch spool's ceiling, so a deployment can size its disk
+        ("max_normalized_bytes", 1, MAX_CRAWLER_RESULT_BYTES),  # more could never be delivered
+        # D27: any count the requester chooses: the content's bytes, not these, bound the node's memory
+        ("max_rows", 0, MAX_SAFE_INTEGER),
+        ("max_columns", 1, MAX_SAFE_INTEGER),
+    )
+
+
+CAPABILITY_SCHEMA = "mostlyright-crawler-upload-capability.v1"
+CAPABILITY_KEYS = frozenset(("schema_version", "crawler_session_id", "request_digest", "method", "upload_url",
+                             "required_headers", "max_result_bytes", "expires_at", "redirect_policy",
+                             "single_use"))
+SIGNED_QUERY_FIELDS = frozenset(("X-Goog-Algorithm", "X-Goog-Credential", "X-Goog-Date", "X-Goog-Expires",
+                                 "X-Goog-SignedHeaders", "X-Goog-Signature"))
+SIGNED_HEADERS = ("content-type;host;x-goog-content-length-range;x-goog-content-sha256;"
+                  "x-goog-if-generation-match;x-goog-meta-mostlyright-crawler-session;"
+                  "x-goog-meta-mostlyright-egress-policy;x-goog-meta-mostlyright-request-digest")
+SIGNING_ALGORITHM = "GOOG4-RSA-SHA256"
+RESULT_OBJECT_PREFIX = "crawler-quarantine/v2/"
+# RESULT_MEDIA_TYPE is a deployment constant: section 2.
+
+Capability = collections.namedtuple("Capability", "session_id path query headers window_end")
+
+
+def check_request(value):
+    """The crawl request (CRAWLER-BOOT-5): the members this node reads, each in shape; else False.
+
+    Members it does not know are left in, at every level (CRAWLER-PEER-1,
+    D25): the upstream keeps `query` as a free mapping it reads with .get(),
+    and a later broker may add members.  Nothing is lost by leaving them: the
+    request's digest is taken over its whole canonical encoding, unknown
+    members included, and the child is given the whole request.
+    """
+    if not isinstance(value, dict) or not REQUEST_KEYS <= set(value):
+        return False
+    if not (same(value["schema_version"], REQUEST_SCHEMA) and same(value["adapter_id"], ADAPTER_ID)
+            and same(value["adapter_version"], ADAPTER_VERSION)):  # CRAWLER-BOOT-5 (D5): no other adapter
+        return False
+    if not isinstance(value["source_id"], str) or not _SOURCE_ID_RE.fullmatch(value["source_id"]):
+        return False
+    if parse_timestamp(value["requested_at"]) is None:
+        return False
+    attestation = value["egress_policy_attestation"]
+    if not isinstance(attestation, str) or not _DIGEST_RE.fullmatch(attestation):
+        return False
+    query = value["query"]
+    if not isinstance(query, dict) or not QUERY_KEYS <= set(query):
+        return False
+    # CRAWLER-BOOT-5 (D22): a Reader runs upstream only inside its exact memory cgroup, after a
+    # warm-up; neither exists here.  A null reader_pin is the upstream's own "no Reader".
+    if query.get("reader_pin") is not None:
+        return False
+    if not isinstance(query["url"], str) or not 1 <= len(query["url"]) <= 2048:
+        return False
+    if not isinstance(query["data_format"], str) or query["data_format"] not in DATA_FORMATS:
+        return False
+    filename = query["filename"]
+    if not isinstance(filename, str) or not 1 <= len(filename) <= 255 or "/" in filename or "\x00" in filename:
+        return False
+    limits = query["limits"]
+    if not isinstance(limits, dict) or not set(key for key, _lo, _hi in limit_ranges()) <= set(limits):
+        return False
+    return all(is_int(limits[key]) and low <= limits[key] <= high for key, low, high in limit_ranges())
+
+
+def strict_query_pairs(query):
+    """(name, value) pairs of a query, parsed strictly; ValueError on `&&` or a field without `=`.
+
+    Written out rather than parse_qsl(strict_parsing=True) so that it splits
+    on `&` alone on every 3.9 release (3.9.0 and 3.9.1 also split on `;`).
+    """
+    pairs = []
+    for field in query.split("&"):
+        name, equals, value = field.partition("=")
+        if not equals:
+            raise ValueError("a field without =")
+        pairs.append((urllib.parse.unquote_plus(name, errors="strict"),
+                      urllib.parse.unquote_plus(value, errors="strict")))
+    return pairs
+
+
+def required_headers(session_id, request_digest, attestation):
+    """The seven headers, in capability order (contract: Upload capability)."""
+    return [
+        ("Content-Type", RESULT_MEDIA_TYPE),
+        ("x-goog-content-length-range", "1,%d" % MAX_CRAWLER_RESULT_BYTES),
+        ("x-goog-content-sha256", "UNSIGNED-PAYLOAD"),
+        ("x-goog-if-generation-match", "0"),  # create-only: a second PUT of the same object gets 412
+        ("x-goog-meta-mostlyright-crawler-session", session_id),
+        ("x-goog-meta-mostlyright-request-digest", request_digest),
+        ("x-goog-meta-mostlyright-egress-policy", attestation),
+    ]
+
+
+def check_capability(capability, request, request_digest, config, now):
+    """The upload capability, by CRAWLER-CAP-1..9 in that order; the first failure names the code."""
+    def invalid(what):
+        return CrawlerError(CRAWLER_UPLOAD_CAPABILITY_INVALID, what)
+
+    # CRAWLER-CAP-1: an extra key could be a rule this node would silently ignore
+    if not isinstance(capability, dict) or set(capability) != CAPABILITY_KEYS:
+        raise invalid("keys")
+    if not (same(capability["schema_version"], CAPABILITY_SCHEMA) and same(capability["method"], "PUT")
+            and same(capability["redirect_policy"], "deny")):  # CRAWLER-CAP-1: case-sensitive
+        raise invalid("constants")
+    if not is_int(capability["max_result_bytes"]) or capability["max_result_bytes"] != MAX_CRAWLER_RESULT_BYTES:
+        raise invalid("max_result_bytes")  # CRAWLER-CAP-1: an integer, not true
+    if capability["single_use"] is not True:  # CRAWLER-CAP-1: not 1, not "true"
+        raise invalid("single_use")
+    bound = capability["request_digest"]
+    # CRAWLER-CAP-2: a capability for another request would file this result under the wrong one
+    if not isinstance(bound, str) or not _DIGEST_RE.fullmatch(bound) or bound != request_digest:
+        raise invalid("request_digest")
+    session_id = capability["crawler_session_id"]
+    if not is_canonical_uuid(session_id):  # CRAWLER-CAP-3: CAP-9 then compares strings: one spelling per session
+        raise invalid("crawler_session_id")
+    expires_at = parse_timestamp(capability["expires_at"])
+    if expires_at is None:  # CRAWLER-CAP-3: an expiry that is not a real instant cannot bound the window
+        raise invalid("expires_at")
+    if now >= expires_at:  # CRAWLER-CAP-4: after CAP-1..3, before CAP-5..9
+        raise CrawlerError(CRAWLER_UPLOAD_CAPABILITY_EXPIRED, "expires_at has passed")
+
+    url = capability["upload_url"]
+    # CRAWLER-CAP-5: sent on the request line: a space would split it, a CR or LF add headers
+    if not isinstance(url, str) or not 1 <= len(url) <= 16384 or not _PRINTABLE_RE.fullmatch(url):
+        raise invalid("upload_url")  # (printable ASCII: the query is sent on the request line as received)
+    try:
+        parts, origin = urllib.parse.urlsplit(url), urllib.parse.urlsplit(config.storage_origin)
+        port = parts.port
+    except ValueError:
+        raise invalid("upload_url port") from None
+    # CRAWLER-CAP-5: scheme, host and port those of the origin the PUT goes to, read as the upstream
+    # reads them (urlsplit: scheme and host in any case, CRAWLER-PEER-1); the PUT connects to the
+    # origin whatever the URL says, so this only keeps a capability for another store out
+    if (parts.scheme != origin.scheme or parts.hostname != origin.hostname or port != origin.port
+            or parts.username is not None or parts.password is not None or "#" in url):
+        raise invalid("upload_url origin")
+    path, query = parts.path, parts.query
+    prefix = "/%s/%s" % (config.bucket, RESULT_OBJECT_PREFIX)
+    # CRAWLER-CAP-5: the quarantine, and nothing else: a bucket of [a-z0-9._-] and 64 hex
+    # leave no room for %, \, // or a dot segment.
+    if not path.startswith(prefix) or not _DIGEST_RE.fullmatch(path[len(prefix):]):
+        raise invalid("upload_url path")
+
+    try:
+        pairs = strict_query_pairs(query)  # CRAWLER-CAP-6: read as the store reads it: & only, no blank field
+    except ValueError:
+        raise invalid("query") from None
+    fields = dict(pairs)
+    if len(pairs) != len(SIGNED_QUERY_FIELDS) or set(fields) != SIGNED_QUERY_FIELDS or not all(fields.values()):
+        raise invalid("query fields")  # CRAWLER-CAP-6: exactly six, none repeated, none empty
+    if fields["X-Goog-Algorithm"] != SIGNING_ALGORITHM or fields["X-Goog-SignedHeaders"] != SIGNED_HEADERS:
+        raise invalid("query values")  # CRAWLER-CAP-6: other signed headers leave the seven outside the signature
+    expires = fields["X-Goog-Expires"]
+    if not _DIGITS_RE.fullmatch(expires) or len(expires.lstrip("0")) > 4 or not (
+            1 <= int(expires) <= MAX_URL_EXPIRES_S):  # CRAWLER-CAP-6 (D6): ASCII digits, 1..2100
+        raise invalid("X-Goog-Expires")
+    signed_at = parse_goog_date(fields["X-Goog-Date"])
+    if signed_at is None:  # CRAWLER-CAP-6: a real time
+        raise invalid("X-Goog-Date")
+    # CRAWLER-CAP-6: not an RSA signature in hex: refused now, not at the PUT after the crawl
+    if not _SIGNATURE_RE.fullmatch(fields["X-Goog-Signature"]):
+        raise invalid("X-Goog-Signature")
+
+    headers = capability["required_headers"]
+    if not isinstance(headers, list) or len(headers) != 7:  # CRAWLER-CAP-7: the PUT sends these verbatim: nothing extra
+        raise invalid("required_headers")
+    header_pairs = []
+    for entry in headers:
+        # CRAWLER-CAP-7: an entry with more keys carries something this node would ignore
+        if not isinstance(entry, dict) or set(entry) != {"name", "value"}:
+            raise invalid("required_headers entry")
+        name, value = entry["name"], entry["value"]
+        if not isinstance(name, str) or not isinstance(value, str) or any(
+                c in name + value for c in "\r\n"):  # CRAWLER-CAP-7: no header injection
+            raise invalid("required_headers entry")
+        header_pairs.append((name, value))
+    # Header 5 may name the capability's session or the argv session: CAP-9
+    # below accepts only a capability whose session is the argv session, so
+    # what passes is the same either way, but a capability for another
+    # session always reaches CAP-9's code (and :fail), however it was built.
+    attestation = request["egress_policy_attestation"]
+    if all(header_pairs != required_headers(sid, request_digest, attestation)
+           for sid in (session_id, config.session_id)):  # CRAWLER-CAP-7: e.g. generation-match 0 keeps it create-only
+        raise invalid("required_headers values")
+
+    url_expires_at = signed_at + int(expires)
+    # CRAWLER-CAP-8 (D7): else the run would count on time the signed URL does not give; whole
+    # seconds, as X-Goog-Date is written: else a broker stamping both from one clock reading is refused
+    if signed_at > now + CLOCK_SKEW_S or int(expires_at) > url_expires_at:
+        raise invalid("inconsistent window")
+    if session_id != config.session_id:  # CRAWLER-CAP-9: after CAP-1..8, and reported on :fail
+        raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_INVALID, "a capability for another session")
+    window_end = min(expires_at, url_expires_at)  # CRAWLER-CAP-8: the upload window
+    return Capability(session_id, path, query, header_pairs, window_end)
+
+
+def parse_bootstrap(buffer, count, config):
+    """(request, request digest, capability) from the :redeem answer (CRAWLER-BOOT-4, -5, CRAWLER-CAP-*)."""
+    def invalid(what):
+        return CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_INVALID, what)
+
+    try:
+        with memoryview(buffer) as view:
+            document = parse_lenient(view[:count])  # CRAWLER-BOOT-4: the lenient parser
+    except JsonError:
+        raise invalid("not acceptable JSON") from None
+    if not isinstance(document, dict) or set(document) != BOOTSTRAP_KEYS:  # CRAWLER-BOOT-4: exact keys
+        raise invalid("keys")
+    if not same(document["schema_version"], BOOTSTRAP_SCHEMA):  # CRAWLER-BOOT-4: another version may mean other rules
+        raise invalid("schema_version")
+    if not same(document["crawler_session_id"], config.session_id):  # CRAWLER-BOOT-4: as a string, case included
+        raise invalid("crawler_session_id")
+    request = document["request"]
+    if not check_request(request):  # CRAWLER-BOOT-5 (D5): before any fetch
+        raise invalid("request")
+    request_bytes = canonical_bytes(request)
+    if not 1 <= len(request_bytes) <= MAX_CRAWLER_REQUEST_BYTES:  # CRAWLER-BOOT-5: the child's header bound assumes it
+        raise invalid("request size")
+    request_digest = sha256_hex(request_bytes)  # the request's digest: of its canonical bytes
+    try:
+        capability = check_capability(document["upload_capability"], request, request_digest, config, time.time())
+    except CrawlerError:
+        raise
+    except Exception:  # CRAWLER-REPORT-5: whatever the input, a capability fault stays a capability fault
+        raise CrawlerError(CRAWLER_UPLOAD_CAPABILITY_INVALID, "unforeseen shape") from None
+    return request, request_digest, capability
+
+
+# 6.10 Fetch ===================================================================
+# The egress policy, enforced here hop by hop: each URL checked before it is
+# contacted, each address before it is connected to, and the connection made
+# to the checked address (a second lookup would let DNS rebinding answer);
+# redirects followed by hand, evidence recorded (CRAWLER-FETCH-2, -3, -5, -8).
+# The body streams into an unlinked spool, never into memory (CRAWLER-STREAM-1).
+
+USER_AGENT = "mostlyright-crawler/1"  # CRAWLER-FETCH-4: the only identification a source sees
+REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))  # CRAWLER-FETCH-5: any other 3xx is final, never followed
+EVIDENCE_SCHEMA = "mostlyright-transport-evidence.v1"
+
+SourceUrl = collections.namedtuple("SourceUrl", "url host port request_target")
+Retrieval = collections.namedtuple(
+    "Retrieval", "source_url final_url media_type raw_sha256 raw_size evidence_digest status etag last_modified")
+
+
+def check_source_url(url, policy):
+    """The parts of a URL the egress policy lets this node contact (CRAWLER-FETCH-2), else None."""
+    if not isinstance(url, str) or not 1 <= len(url) <= 2048 or not _PRINTABLE_RE.fullmatch(url):
+        return None  # (printable ASCII: the path and query go on the request line as they are)
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme != "https" or "@" in parts.netloc or "#" in url:  # CRAWLER-FETCH-2: no userinfo, no fragment
+        return None
+    host = parts.hostname
+    if not is_dns_name(host) or (policy.hosts is not None and host not in policy.hosts):
+        # CRAWLER-FETCH-2: a DNS name (listed, when a policy is deployed), never an IP literal: else no host rule holds
+        return None
+    port = 443 if port is None else port
+    if port not in policy.ports:  # CRAWLER-FETCH-2: a listed host on an unlisted port is another service
+        return None
+    return SourceUrl(url, host, port, (parts.path or "/") + ("?" + parts.query if parts.query else ""))
+
+
+def is_public(address):
+    """Not loopback, private, link-local, multicast, reserved or unspecified (CRAWLER-FETCH-3).
+
+    An IPv4-mapped IPv6 address is judged as the IPv4 address it carries
+    (ipaddress calls ::ffff:127.0.0.1 not loopback before Python 3.13).
+    """
+    address = getattr(address, "ipv4_mapped", None) or address
+    return address.is_global and not (address.is_loopback or address.is_private or address.is_link_local
+                                      or address.is_multicast or address.is_reserved or address.is_unspecified)
+
+
+def checked_addresses(infos, policy):
+    """The resolved addresses (getaddrinfo() entries, in order, each once) when every one is allowed (CRAWLER-FETCH-3)."""
+    checked, seen = [], set()
+    for info in infos:
+        text = info[4][0].split("%", 1)[0]
+        address = ipaddress.ip_address(text)
+        allowed = address in policy.addresses or getattr(address, "ipv4_mapped", None) in policy.addresses
+        if not is_public(address) and not allowed:  # CRAWLER-FETCH-3: any one bad address refuses the hop
+            raise CrawlerError(CRAWLER_EGRESS_DENIED, "a non-public address")
+        if text not in seen:
+            seen.add(text)
+            checked.append(info)
+    if not checked:
+        raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "no address")
+    return checked
+
+
+def connect_checked(source, addresses, deadline, context):
+    """(TLS socket, peer address): a verified connection to the first checked address that answers.
+
+    CRAWLER-FETCH-3: the connection goes to an address that was checked (the
+    host is not looked up again, so DNS rebinding has nothing to rebind),
+    while SNI and certificate verification use the host name.
+    """
+    target = Target("https", source.host, source.port, source.request_target)
+    sock = open_socket(target, STOP, deadline, context, addresses=addresses)
+    try:
+        return sock, sock.getpeername()[0].split("%", 1)[0]
+    except OSError:  # reset as soon as it was made
+        close_hop(None, sock)
+        raise
+
+
+def close_hop(conn, sock):
+    for thing in (conn, sock):
+        if thing is not None:
+            try:
+                thing.close()
+            except Exception:
+                pass
+    if sock is not None:
+        STOP.untrack(sock)
+
+
+def hop_evidence(url, response, peer, sock):
+    """One hop of the transport evidence: header values as received, the first of a repeat (CRAWLER-FETCH-8)."""
+    headers = response.headers
+    length = announced_length(response)
+    return {
+        "url": url,
+        "status": response.status,
+        "location": headers.get("Location"),
+        "content_type": headers.get("Content-Type"),
+        "content_length": length if length is not None and length <= MAX_SAFE_INTEGER else None,
+        "etag": headers.get("ETag"),
+        "last_modified": headers.get("Last-Modified"),
+        "peer_address": peer,
+        "tls_version": sock.version(),
+    }
+
+
+def stream_body(response, limit, deadline, spool_fd):
+    """Copy the body into the spool, hashing and counting as it goes: (sha256 hex, size).
+
+    CRAWLER-FETCH-6, CRAWLER-STREAM-1: never more than limit + 1 bytes read,
+    never more than one chunk in memory.
+    """
+    declared = response.length  # http.client's Content-Length; None when absent or chunked
+    digest = hashlib.sha256()
+    size = 0
+    buffer = bytearray(IO_CHUNK_BYTES)
+    with memoryview(buffer) as view:
+        while True:
+            if STOP.should_abandon():
+                raise StopRequested("stop requested during the fetch")  # CRAWLER-STOP-1: checked after every chunk
+            count = response.readinto(view[:min(len(view), limit + 1 - size)])
+            if not count:
+                break
+            size += count
+            if size > limit:  # CRAWLER-FETCH-6: stopped at max_source_bytes + 1
+                raise CrawlerError(CRAWLER_SOURCE_TOO_LARGE, "over max_source_bytes")
+            digest.update(view[:count])  # CRAWLER-FETCH-8: hashed as it streams
+            write_all_checked(spool_fd, view[:count])
+    if STOP.should_abandon():  # a stop's shutdown() reads as the end of the body
+        raise StopRequested("stop requested during the fetch")
+    if (declared is None or size < declared) and deadline.expired():  # so does the watchdog's
+        raise CrawlerError(CRAWLER_SOURCE_TIMEOUT, "the fetch deadline")
+    if declared is not None and size < declared:  # CRAWLER-FETCH-6: the server closed early
+        raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "shorter than its Content-Length")
+    return digest.hexdigest(), size
+
+
+def fetch_source(request, policy, deadline, spool_fd):
+    """Follow the request's URL to its final answer and spool its body (CRAWLER-FETCH-2..8)."""
+    query = request["query"]
+    source = check_source_url(query["url"], policy)
+    if source is None:  # CRAWLER-FETCH-2: no connection is made to it
+        raise CrawlerError(CRAWLER_SOURCE_URL_INVALID, "the request's URL")
+    context = tls_context()
+    hops = []
+    while True:
+        infos = resolve(source.host, source.port, STOP, deadline)  # CRAWLER-FETCH-3: resolved once per hop
+        addresses = checked_addresses(infos, policy)  # CRAWLER-FETCH-3: before anything is contacted
+        conn = sock = None
+        try:
+            sock, peer = connect_checked(source, addresses, deadline, context)
+            sock.settimeout(max(0.05, deadline.remaining()))
+            conn = http.client.HTTPSConnection(source.host, source.port, context=context)  # Host: the name
+            conn.sock = sock
+            conn.auto_open = 0  # never let http.client open a connection behind our back
+            conn.putrequest("GET", source.request_target, skip_accept_encoding=True)  # CRAWLER-FETCH-4: Host first
+            conn.putheader("User-Agent", USER_AGENT)  # CRAWLER-FETCH-4: fixed, so a source learns nothing of the run
+            conn.putheader("Accept-Encoding", "identity")  # CRAWLER-FETCH-4: else a gzip answer, refused by FETCH-6
+            conn.putheader("Connection", "close")  # CRAWLER-FETCH-4: and nothing else, no credential ever
+            conn.endheaders()
+            response = conn.getresponse()
+            hop = hop_evidence(source.url, response, peer, sock)
+            hops.append(hop)  # CRAWLER-FETCH-8: every hop, redirects too: the evidence the result restates
+            location = hop["location"]
+            if 300 <= response.status < 400 and not location:  # CRAWLER-FETCH-5: a 3xx without Location
+                raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "a redirect without Location")
+            if response.status in REDIRECT_STATUSES:  # CRAWLER-FETCH-5: followed by hand, as a new GET
+                if len(hops) > policy.max_redirects:  # CRAWLER-FETCH-5: one more than allowed
+                    raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "too many redirects")
+                # CRAWLER-FETCH-2: a redirect may point anywhere: its target meets the policy like the first URL
+                source = check_source_url(urllib.parse.urljoin(source.url, location), policy)
+                if source is None:
+                    raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "a redirect the policy refuses")
+                continue
+            if response.status != 200:  # CRAWLER-FETCH-6: an error page is not the source
+                raise CrawlerError(CRAWLER_SOURCE_HTTP_STATUS, "final status")
+            encoding = response.headers.get("Content-Encoding")
+            if encoding is not None and encoding.strip().lower() != "identity":  # CRAWLER-FETCH-6: nothing decoded
+                raise CrawlerError(CRAWLER_SOURCE_ENCODING_UNSUPPORTED, "Content-Encoding")
+            limit = query["limits"]["max_source_bytes"]
+            if response.length is not None and response.length > limit:  # CRAWLER-FETCH-6: before the body
+                raise CrawlerError(CRAWLER_SOURCE_TOO_LARGE, "announced over max_source_bytes")
+            raw_sha256, raw_size = stream_body(response, limit, deadline, spool_fd)
+            break
+        finally:
+            close_hop(conn, sock)
+    evidence = {"schema_version": EVIDENCE_SCHEMA, "hops": hops,
+                "raw_content_sha256": raw_sha256, "raw_size_bytes": raw_size}  # CRAWLER-FETCH-8: never the child's word
+    last = hops[-1]
+    media_type = last["content_type"]
+    if media_type is not None:
+        media_type = media_type.split(";", 1)[0].strip().lower()  # the media type: parameters removed
+    return Retrieval(query["url"], last["url"], media_type, raw_sha256, raw_size, digest_of(evidence),
+                     last["status"], last["etag"], last["last_modified"])
+
+
+# 6.11 Sandbox =================================================================
+# The child parses untrusted bytes: without the filter it could open a socket
+# or start a process and use the node's network.  Where the filter cannot be
+# installed no child runs, and so nothing is fetched (CRAWLER-CHILD-4, D16).
+
+# The prctl numbers, the per-architecture tables and the filter program are the
+# seccomp block's (section 9); installing it in the child is this section's.
+
+
+class Sandbox(object):
+    """Everything the child's preexec_fn needs, built before the fork.
+
+    Between fork and exec the child may only make system calls: no
+    allocation-heavy Python, no locks another thread could hold.  So the
+    filter is assembled here, and enter() only calls prctl and setrlimit.
     """
 
-    def __init__(self, code, detail=""):
-        super().__init__(code)
-        self.code = code
-        self.detail = detail
+    def __init__(self, libc, spec):
+        self.prctl = libc.prctl
+        self.spec = spec
+        blob = seccomp_program(spec)
+        self._filter = ctypes.create_string_buffer(blob, len(blob))  # kept alive as long as the Sandbox
+        self._program = SockFprog(len(blob) // 8, ctypes.addressof(self._filter))
+        self._address = ctypes.addressof(self._program)
+
+    def clean_room(self):
+        """The clean-room claim: what enter() installs, restated (CRAWLER-RESULT-8)."""
+        return {"host_platform": self.spec.host_platform, "no_new_privs": True,
+                "parser_network_syscalls": "denied", "parser_process_creation": "denied"}
+
+    def enter(self, parent_pid):
+        """In the child, after fork, before exec (CRAWLER-CHILD-3, -4).  Any failure stops the exec."""
+        if self.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:  # CRAWLER-CHILD-3: dies with the node
+            raise OSError("PR_SET_PDEATHSIG")
+        if os.getppid() != parent_pid:  # the node died before the line above took effect
+            raise OSError("orphaned")
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # CRAWLER-CHILD-4: no core file
+        if self.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:  # CRAWLER-CHILD-4: unprivileged seccomp requires it
+            raise OSError("PR_SET_NO_NEW_PRIVS")
+        # CRAWLER-CHILD-4: no filter, no exec: the parser never runs with the network
+        if self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self._address, 0, 0) != 0:
+            raise OSError("PR_SET_SECCOMP")
 
 
-class Cancelled(CrawlerError):
-    """Work abandoned because a stop was requested (CRAWLER-STOP-*)."""
+def prepare_sandbox():
+    """A Sandbox for this machine, or CRAWLER_SANDBOX_UNAVAILABLE (CRAWLER-CHILD-4, D16).
 
-    def __init__(self, detail="stop requested"):
-        super().__init__(CRAWLER_CANCELLED, detail)
+    Checked before the fetch: Linux, a 64-bit process on an architecture in
+    SECCOMP_ARCHES, prctl reachable, and a kernel that knows seccomp and
+    no_new_privs (each PR_GET_* fails with EINVAL otherwise).
+    """
+    spec = SECCOMP_ARCHES.get(os.uname().machine) if sys.platform.startswith("linux") else None
+    libc = load_libc()
+    if spec is None or libc is None or struct.calcsize("P") != 8:
+        raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "no seccomp filter for this platform")
+    if libc.prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 or libc.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) < 0:
+        raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "the kernel has no seccomp or no_new_privs")
+    return Sandbox(libc, spec)
 
 
-class PutFailed(CrawlerError):
-    """A PUT that did not end in a stored answer; `body_sent` says whether the whole body went out."""
+# 6.12 The child ===============================================================
+# The child gets only what it needs and can neither outlive nor flood the
+# node: an environment built from nothing, descriptors 0-2, bounded stdout and
+# stderr, a deadline, and its group killed and reaped on every path
+# (CRAWLER-CHILD-2, -3, -6, -7, -10).
 
-    def __init__(self, body_sent, detail="the PUT was not stored"):
-        super().__init__(CRAWLER_UPLOAD_FAILED, detail)
-        self.body_sent = body_sent
+# CHILD_ARGS is the child framing's (section 6.7); CHILD_ATTESTATION_ENV is a deployment constant: section 2.
+CHILD_THREAD_PINS = (  # the seccomp filter denies clone: native libraries must not start threads
+    ("JE_ARROW_MALLOC_CONF", "background_thread:false"),
+    ("MKL_NUM_THREADS", "1"),
+    ("NUMEXPR_NUM_THREADS", "1"),
+    ("OMP_NUM_THREADS", "1"),
+    ("OPENBLAS_NUM_THREADS", "1"),
+)
+INPUT_SCHEMA = "mostlyright-normalization-input.v1"  # the header line the child reads first (CRAWLER-CHILD-5)
+
+ChildOutput = collections.namedtuple("ChildOutput", "returncode stdout_size stderr overflow")
 
 
-# 6 Shared blocks ==============================================================
+def node_file():
+    """This file's absolute path, for the child's argv (CRAWLER-CHILD-1); None when there is no file."""
+    try:
+        return os.path.abspath(__file__)
+    except NameError:
+        return None
+
+
+def child_argv(pin, node_file):
+    """The normaliser's argv (CRAWLER-CHILD-1, D8), or CRAWLER_EXECUTABLE_UNAVAILABLE."""
+    if pin is not None:
+        # CRAWLER-CHILD-1: a relative pin would depend on the cwd; a bad one is found before the fetch
+        if not os.path.isabs(pin) or not os.path.isfile(pin) or not os.access(pin, os.X_OK):
+            raise CrawlerError(CRAWLER_EXECUTABLE_UNAVAILABLE, "the pinned normaliser")
+        return [pin] + CHILD_ARGS
+    executable = sys.executable
+    if not executable or not os.path.isabs(executable) or not os.access(executable, os.X_OK) or (
+            node_file is None or not os.path.isfile(node_file)):
+        raise CrawlerError(CRAWLER_EXECUTABLE_UNAVAILABLE, "this file or its interpreter")
+    return [executable, "-I", "-S", node_file] + CHILD_ARGS  # CRAWLER-CHILD-1 (D8): -I -S, no PATH lookup
+
+
+def child_environment(attestation):
+    """Exactly six variables, nothing inherited (CRAWLER-CHILD-2)."""
+    environment = dict(CHILD_THREAD_PINS)
+    environment[CHILD_ATTESTATION_ENV] = attestation
+    return environment
+
+
+def join_helper_threads(bound_s):
+    """True once this is the only thread: fork with a preexec_fn is safe only then.
+
+    The transport's lookup threads and the watchdogs' timers end on their own
+    once their call returned; this waits (briefly) for them to be gone.
+    """
+    until = time.monotonic() + bound_s
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread():
+            thread.join(max(0.0, until - time.monotonic()))
+    return threading.active_count() == 1
+
+
+def spawn_child(argv, environment, sandbox):
+    """Start the normaliser in its sandbox (CRAWLER-CHILD-3, -4)."""
+    parent = os.getpid()
+    try:
+        return subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=environment,  # CRAWLER-CHILD-2: nothing inherited: no variable of the node's reaches the parser
+            close_fds=True,  # CRAWLER-CHILD-3: descriptors 0, 1 and 2 only
+            start_new_session=True,  # CRAWLER-CHILD-3: its own session and process group, for killpg
+            cwd="/",  # CRAWLER-CHILD-3: not the node's directory: relative paths reach nothing of the node's
+            preexec_fn=lambda: sandbox.enter(parent))  # CRAWLER-CHILD-4: before its program starts
+    except subprocess.SubprocessError:  # the preexec_fn failed: the program never ran
+        raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "the sandbox could not be installed") from None
+    except OSError:
+        raise CrawlerError(CRAWLER_EXECUTABLE_UNAVAILABLE, "exec failed") from None
+
+
+def kill_group(proc):
+    """SIGKILL the child's whole process group, before it is reaped (a zombie keeps the group id)."""
+    if proc is not None and proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def child_exited(pid):
+    """True when the child has exited; it is not reaped, so its group can still be killed."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def end_child(proc):
+    """Kill the group, reap, close the pipes: on every path (CRAWLER-CHILD-10)."""
+    kill_group(proc)
+    try:
+        proc.wait(timeout=CHILD_REAP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        pass
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        try:
+            if pipe is not None:
+                pipe.close()
+        except OSError:
+            pass
+
+
+class ChildPipes(object):
+    """The child's stdin, stdout and stderr on one selector: one handler per stream.
+
+    Laid out as CPython's subprocess.Popen._communicate (POSIX): one
+    selector holds the pipes still open, each ready one gets one bounded
+    write or read, and a stream that ends is unregistered; here each
+    stream's branch is its own method, registered as the selector key's
+    data.  Unlike communicate(), stdin is fed from the spool in
+    IO_CHUNK_BYTES blocks, stdout goes to a spool as it comes, and an output
+    past its bound sets `overflow`, which ends the loop so the caller kills
+    the child at once (CRAWLER-CHILD-5, -6, CRAWLER-STREAM-1, -2).
+    """
+
+    def __init__(self, proc, header, source_fd, source_size, result_fd):
+        self.proc = proc
+        self.source_fd, self.source_size, self.result_fd = source_fd, source_size, result_fd
+        self.stdin_fd, self.stdout_fd, self.stderr_fd = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
+        for fd in (self.stdin_fd, self.stdout_fd, self.stderr_fd):
+            os.set_blocking(fd, False)
+        self.pending, self.offset = memoryview(header), 0  # stdin: bytes in hand, then the spool from `offset`
+        self.stdout_size, self.stderr, self.overflow, self.open_outputs = 0, bytearray(), None, 2
+        self.selector = selectors.DefaultSelector()
+
+    def register(self, wake):
+        """Each stream with its handler; `wake`, the stop wakeup fd (None when not abandonable), too."""
+        self.selector.register(self.stdin_fd, selectors.EVENT_WRITE, self.feed_stdin)
+        self.selector.register(self.stdout_fd, selectors.EVENT_READ, self.drain_stdout)
+        self.selector.register(self.stderr_fd, selectors.EVENT_READ, self.drain_stderr)
+        if wake is not None:
+            self.selector.register(wake, selectors.EVENT_READ, self.notice_stop)
+
+    def feed_stdin(self):
+        """Write what is in hand; when it is gone, the next block of the spool, or close stdin at its end."""
+        if not self.pending:
+            left = self.source_size - self.offset
+            chunk = os.pread(self.source_fd, min(IO_CHUNK_BYTES, left), self.offset) if left > 0 else b""
+            if not chunk:
+                self.close_stdin()  # CRAWLER-CHILD-5: exactly raw_size_bytes after the header
+                return
+            self.offset += len(chunk)
+            self.pending = memoryview(chunk)  # CRAWLER-STREAM-1: fed from the spool in blocks
+        try:
+            self.pending = self.pending[os.write(self.stdin_fd, self.pending):]
+        except BlockingIOError:
+            pass
+        except OSError:  # EPIPE: the child stopped reading; its exit status will say why
+            self.pending = memoryview(b"")
+            self.offset = self.source_size
+            self.close_stdin()
+
+    def close_stdin(self):
+        self.selector.unregister(self.stdin_fd)
+        try:
+            self.proc.stdin.close()  # the end of the input, or a child that stopped reading
+        except OSError:
+            pass
+
+    def drain_stdout(self):
+        """Spool what the child wrote, never reading past MAX_CRAWLER_RESULT_BYTES + 1."""
+        data = os.read(self.stdout_fd, min(IO_CHUNK_BYTES, MAX_CRAWLER_RESULT_BYTES + 1 - self.stdout_size))
+        if not data:
+            self.selector.unregister(self.stdout_fd)
+            self.open_outputs -= 1
+            return
+        write_all_checked(self.result_fd, memoryview(data))  # CRAWLER-STREAM-2: spooled as it arrives
+        self.stdout_size += len(data)
+        if self.stdout_size > MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-6: killed at once
+            self.overflow = "stdout"
+
+    def drain_stderr(self):
+        """Keep what the child wrote on stderr, never reading past MAX_CHILD_STDERR_BYTES + 1."""
+        data = os.read(self.stderr_fd, MAX_CHILD_STDERR_BYTES + 1 - len(self.stderr))
+        if not data:
+            self.selector.unregister(self.stderr_fd)
+            self.open_outputs -= 1
+            return
+        self.stderr += data
+        if len(self.stderr) > MAX_CHILD_STDERR_BYTES:  # CRAWLER-CHILD-6: 513 bytes is already inadmissible
+            self.overflow = "stderr"
+
+    def notice_stop(self):
+        """The stop wakeup fd: nothing to do here; the next watch() raises StopRequested."""
+
+    def watch(self, deadline):
+        """Before each wait: the stop, the deadline and the child's exit; how long to wait, or None once it exited."""
+        if STOP.should_abandon():
+            raise StopRequested("stopped while the child ran")  # CRAWLER-STOP-1: killed at once by the caller
+        wait = deadline.remaining()
+        if wait <= 0:
+            # CRAWLER-CHILD-7 (D10): past this the upload window would run out before the PUT
+            raise CrawlerError(CRAWLER_CHILD_TIMEOUT, "the child's deadline")
+        if self.open_outputs == 0:  # it closed both outputs: wait for its exit, still watching stop and deadline
+            if child_exited(self.proc.pid):
+                return None
+            wait = min(wait, CHILD_EXIT_POLL_S)
+        return wait
+
+
+def drive_child(proc, header, source_fd, source_size, result_fd, deadline):
+    """Feed, drain and watch the child in one thread, until it exits or must be killed.
+
+    ChildPipes writes the header and the spooled source to stdin in
+    IO_CHUNK_BYTES blocks, spools stdout and keeps stderr in memory, one
+    handler per stream; before each wait its watch() looks at the stop, the
+    deadline and the child's exit (CRAWLER-CHILD-5..7, CRAWLER-STOP-1).
+    Returns (stdout size, stderr bytes, overflow); raises StopRequested or
+    CHILD_TIMEOUT.  The caller kills and reaps in every case.
+    """
+    pipes = ChildPipes(proc, header, source_fd, source_size, result_fd)
+    try:
+        pipes.register(STOP.wait_fd())
+        while pipes.overflow is None:
+            wait = pipes.watch(deadline)
+            if wait is None:  # exited, both outputs closed and drained
+                break
+            for key, _mask in pipes.selector.select(wait):
+                key.data()  # feed_stdin, drain_stdout, drain_stderr or notice_stop
+        return pipes.stdout_size, bytes(pipes.stderr), pipes.overflow
+    finally:
+        pipes.selector.close()
+
+
+def admitted_code(stderr, overflowed):
+    """The code a failing child names, if its stderr is admissible; else CHILD_FAILED (CRAWLER-CHILD-8)."""
+    if overflowed or not 1 <= len(stderr) <= MAX_CHILD_STDERR_BYTES:
+        return CRAWLER_CHILD_FAILED
+    # CRAWLER-CHILD-8 (D14), CRAWLER-PEER-1: whitespace around the line is dropped, as the upstream
+    # strips it; the code is still only ever one of CHILD_CODES, so nothing of the child's text leaves
+    line = stderr.strip()
+    try:
+        document = parse_canonical(line)
+    except JsonError:
+        return CRAWLER_CHILD_FAILED
+    if (isinstance(document, dict) and set(document) == {"code", "status"}
+            and same(document["status"], STATUS_FAILED) and isinstance(document["code"], str)
+            and document["code"] in CHILD_CODES):  # CRAWLER-CHILD-8: a closed set
+        return document["code"]
+    return CRAWLER_CHILD_FAILED
+
+
+def judge_child(output):
+    """Raise the code a finished child stands for; return when its stdout may be a result."""
+    if output.overflow == "stdout":  # CRAWLER-CHILD-6: checked first: the kill that cut it made the exit code non-zero
+        raise CrawlerError(CRAWLER_CHILD_INVALID, "stdout over MAX_CRAWLER_RESULT_BYTES")
+    if output.returncode != 0:  # CRAWLER-CHILD-8: non-zero, or killed by a signal (negative)
+        raise CrawlerError(admitted_code(output.stderr, output.overflow == "stderr"), "the child failed")
+    if output.stderr or output.overflow == "stderr":  # CRAWLER-CHILD-9: silent on stderr
+        raise CrawlerError(CRAWLER_CHILD_INVALID, "exit 0 with stderr")
+    if not 1 <= output.stdout_size <= MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-9: exit 0 with no output is no result
+        raise CrawlerError(CRAWLER_CHILD_INVALID, "no result")
+
+
+# 6.13 Result binding ==========================================================
+# The child's word is never stored unchecked: everything it restates must equal
+# what this process fetched or the request says, and its summary what its
+# content gives; otherwise the stored receipt could describe bytes nobody
+# fetched (CRAWLER-RESULT-1..10, D17).  The names and keys below are also what
+# the framing (section 6.7) writes.
+
+RECEIPT_SCHEMA = "hosted-public-https-acquisition-receipt.v3"
+OBSERVATION_SCHEMA = "hosted-public-https-source-observation.v3"
+# RESULT_SCHEMA is a deployment constant: section 2.
+NORMALIZED_MEDIA_TYPE = "application/x-ndjson"
+
+RESULT_KEYS = frozenset(("schema_version", "request_digest", "source_id", "adapter_id", "adapter_version",
+                         "acquisition_receipt", "observation", "normalized_content", "next_watermark"))
+RECEIPT_KEYS = frozenset((
+    "schema_version", "source_id", "adapter_id", "adapter_version", "request_digest", "source_url",
+    "final_url", "fetched_media_type", "normalized_media_type", "normalized_data_format",
+    "normalized_filename", "acquired_at", "raw_content_sha256", "raw_size_bytes",
+    "normalized_content_sha256", "normalized_size_bytes", "row_count", "column_names",
+    "parsed_schema_digest", "family_id", "family_version", "decode_options_digest", "decode_flags",
+    "resource_caps", "reader_budgets", "transport_evidence_digest", "egress_policy_attestation",
+    "clean_room", "row_digest", "http_status_code", "etag_digest", "last_modified_digest"))
+OBSERVATION_KEYS = frozenset((
+    "schema_version", "source_id", "request_digest", "observed_at", "raw_content_sha256",
+    "normalized_content_sha256", "row_count", "row_digest", "http_status_code", "etag_digest",
+    "last_modified_digest"))
+READER_FIELDS = ("family_id", "family_version", "decode_options_digest", "resource_caps", "reader_budgets")
+
+
+def optional_digest(text):
+    """SHA-256 of a header value as UTF-8, or None when the header was absent (CRAWLER-RESULT-4)."""
+    return None if text is None else sha256_hex(text.encode("utf-8"))
+
+
+def is_row_value(value):
+    """A value a row line may hold: a string, an integer, a boolean or null (CRAWLER-RESULT-10)."""
+    return value is None or isinstance(value, (str, int))  # bool is an int
+
+
+def content_summary(content, data_format):
+    """[row_count, column_names, row_digest, parsed_schema_digest] as the content itself gives them,
+    or None when it is not the JSON lines of CRAWLER-RESULT-10."""
+    header_end = content.find(b"\n")
+    if header_end < 0 or not content.endswith(b"\n"):
+        return None
+    try:
+        columns = parse_canonical(content[:header_end])
+        width = len(columns) if isinstance(columns, list) else -1
+        rows, start, row_hash = 0, header_end + 1, hashlib.sha256()
+        while start < len(content):  # one line at a time: a list of every line would double the memory
+            end = content.index(b"\n", start)
+            values = parse_canonical(content[start:end])  # CRAWLER-RESULT-10: each row line canonical on its own
+            if not (isinstance(values, list) and len(values) == width and all(map(is_row_value, values))):
+                return None
+            row_hash.update(content[start:end + 1])
+            rows, start = rows + 1, end + 1
+    except JsonError:
+        return None
+    return [rows, columns, row_hash.hexdigest(),
+            digest_of({"column_names": columns, "data_format": data_format})]
+
+
+def check_result(data, request, request_digest, retrieval, clean_room):
+    """The child's stdout, bound to what this process fetched (CRAWLER-RESULT-1..10).
+
+    Every fault is CRAWLER_CHILD_INVALID: the child computes only the content,
+    and its summary (rows, columns, digests) is read off it again here and
+    must fit the request's limits.
+    """
+    def require(ok):
+        if not ok:
+            raise CrawlerError(CRAWLER_CHILD_INVALID, "the result does not restate what was fetched")
+
+    try:
+        result = parse_canonical(data)  # CRAWLER-RESULT-1 (D11): any non-canonical byte is the same fault
+    except JsonError:
+        raise CrawlerError(CRAWLER_CHILD_INVALID, "not canonical JSON") from None
+    require(isinstance(result, dict) and set(result) == RESULT_KEYS)  # CRAWLER-RESULT-2: no key is stored unchecked
+    receipt, observation = result["acquisition_receipt"], result["observation"]
+    # CRAWLER-RESULT-2: exact keys at every level: no field is stored unchecked
+    require(isinstance(receipt, dict) and set(receipt) == RECEIPT_KEYS)
+    require(isinstance(observation, dict) and set(observation) == OBSERVATION_KEYS)
+    require(same(result["schema_version"], RESULT_SCHEMA) and same(receipt["schema_version"], RECEIPT_SCHEMA)
+            and same(observation["schema_version"], OBSERVATION_SCHEMA))  # CRAWLER-RESULT-2: the rules here are v3's
+
+    query, limits = request["query"], request["query"]["limits"]
+    for document in (result, receipt):  # CRAWLER-RESULT-3: else a result could be filed under another request or source
+        require(same(document["request_digest"], request_digest) and same(document["source_id"], request["source_id"])
+                and same(document["adapter_id"], request["adapter_id"])
+                and same(document["adapter_version"], request["adapter_version"]))
+    require(same(observation["source_id"], request["source_id"])
+            and same(observation["request_digest"], request_digest))  # CRAWLER-RESULT-3: it must name the same request
+
+    require(same(receipt["source_url"], query["url"]) and same(receipt["final_url"], retrieval.final_url)
+            and same(receipt["fetched_media_type"], retrieval.media_type))  # CRAWLER-RESULT-4: never the child's claim
+    # CRAWLER-RESULT-4: size and evidence as this process measured them, the attestation the request's
+    require(same(receipt["raw_size_bytes"], retrieval.raw_size)
+            and same(receipt["transport_evidence_digest"], retrieval.evidence_digest)
+            and same(receipt["egress_policy_attestation"], request["egress_policy_attestation"]))
+    for document in (receipt, observation):  # CRAWLER-RESULT-4: both documents
+        require(same(document["raw_content_sha256"], retrieval.raw_sha256)
+                and same(document["http_status_code"], retrieval.status)
+                and same(document["etag_digest"], optional_digest(retrieval.etag))
+                and same(document["last_modified_digest"], optional_digest(retrieval.last_modified)))
+
+    encoded = result["normalized_content"]
+    require(isinstance(encoded, str))
+    try:
+        content = base64.b64decode(encoded, validate=True)
+    except ValueError:  # binascii.Error
+        content = None
+    # CRAWLER-RESULT-5: one base64 spelling per content (zero padding bits), as re-encoding gives
+    require(content is not None and base64.b64encode(content).decode("ascii") == encoded)
+    require(len(content) <= limits["max_normalized_bytes"])  # CRAWLER-RESULT-5: never more than the requester allowed
+    content_sha256 = sha256_hex(content)  # CRAWLER-RESULT-5: the node's own hash, never the child's
+    require(same(receipt["normalized_content_sha256"], content_sha256)
+            and same(observation["normalized_content_sha256"], content_sha256)
+            and same(receipt["normalized_size_bytes"], len(content)))  # CRAWLER-RESULT-5: the receipt must describe it
+    require(same(receipt["normalized_media_type"], NORMALIZED_MEDIA_TYPE)
+            and same(receipt["normalized_data_format"], query["data_format"])
+            and same(receipt["normalized_filename"], query["filename"]))  # CRAWLER-RESULT-5: as the request named them
+
+    require(same(receipt["acquired_at"], request["requested_at"])
+            and same(observation["observed_at"], request["requested_at"]))  # CRAWLER-RESULT-6: same input, same bytes
+
+    rows, columns = receipt["row_count"], receipt["column_names"]
+    require(is_int(rows) and 0 <= rows <= limits["max_rows"])  # CRAWLER-RESULT-7: an integer, not true
+    require(same(observation["row_count"], rows))  # CRAWLER-RESULT-7: else the receipt and the observation disagree
+    require(isinstance(columns, list) and 1 <= len(columns) <= limits["max_columns"]
+            and all(isinstance(name, str) and name for name in columns))  # CRAWLER-RESULT-7: capped, no blank name
+    for digest in (receipt["parsed_schema_digest"], receipt["row_digest"]):
+        # CRAWLER-RESULT-7: lowercase hex only, so equal digests are equal strings
+        require(isinstance(digest, str) and bool(_DIGEST_RE.fullmatch(digest)))
+    require(same(observation["row_digest"], receipt["row_digest"]))  # CRAWLER-RESULT-7: else the two documents disagree
+    # CRAWLER-RESULT-10 (D17): the summary is recomputed from the content, else a normaliser's word is stored
+    require(same(content_summary(content, query["data_format"]),
+                 [rows, columns, receipt["row_digest"], receipt["parsed_schema_digest"]]))
+
+    require(same(receipt["clean_room"], clean_room))  # CRAWLER-RESULT-8: only what this node installed may be claimed
+    require(all(receipt[field] is None for field in READER_FIELDS))  # CRAWLER-RESULT-9: no Reader ran, none claimed
+    require(same(receipt["decode_flags"], []))  # CRAWLER-RESULT-9: no Reader, so no decode flags to claim
+    require(result["next_watermark"] is None)  # CRAWLER-RESULT-9: one-shot: no watermark for a next run to trust
+
+
+# 6.14 Upload ==================================================================
+# One create-only PUT of the spooled bytes, never retried and never with an
+# expired URL: a second PUT only adds an ambiguous record (D12).  Once its last
+# byte is going out the store may commit it, so a stop waits for the answer
+# instead of reporting a cancellation over a stored result (CRAWLER-STOP-4).
+# The failure bundle goes through the same capability (CRAWLER-REPORT-2).
+
+# FAILURE_SCHEMA is a deployment constant: section 2.
+
+
+def body_pieces(body, size):
+    """The PUT body in pieces: `body` itself when it is bytes, else `size` bytes of a spool fd."""
+    if isinstance(body, (bytes, bytearray)):
+        yield body
+        return
+    offset = 0
+    while offset < size:
+        chunk = os.pread(body, min(IO_CHUNK_BYTES, size - offset), offset)
+        if not chunk:
+            raise OSError(errno.EIO, "the spool is shorter than its Content-Length")
+        yield chunk
+        offset += len(chunk)
+
+
+def send_body(sock, body, size, before_last_byte):
+    """Send the PUT body, in pieces a stop can cut between (CRAWLER-STOP-4).
+
+    Every byte but the last goes out while a stop may still cut the
+    connection: the store commits nothing shorter than the Content-Length.
+    `before_last_byte()` runs just before the last byte is sent; it may raise
+    to keep that byte back. From then on the store may hold the whole body,
+    so a stop must wait for the answer. Were that moment taken after the last
+    send instead, a stop landing in between would abort a PUT the store then
+    commits, and the node would report a cancellation over a stored result.
+    """
+    sent = 0
+    for piece in body_pieces(body, size):
+        if STOP.should_abandon():  # CRAWLER-STOP-4: a body still going out is aborted
+            raise StopRequested("stop requested during the PUT body")
+        view = memoryview(piece)
+        if sent + len(view) == size:
+            sock.sendall(view[:-1])
+            before_last_byte()  # CRAWLER-STOP-4: from here the body counts as sent
+            sock.sendall(view[-1:])  # CRAWLER-UPLOAD-2: the child's bytes, never re-encoded
+        else:
+            sock.sendall(view)  # CRAWLER-UPLOAD-2: the spool's bytes unchanged: what was checked is what is stored
+        sent += len(view)
+    if size == 0:
+        before_last_byte()  # an empty body went out with the headers (no result or bundle is empty)
+
+
+def put_object(config, capability, body, size, on_body_sent=None):
+    """One PUT through the capability (CRAWLER-UPLOAD-1..3, -6): return when stored, else PutFailed."""
+    request_target = capability.path + "?" + capability.query  # CRAWLER-UPLOAD-1: byte for byte as received
+    budget = Deadline(config.timeouts.upload)  # CRAWLER-UPLOAD-6: connect to the end of the answer
+    body_sent = False
+    try:
+        with http_exchange(config.storage_origin + request_target, budget) as session:  # CRAWLER-UPLOAD-1: the origin
+            conn = session.conn
+            conn.putrequest("PUT", request_target, skip_accept_encoding=True)  # CRAWLER-UPLOAD-1: Host first
+            conn.putheader("Content-Length", str(size))  # CRAWLER-UPLOAD-1: exact, never chunked, no Expect
+            for name, value in capability.headers:  # CRAWLER-UPLOAD-1: the seven, in capability order
+                conn.putheader(name, value)
+            conn.endheaders()
+
+            def whole_body_going_out():
+                nonlocal body_sent
+                if on_body_sent is not None:
+                    on_body_sent()  # may raise to keep the last byte back
+                body_sent = True  # CRAWLER-STOP-4: from here a failure leaves the result's fate unknown
+            send_body(session.sock, body, size, whole_body_going_out)
+            response = conn.getresponse()
+            if response.status not in (200, 201):  # CRAWLER-UPLOAD-3: a 3xx is never followed
+                raise PutFailed(True, "store status")
+            declared = announced_length(response)
+            # CRAWLER-UPLOAD-3: an answer announced too large is refused before a byte is read
+            if declared is not None and declared > MAX_UPLOAD_RESPONSE_BYTES:
+                raise PutFailed(True, "answer too large")
+            # CRAWLER-UPLOAD-3: at most the bound + 1 bytes, whatever the store sends
+            answer, count = read_body(response, MAX_UPLOAD_RESPONSE_BYTES, budget)
+            PROCESS.wipe(answer)  # not a secret, but registered like every answer buffer
+            if count > MAX_UPLOAD_RESPONSE_BYTES:
+                raise PutFailed(True, "answer too large")
+    except PutFailed:
+        raise
+    except Exception:  # transport error, TLS failure, the deadline, a stop
+        raise PutFailed(body_sent) from None
+
+
+def failure_bundle(request, request_digest, code):
+    """The failure bundle's canonical bytes: the code and the request's identity, nothing else."""
+    return canonical_bytes({"schema_version": FAILURE_SCHEMA, "request_digest": request_digest,
+                            "source_id": request["source_id"], "adapter_id": request["adapter_id"],
+                            "adapter_version": request["adapter_version"], "failure_code": code})
+
+
+# 7 Lifecycle ==================================================================
+# One Run, bootstrap to outcome, then finish(): the status line and the exit
+# status.  Where a failure goes depends on how far the run got, and every path
+# ends in one outcome: a failure reported in the wrong place reaches nobody,
+# and one reported twice contradicts itself (CRAWLER-REPORT-1..4).
+
+
+class Run(object):
+    """One crawler session, from the bootstrap to its Outcome.
+
+    Where a failure goes depends on how far the run got (CRAWLER-REPORT-1):
+        identity, :redeem, the capability                    end_before_capability
+            (stderr-only, or :fail for the three bootstrap codes)
+        checks before the fetch, fetch, child, result        end_with_bundle
+            (a failure bundle through the capability)
+        the result PUT                                        upload_result
+            (stderr-only; after a stop, a cancelled bundle or nothing)
+    Every path ends in an Outcome, from which finish() writes the one status line.
+    A stop (StopRequested) lands in the generic branches: STOP.requested makes it CANCELLED.
+    """
+
+    def __init__(self, config):
+        self.config = config  # read once by configure() (section 6.3), before the handlers
+        self.child = None  # the running child (a Popen) until it is reaped: the hard exit kills its group
+        self.request = None
+        self.request_digest = None
+        self.capability = None  # set once CRAWLER-CAP-1..9 passed: from then on failures go in a bundle
+        self.source_spool = None
+        self.result_spool = None
+
+    def execute(self):
+        """Run every phase; return the Outcome.  Never raises for anything a peer or child does."""
+        try:
+            try:
+                self.check_stop()
+                self.bootstrap()
+            except CrawlerError as exc:
+                return self.end_before_capability(exc.code)
+            except Exception:  # CRAWLER-REPORT-5 (D15): unforeseen, still one status line
+                return self.end_before_capability(CRAWLER_JOB_FAILED)
+            try:
+                result_size = self.crawl()
+            except CrawlerError as exc:
+                return self.end_with_bundle(exc.code)
+            except Exception:  # CRAWLER-REPORT-5 (D15): unforeseen, reported like its phase's failures
+                return self.end_with_bundle(CRAWLER_JOB_FAILED)
+            return self.upload_result(result_size)
+        finally:
+            self.clean_up()
+
+    def check_stop(self):
+        if STOP.requested:
+            raise StopRequested("stop requested between phases")
+
+    def window_left(self):
+        """Seconds left of the upload window (CRAWLER-CAP-8): wall clock, as the store judges it."""
+        return self.capability.window_end - time.time()
+
+    def work_budget(self, limit_s):
+        """A phase's time: its timeout, shortened to keep UPLOAD_RESERVE_S of the window free."""
+        # CRAWLER-FETCH-7, CRAWLER-CHILD-7: else a slow phase leaves the result PUT no window
+        budget = min(limit_s, self.window_left() - UPLOAD_RESERVE_S)
+        if budget <= 0:  # CRAWLER-CHILD-7: reported now, while the capability still works
+            raise CrawlerError(CRAWLER_UPLOAD_WINDOW_INSUFFICIENT, "no time left before the upload reserve")
+        return budget
+
+    # -- bootstrap --
+
+    def bootstrap(self):
+        """Identity token, one :redeem, the strict parse (CRAWLER-IDENTITY-*, CRAWLER-BOOT-*, CRAWLER-CAP-*)."""
+        config = self.config
+        token = answer = None
+        try:
+            # CRAWLER-IDENTITY-1: the token names the one route it may be used on
+            audience = "%s/%s:redeem" % (config.audience_base, config.session_id)
+            token, length = mint_identity_token(config, audience)  # CRAWLER-IDENTITY-2: minted just before the call
+            answer, count = redeem(config, token, length)
+            PROCESS.wipe(token)  # CRAWLER-SECRET-3: as soon as it is used
+            try:
+                self.request, self.request_digest, self.capability = parse_bootstrap(answer, count, config)
+            except CrawlerError:
+                raise
+            except Exception:  # CRAWLER-REPORT-5: whatever the answer holds
+                raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_INVALID, "unforeseen shape") from None
+        finally:
+            PROCESS.wipe(token)  # CRAWLER-SECRET-3: on every path
+            PROCESS.wipe(answer)
+
+    def end_before_capability(self, code):
+        """Status line (and :fail for its three codes) for a run that never got a capability."""
+        if STOP.requested:  # CRAWLER-STOP-2: no :fail, no retry, whatever else went wrong
+            return Outcome(STOPPED, CRAWLER_CANCELLED)
+        if REPORT_PLACE.get(code) == FAIL_ROUTE:
+            report_failure(self.config, code)  # CRAWLER-FAIL-2: best effort; the outcome is the same either way
+            if STOP.requested:  # CRAWLER-STOP-2: a stop cut the report short
+                return Outcome(STOPPED, CRAWLER_CANCELLED)
+        return Outcome(FAILED, code)  # CRAWLER-REPORT-1: JOB_FAILED is stderr-only here
+
+    # -- the crawl --
+
+    def crawl(self):
+        """Checks before the fetch, the fetch, the child, the result binding: the result's size."""
+        config, request = self.config, self.request
+        self.check_stop()  # CRAWLER-STOP-3: a stop since the capability validated ends here, in a cancelled bundle
+        argv = child_argv(config.child_pin, node_file())  # CRAWLER-CHILD-1: found before the fetch
+        sandbox = prepare_sandbox()  # CRAWLER-CHILD-4 (D16): a child never runs without it, so no fetch either
+        attestation = config.policy.attestation  # None under the network's policy (D18): nothing to compare
+        if attestation is not None and attestation != request["egress_policy_attestation"]:
+            # CRAWLER-FETCH-1: before any source: a request meant for another policy would fetch under ours
+            raise CrawlerError(CRAWLER_EGRESS_POLICY_MISMATCH, "the request names another egress policy")
+        fetch_deadline = Deadline(self.work_budget(config.timeouts.fetch))  # CRAWLER-FETCH-7: keeps the PUT's reserve
+        self.source_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-1: a source in memory risks an OOM kill
+        retrieval = self.fetch(fetch_deadline)
+        self.check_stop()
+        child_deadline = Deadline(self.work_budget(config.timeouts.child))  # CRAWLER-CHILD-7: keeps the PUT's reserve
+        self.result_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-2: stdout drained as it comes, sent from here
+        output = self.run_child(argv, sandbox, retrieval, child_deadline)
+        judge_child(output)
+        data = read_spool(self.result_spool.fileno(), output.stdout_size)
+        try:
+            check_result(data, request, self.request_digest, retrieval, sandbox.clean_room())
+        except CrawlerError:
+            raise
+        except Exception:  # CRAWLER-REPORT-5: whatever the child wrote
+            raise CrawlerError(CRAWLER_CHILD_INVALID, "unforeseen shape") from None
+        return output.stdout_size
+
+    def fetch(self, deadline):
+        """fetch_source() under one elapsed deadline, every failure mapped to a fetch code."""
+        try:
+            with Watchdog(deadline, STOP.abandon_all):  # CRAWLER-FETCH-7 (D9): a drip is cut like a stall
+                return fetch_source(self.request, self.config.policy, deadline, self.source_spool.fileno())
+        except CrawlerError:
+            raise
+        except Exception as exc:
+            if STOP.should_abandon() or isinstance(exc, StopRequested):
+                raise StopRequested("stopped during the fetch") from None  # CRAWLER-STOP-3: a stop's cut, not a bad source
+            if deadline.expired() or isinstance(exc, (TimeoutError, socket.timeout)):
+                # CRAWLER-FETCH-7: the watchdog cut it: a slow source, not a broken one
+                raise CrawlerError(CRAWLER_SOURCE_TIMEOUT, "the fetch deadline") from None
+            # CRAWLER-FETCH-7: refused, reset, TLS or a malformed answer: the source is unavailable
+            raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "transport error") from None
+
+    def run_child(self, argv, sandbox, retrieval, deadline):
+        """Start the child, feed and drain it, always kill and reap it: its ChildOutput."""
+        request = self.request
+        header = canonical_bytes({  # CRAWLER-CHILD-5: the normalisation input; no token, capability or URL
+            "schema_version": INPUT_SCHEMA,
+            "request": request,
+            "request_digest": self.request_digest,
+            "retrieval": {
+                "source_url": retrieval.source_url, "final_url": retrieval.final_url,
+                "media_type": retrieval.media_type, "raw_content_sha256": retrieval.raw_sha256,
+                "raw_size_bytes": retrieval.raw_size, "transport_evidence_digest": retrieval.evidence_digest,
+                "http_status_code": retrieval.status, "etag": retrieval.etag,
+                "last_modified": retrieval.last_modified},
+            "clean_room": sandbox.clean_room(),
+        }) + b"\n"
+        if not join_helper_threads(HELPER_THREAD_JOIN_S):  # a preexec_fn after fork is safe only single-threaded
+            raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "a helper thread is still alive")
+        self.check_stop()
+        proc = spawn_child(argv, child_environment(request["egress_policy_attestation"]), sandbox)
+        self.child = proc
+        try:
+            stdout_size, stderr, overflow = drive_child(
+                proc, header, self.source_spool.fileno(), retrieval.raw_size, self.result_spool.fileno(), deadline)
+        finally:
+            end_child(proc)  # CRAWLER-CHILD-10: killed and reaped on every path, a stop and a timeout included
+            self.child = None
+        return ChildOutput(proc.returncode, stdout_size, stderr, overflow)
+
+    # -- endings after the capability --
+
+    def end_with_bundle(self, code):
+        """Report a failure by PUTting the failure bundle through the capability (CRAWLER-REPORT-2)."""
+        if code == CRAWLER_JOB_FAILED and STOP.requested:
+            code = CRAWLER_CANCELLED  # an unforeseen error during a stop is the stop's doing
+        stopped = STOP.requested
+        # CRAWLER-UPLOAD-5: never present an expired URL; the bundle is then simply not
+        # delivered, and the line keeps its own code (CRAWLER-REPORT-2). (Every code that
+        # reaches this point is a bundle code; the first test only keeps it so.)
+        if REPORT_PLACE.get(code) != BUNDLE or self.window_left() < UPLOAD_MIN_WINDOW_S:
+            return Outcome(STOPPED if stopped else FAILED, code)  # (a stop: 143, D13)
+        STOP.abandonable = False  # CRAWLER-STOP-3: the bundle is what a stop asks for; only STOP-5 cuts it
+        body = failure_bundle(self.request, self.request_digest, code)  # CRAWLER-REPORT-6: the code, nothing else
+        try:
+            put_object(self.config, self.capability, body, len(body))  # CRAWLER-REPORT-2: the same seven headers
+            delivered = True
+        except Exception:
+            delivered = False
+        # CRAWLER-REPORT-2, CRAWLER-STOP-3 (D13): a stop exits 143, bundle stored or not: 0 would read as done
+        return Outcome(BUNDLE_OUTCOME[(delivered, STOP.requested)], code)
+
+    def upload_result(self, size):
+        """The result PUT, attempted once (CRAWLER-UPLOAD-*); exit 0, silent, when stored."""
+        if STOP.requested:  # CRAWLER-STOP-3: a stop before the result PUT began
+            return self.end_with_bundle(CRAWLER_CANCELLED)
+        if self.window_left() < UPLOAD_MIN_WINDOW_S:  # CRAWLER-UPLOAD-5: the store would refuse an expired URL
+            return Outcome(FAILED, CRAWLER_UPLOAD_CAPABILITY_EXPIRED)
+
+        def body_sent():
+            STOP.abandonable = False  # CRAWLER-STOP-4: the body's last piece is going out: wait for the answer
+            if STOP.requested:  # a stop that came first, its handler perhaps cutting the connection already
+                raise StopRequested("stop requested before the last byte of the body")
+
+        try:
+            put_object(self.config, self.capability, self.result_spool.fileno(), size,
+                       on_body_sent=body_sent)  # CRAWLER-UPLOAD-2: from the spool, exact Content-Length
+        except Exception as exc:
+            action = AFTER_FAILED_RESULT_PUT[(getattr(exc, "body_sent", True), STOP.requested)]
+            if action == "cancelled-bundle":  # CRAWLER-STOP-4: an aborted body is followed by a cancelled bundle
+                return self.end_with_bundle(CRAWLER_CANCELLED)
+            if action == "cancelled-unknown":  # CRAWLER-STOP-4: fate unknown, no bundle
+                return Outcome(STOPPED, CRAWLER_CANCELLED)
+            # CRAWLER-UPLOAD-4 (D12): no retry, no bundle: create-only refuses a second PUT if the first was stored
+            return Outcome(FAILED, CRAWLER_UPLOAD_FAILED)
+        return Outcome(STORED, None)  # CRAWLER-REPORT-3: success is silent, even after a stop (STOP-4)
+
+    def clean_up(self):
+        """No child, no scratch file, no secret left, whatever happened (CRAWLER-CHILD-10, CRAWLER-STREAM-3)."""
+        if self.child is not None:
+            end_child(self.child)
+            self.child = None
+        for spool in (self.source_spool, self.result_spool):
+            if spool is not None:
+                try:
+                    spool.close()  # already unlinked: closing frees the space
+                except OSError:
+                    pass
+        PROCESS.wipe_all()  # CRAWLER-SECRET-3: a buffer an error path skipped is wiped here
+
+    def kill_child(self):
+        """PROCESS.before_exit: a hard exit kills the child's group first (CRAWLER-CHILD-10, CRAWLER-STOP-5)."""
+        kill_group(self.child)  # now, with its group; the parent-death signal is only the backstop
+
+
+def lifecycle(config):
+    """The run: its Outcome, which finish() turns into the status line and exit status."""
+    run = Run(config)
+    PROCESS.before_exit = run.kill_child
+    return run.execute()
+
+
+def defect_outcome(exc):
+    """A defect in this file still ends in one status line (CRAWLER-REPORT-5, D15); after a stop, the stop's."""
+    if STOP is not None and STOP.requested:
+        return Outcome(STOPPED, CRAWLER_CANCELLED)
+    return Outcome(FAILED, CRAWLER_JOB_FAILED)
+
+
+def finish(outcome):
+    """Write the status line (none for a stored result) and fix the exit status, once (CRAWLER-REPORT-3)."""
+    status = STATUS_REPORTED if outcome.kind in (REPORTED, STOPPED_REPORTED) else STATUS_FAILED
+    line = None if outcome.kind == STORED else status_line(outcome.code, status)
+    return PROCESS.settle(2, line, EXIT_STATUS[outcome.kind], signals=STATUS_SIGNALS)
+
+
+# 8 main() =====================================================================
+# The same entry point in every node: the child mode its command line names,
+# the configuration read once (a usage error is exit 2, a start-up check's
+# failure its status line and exit 1), the handlers, the run, and the outcome
+# made the status line and the exit status (CRAWLER-ARGV-1, CRAWLER-STOP-1,
+# CRAWLER-REPORT-5).
+
+USAGE = """usage: %(prog)s --crawler-session-id UUID
+       %(prog)s --help
+
+The reference crawler job.  With the platform's workload identity it redeems
+the session's single-use bootstrap, fetches the session's public source under
+the egress policy, normalises it in a networkless child and stores the result
+with one create-only signed PUT.  Silent on success; otherwise one line
+{"code":"...","status":"failed"|"reported"} on stderr.
+
+Environment:
+  MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET           the bucket results go to
+  MOSTLYRIGHT_CRAWLER_BOOTSTRAP_AUDIENCE_BASE  identity audience base (https URL)
+  MOSTLYRIGHT_CRAWLER_BOOTSTRAP_URL_BASE       broker route base (https URL)
+  CLOUD_RUN_EXECUTION                          the execution name (Cloud Run sets it)
+  MOSTLYRIGHT_CRAWLER_EGRESS_POLICY            optional: the egress policy, canonical JSON
+                                               (unset: any host, port 443, public addresses)
+  MOSTLYRIGHT_CRAWLER_CHILD                    optional: absolute path of another normaliser
+  MOSTLYRIGHT_CRAWLER_BOOTSTRAP_TIMEOUT_S, _FETCH_TIMEOUT_S, _CHILD_TIMEOUT_S,
+  _UPLOAD_TIMEOUT_S                            optional: lower a timeout (seconds)
+  GCE_METADATA_HOST, STORAGE_EMULATOR_HOST     optional: metadata server, storage origin
+  SSL_CERT_FILE, TMPDIR                        CA bundle; scratch directory
+
+Exit status: 0 stored (the result, or a failure bundle), 1 failed, 2 usage
+error, 143 stopped (SIGTERM or SIGINT).  Contract: contract/crawler.md.
+""" % {"prog": PROGRAM}
+
+
+def main(argv=None):
+    """Run the node, or the child mode its command line names; return the exit status.  Never raises."""
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    for prefix, child_main in CHILD_MODES:  # 6.7: this file, started again as its own child
+        if tokens[:len(prefix)] == list(prefix):
+            return child_main(tokens[len(prefix):])
+    try:
+        config = configure(tokens, os.environ)  # 6.3: argv and environment, read once; None: --help
+    except UsageError as exc:  # CRAWLER-ARGV/CONFIG clause: a fixed text naming the option, never its value
+        write_all(2, exc.text.encode("ascii", "replace"))
+        return exc.exit_code
+    if config is None:  # CRAWLER-NODE-2: the usage, with nothing read and nothing sent
+        write_all(1, USAGE.encode("ascii"))
+        return EXIT_OK
+    try:
+        start_process()  # 6.1: wake pipes and stop handlers, before the first request (CRAWLER-STOP-1)
+        outcome = lifecycle(config)
+    except BaseException as exc:  # a defect in this file still ends in the final line, never a traceback
+        outcome = defect_outcome(exc)
+    return finish(outcome)
+
+
+# 9 Shared blocks ==============================================================
 # Verbatim copies of nodes/blocks/<name>.py (the part below its body marker).
 # Do not edit here: edit the block, then run `python3 -m conformance.sync`.
 
@@ -689,6 +2628,150 @@ class Stop(object):
     def untrack(self, sock):
         self._inflight.discard(sock)
 # ---- END BLOCK stop ----
+
+# ---- BEGIN BLOCK process (nodes/blocks/process.py) ----
+# process: what a signal handler and every exit path of a node share.  One
+# Process object per process (PROCESS, made by the node at import, opened by
+# main()): the wake pipe a handler writes one byte to, the buffers that hold a
+# secret (wiped on every exit path, the hard one too), and the final line,
+# written once and whole with the exit code fixed beside it, even when a second
+# signal lands while it is being written.  A handler records and wakes; the
+# decisions are taken by ordinary code.
+
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def write_all(fd, data):
+    """Write every byte with os.write: no buffer a signal handler could re-enter."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        pass  # a closed stream must not turn into a second failure
+
+
+def install_handlers(on_signal, signals=HANDLED_SIGNALS):
+    """Install on_signal for every stop signal, before the first request.
+
+    As PID 1 a signal with no handler is dropped (the kernel gives init no
+    default action), so a node that installs none is only ever SIGKILLed.
+    """
+    for signum in signals:
+        signal.signal(signum, on_signal)
+
+
+class Process(object):
+    """Wake pipe, secret registry and the once-only final line of one process."""
+
+    def __init__(self):
+        self.wake_r = None  # the wake pipe's read end: what a select() includes to notice a signal
+        self.wake_w = None
+        self.signals = 0  # stop signals received so far (a node's handler counts them)
+        self.secrets = []  # bytearrays holding a token, a capability or a raw answer
+        self.exit_code = None  # fixed by settle(), once; None while the outcome is open
+        self.final_written = False
+        self.settling = False  # settle() is writing the final line: a hard exit waits for it
+        self.exit_pending = False  # a hard exit was asked for while settling: taken right after
+        self.before_exit = None  # the node's last act before a hard exit (kill a child's group), or None
+
+    def open_wake(self, wakeup_fd=False):
+        """Make the wake pipe (from main(), never at import).
+
+        With wakeup_fd the interpreter also writes to it when any handled
+        signal arrives: the kernel may deliver a signal to another thread, and
+        Python runs the handler only when the main thread next runs bytecode,
+        so a main thread asleep in select() would not notice without it.
+        """
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        if wakeup_fd:
+            signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+        return self.wake_r
+
+    def wake(self):
+        """Wake whoever waits on the pipe (safe from a handler and from any thread)."""
+        if self.wake_w is not None:
+            try:
+                os.write(self.wake_w, b"\0")
+            except OSError:
+                pass  # a full pipe already wakes its reader
+
+    def drain_wake(self):
+        """Drop the bytes the pipe holds, so the next select() waits again."""
+        try:
+            while self.wake_r is not None and os.read(self.wake_r, 512):
+                pass
+        except OSError:
+            pass  # empty (EAGAIN): nothing left to drop
+
+    def hold_secret(self, buffer):
+        """Register a bytearray that holds a secret, so that every exit path wipes it."""
+        self.secrets.append(buffer)
+        return buffer
+
+    def wipe(self, buffer):
+        """Overwrite a secret buffer with zeros, in place, and forget it.
+
+        Best effort: a str copy (decoded JSON, a header line) cannot be wiped;
+        only the raw buffers can, so they are the only copies kept longer than
+        a call.
+        """
+        if buffer is None:
+            return
+        buffer[:] = bytes(len(buffer))
+        self.secrets[:] = [held for held in self.secrets if held is not buffer]
+
+    def wipe_all(self):
+        for buffer in list(self.secrets):
+            self.wipe(buffer)
+
+    def settle(self, fd, line, exit_code, signals=HANDLED_SIGNALS):
+        """Write the final line (bytes, or None for none) to fd and fix the exit code; the first call wins.
+
+        Returns the exit code in force.  Blocking the signals in this thread
+        is not enough to keep a handler out (the kernel may deliver one to
+        another thread, and Python runs it here all the same), so a handler
+        that wants a hard exit sees `settling` and only asks for it; the exit
+        is taken the moment the line and the code are fixed.
+        """
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+        self.settling = True
+        try:
+            if self.exit_code is None:
+                if line is not None:
+                    write_all(fd, line)
+                    self.final_written = True
+                self.exit_code = exit_code
+        finally:
+            self.settling = False
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if self.exit_pending:
+            self.hard_exit(fd, None, self.exit_code)
+        return self.exit_code
+
+    def exit_now(self, fd, line, exit_code):
+        """A hard exit asked for by a handler: now, or right after the final line being written."""
+        if self.settling:
+            self.exit_pending = True  # settle() exits as soon as its line and code are fixed
+            return
+        self.hard_exit(fd, line, exit_code)
+
+    def hard_exit(self, fd, line, exit_code):
+        """End the process now: the node's last act, every secret wiped, the final line once."""
+        try:
+            if self.before_exit is not None:
+                self.before_exit()
+        except Exception:
+            pass  # the exit itself must still happen
+        self.wipe_all()
+        if self.exit_code is not None:  # already settled: its line is out, its code stands
+            os._exit(self.exit_code)
+        if line is not None and not self.final_written:
+            write_all(fd, line)
+        os._exit(exit_code)
+# ---- END BLOCK process ----
 
 # ---- BEGIN BLOCK strict_json (nodes/blocks/strict_json.py) ----
 # strict_json: one canonical encoding per document, so a node, its child and
@@ -1334,1968 +3417,6 @@ class HttpExchange(object):
             except OSError:
                 pass
 # ---- END BLOCK transport ----
-
-
-# 7 Protocol ===================================================================
-# The contract's protocol, in the order a run goes through it: what every
-# later part uses first (7.1 to 7.4), then configuration, identity, the
-# bootstrap, the fetch, the sandbox, the child, the result and the upload.
-
-# 7.1 Process state and output =================================================
-# The two objects a signal handler reaches (STOP, PROCESS), the status line
-# and the secret buffers.  The status line is written once and whole, even
-# when a second stop or the grace timer lands while it is being written: two
-# lines, or half of one, is a run the orchestrator cannot read
-# (CRAWLER-REPORT-3, CRAWLER-STOP-5).  Secret buffers are registered so that
-# every exit path can wipe them (CRAWLER-SECRET-3).
-
-# Stop's own courtesy line would be a second stderr line (CRAWLER-REPORT-3): none.
-STOP = Stop(PROGRAM, stderr_fd=None)
-
-
-class ProcessState(object):
-    """What a signal handler needs to end the process correctly from any point."""
-
-    def __init__(self):
-        self.status_written = False  # CRAWLER-REPORT-3: one status line, never two
-        self.settling = False  # settle() is writing the status line and fixing the exit code
-        self.exit_pending = False  # a hard exit asked for while settling: taken as soon as it is done
-        self.exit_code = None  # the run's outcome, once decided
-        self.child = None  # the running child (a Popen) until it is reaped
-        self.secrets = []  # bytearrays holding a token or the bootstrap answer
-        self.libc = None  # ctypes handle with prctl, loaded on first use
-        self.tls = None  # the one TLS context (SSL_CERT_FILE is read when it is made)
-
-
-PROCESS = ProcessState()  # CRAWLER-NODE-3: these two objects open nothing; main() does the rest
-_STATUS_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGALRM)
-
-
-def write_all(fd, data):
-    """Write every byte with os.write: no buffer a signal handler could re-enter."""
-    view = memoryview(data)
-    try:
-        while view:
-            view = view[os.write(fd, view):]
-    except OSError:
-        pass  # a closed stream must not turn into a second failure
-
-
-def settle(code, status, exit_code):
-    """Write the one status line (none when `code` is None) and fix the exit code.
-
-    A second stop or the grace running out while this runs must not add a
-    second line or exit with another code (CRAWLER-REPORT-3). Blocking the
-    signals in this thread is not enough: the kernel may deliver one to a
-    helper thread, and Python then runs its handler here all the same. So the
-    handlers see `settling` and only ask for the exit, which is taken the
-    moment the line and the code are fixed.
-    """
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STATUS_SIGNALS)
-    PROCESS.settling = True
-    try:
-        if code is not None and not PROCESS.status_written:
-            # CRAWLER-REPORT-3: the one line the orchestrator reads: canonical, the code and the status only
-            write_all(2, canonical_bytes({"code": code, "status": status}) + b"\n")
-            PROCESS.status_written = True
-        PROCESS.exit_code = exit_code
-    finally:
-        PROCESS.settling = False
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-    if PROCESS.exit_pending:
-        hard_exit()  # CRAWLER-STOP-5, deferred: ends with the code just fixed
-    return exit_code
-
-
-def hold_secret(buffer):
-    """Register a bytearray that holds a secret, so that every exit path wipes it."""
-    PROCESS.secrets.append(buffer)
-    return buffer
-
-
-def wipe(buffer):
-    """Overwrite a secret buffer with zeros, in place (CRAWLER-SECRET-3).
-
-    Best effort: a str copy (the decoded JSON, http.client's header line)
-    cannot be wiped; only the raw buffers can, so they are the only copies
-    kept longer than a call.
-    """
-    if buffer is None:
-        return
-    buffer[:] = bytes(len(buffer))
-    PROCESS.secrets[:] = [held for held in PROCESS.secrets if held is not buffer]
-
-
-# 7.2 Canonical JSON ===========================================================
-# One encoding per document, so the node, the child and the platform compute
-# the same digests; parsers that refuse duplicate keys, floats and deep nesting
-# in time linear in the input, so a hostile answer is refused, neither misread
-# nor waited on (contract: Canonical JSON; CRAWLER-REPORT-5).
-
-# canonical_bytes, parse_lenient, parse_canonical, digest_of, same, is_int and
-# JsonError, the parsers' only error, are the strict_json block's (section 6).
-
-
-# 7.3 Forms ====================================================================
-# One spelling for every value that ends up in a URL, a header or a route: a
-# second spelling slips past an exact comparison, a space or CR splits a request
-# line, and a numeric host name reaches an address no policy listed
-# (CRAWLER-CONFIG-2, -4, CRAWLER-CAP-3, -5, CRAWLER-FETCH-2).  The forms the
-# session node shares (UUID, timestamp, host, https URL, storage origin,
-# metadata host) are the forms block's (section 6); these are the crawler's own.
-
-_EXECUTION_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
-_SOURCE_ID_RE = re.compile(r"[a-z0-9._-]{1,128}")
-_GOOG_DATE_RE = re.compile(r"([0-9]{4})([0-9]{2})([0-9]{2})T([0-9]{2})([0-9]{2})([0-9]{2})Z")
-_SIGNATURE_RE = re.compile(r"(?:[0-9a-f]{2}){64,512}")
-_TIMEOUT_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
-
-
-def parse_goog_date(value):
-    """Epoch seconds of an X-Goog-Date (YYYYMMDDTHHMMSSZ, a real time), else None."""
-    match = _GOOG_DATE_RE.fullmatch(value)
-    if match is None:
-        return None
-    try:
-        moment = datetime.datetime(*[int(part) for part in match.groups()], tzinfo=datetime.timezone.utc)
-    except ValueError:
-        return None
-    return moment.timestamp()
-
-
-def check_base(value):
-    """A bootstrap base (CRAWLER-CONFIG-2), or None."""
-    parts = split_https(value)
-    if parts is None:
-        return None
-    path = parts[2]
-    if not path.startswith("/") or path.endswith("/"):  # CRAWLER-CONFIG-2: at least one segment
-        return None
-    # CRAWLER-CONFIG-2 (D2): a base ending in /.. would send :redeem to a path the base does not name
-    if any(bad in path for bad in _FORBIDDEN_IN_PATH) or path.endswith(("/.", "/..")):
-        return None
-    return value
-
-
-# 7.4 HTTP exchanges ===========================================================
-# Each exchange with the metadata server, the broker or the store runs under
-# one elapsed deadline whose watchdog shuts the socket: with per-read timeouts
-# a peer that drips a byte a second holds the node for ever (D9).  An answer
-# is read into one bounded buffer that can be wiped, and one cut short is
-# never taken for whole (CRAWLER-SECRET-3).  The source is fetched its own
-# way (section 7.8).
-
-
-def tls_context():
-    """The process's TLS context: verified certificates and host names; SSL_CERT_FILE honoured."""
-    if PROCESS.tls is None:
-        PROCESS.tls = ssl.create_default_context()
-    return PROCESS.tls
-
-
-def shut(sock):
-    """End any blocked read or write on `sock` now (from any thread)."""
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except (OSError, ValueError):
-            pass
-
-
-@contextlib.contextmanager
-def http_exchange(url, budget):
-    """An open HttpExchange whose whole life, connect to last byte, is bounded by `budget`.
-
-    The transport bounds the lookup, connect and handshake; the Watchdog shuts
-    the socket when the budget runs out, which is what turns a per-read
-    timeout into an elapsed deadline (D9): a peer dripping a byte a second is
-    cut off like a silent one.
-    """
-    session = HttpExchange(url, STOP, timeout_s=max(0.05, budget.remaining()),
-                           connect_deadline_s=budget.remaining(), budget=budget, ssl_context_factory=tls_context)
-    try:
-        with Watchdog(budget, lambda: shut(session.sock)):
-            session.open()
-            yield session
-    finally:
-        session.close()
-
-
-def announced_length(response):
-    """The first Content-Length as an int; None when absent or not plain digits."""
-    value = response.headers.get("Content-Length")
-    value = value.strip() if value is not None else ""
-    return int(value) if value and len(value) <= 19 and _DIGITS_RE.fullmatch(value) else None
-
-
-def read_body(response, limit, budget):
-    """(buffer, count): at most limit + 1 body bytes, in one buffer allocated up front.
-
-    One buffer, registered at once, so a token or a signed URL never lies
-    about in chunk objects nobody can wipe, and a hard exit mid-read still
-    wipes it (CRAWLER-SECRET-3).  A body that ends before its Content-Length,
-    or that a stop or the deadline cut (both look like an end of file),
-    raises OSError: a truncated token or document is never taken for whole.
-    """
-    declared = announced_length(response)
-    buffer = hold_secret(bytearray(limit + 1))
-    count = 0
-    with memoryview(buffer) as view:
-        while count <= limit:
-            got = response.readinto(view[count:])
-            if not got:
-                break
-            count += got
-    cut = STOP.should_abandon() or (declared is not None and count < declared) or (
-        declared is None and budget.expired())
-    if cut and count <= limit:
-        wipe(buffer)
-        raise OSError(errno.EPIPE, "the answer ended early")
-    return buffer, count
-
-
-def exchange_failure(code, budget):
-    """The failure a broken exchange stands for: a stop explains it first (CRAWLER-STOP-2)."""
-    if STOP.should_abandon():
-        return Cancelled()
-    return CrawlerError(code, "deadline" if budget.expired() else "transport error")
-
-
-# 7.5 Configuration ============================================================
-# Read once, at start-up, in the contract's order: a bad variable fails before
-# any request, with the code of the first check it breaks and never its value
-# (CRAWLER-CONFIG-7).  Proxy and credential variables are never read: the
-# node's only authority is the identity token and the capability (CONFIG-8).
-
-RESULTS_BUCKET_ENV = "MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET"
-AUDIENCE_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_AUDIENCE_BASE"
-URL_BASE_ENV = "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_URL_BASE"
-EXECUTION_ENV = "CLOUD_RUN_EXECUTION"
-METADATA_HOST_ENV = "GCE_METADATA_HOST"  # google-auth's override convention
-STORAGE_ORIGIN_ENV = "STORAGE_EMULATOR_HOST"  # the Cloud Storage clients' override convention
-EGRESS_POLICY_ENV = "MOSTLYRIGHT_CRAWLER_EGRESS_POLICY"
-CHILD_PIN_ENV = "MOSTLYRIGHT_CRAWLER_CHILD"
-TIMEOUT_ENVS = (  # (field, variable, the constant it may only lower)
-    ("bootstrap", "MOSTLYRIGHT_CRAWLER_BOOTSTRAP_TIMEOUT_S", BOOTSTRAP_TIMEOUT_S),
-    ("fetch", "MOSTLYRIGHT_CRAWLER_FETCH_TIMEOUT_S", FETCH_TIMEOUT_S),
-    ("child", "MOSTLYRIGHT_CRAWLER_CHILD_TIMEOUT_S", CHILD_TIMEOUT_S),
-    ("upload", "MOSTLYRIGHT_CRAWLER_UPLOAD_TIMEOUT_S", UPLOAD_TIMEOUT_S),
-)
-
-DEFAULT_METADATA_HOST = "169.254.169.254"  # plain HTTP, link-local, by platform design
-DEFAULT_STORAGE_ORIGIN = "https://storage.googleapis.com"
-POLICY_SCHEMA = "mostlyright-egress-policy.v1"
-POLICY_KEYS = frozenset(("schema_version", "allowed_hosts", "allowed_ports", "allowed_addresses", "max_redirects"))
-
-Policy = collections.namedtuple("Policy", "hosts ports addresses max_redirects attestation")
-# D18: the policy of a deployment that sets no MOSTLYRIGHT_CRAWLER_EGRESS_POLICY,
-# as the upstream job's platform does: its egress rules live in the network the
-# job runs in.  What no network rule can do for the node stays: an https URL
-# naming a DNS name on the standard port, no non-public address (the metadata
-# server is link-local and always reachable, so a source resolving there would
-# be an SSRF to the identity endpoint) and a bounded redirect chain.  With no
-# deployed document there is no attestation to compare (CRAWLER-FETCH-1).
-NETWORK_POLICY = Policy(hosts=None, ports=frozenset((443,)), addresses=frozenset(), max_redirects=5,
-                        attestation=None)
-Timeouts = collections.namedtuple("Timeouts", "bootstrap fetch child upload")
-Config = collections.namedtuple(
-    "Config", "bucket session_id audience_base url_base execution metadata_host storage_origin "
-              "policy timeouts child_pin tmpdir")
-
-PR_SET_DUMPABLE = 4  # a prctl(2) option (include/uapi/linux/prctl.h); the sandbox's are in section 7.9
-
-
-def load_libc():
-    """libc's prctl through ctypes, or None off Linux (loaded once)."""
-    if PROCESS.libc is None and sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            prctl = libc.prctl
-        except (OSError, AttributeError):
-            return None
-        prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-        prctl.restype = ctypes.c_int
-        PROCESS.libc = libc
-    return PROCESS.libc
-
-
-def disable_dumpability():
-    """prctl(PR_SET_DUMPABLE, 0), before any secret exists (CRAWLER-SECRET-1).
-
-    Not dumpable: no core file, /proc/<pid>/environ and /proc/<pid>/mem owned
-    by root, no ptrace attach by another process of the same user.
-    """
-    libc = load_libc()
-    if libc is None or libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
-        raise CrawlerError(CRAWLER_PROCESS_HARDENING_UNAVAILABLE, "prctl(PR_SET_DUMPABLE) failed")
-
-
-def check_policy(value):
-    """The deployed egress policy (CRAWLER-CONFIG-5), or None."""
-    if not isinstance(value, str):
-        return None
-    try:
-        data = value.encode("utf-8")  # strict: a variable holding undecodable bytes is refused
-        document = parse_canonical(data)
-    except (UnicodeEncodeError, JsonError):
-        return None
-    if not isinstance(document, dict) or set(document) != POLICY_KEYS or not same(document["schema_version"],
-                                                                                    POLICY_SCHEMA):
-        return None
-    hosts, ports = document["allowed_hosts"], document["allowed_ports"]
-    addresses, max_redirects = document["allowed_addresses"], document["max_redirects"]
-    if not isinstance(hosts, list) or not 1 <= len(hosts) <= 64 or not all(is_dns_name(h) for h in hosts):
-        return None
-    if not isinstance(ports, list) or not 1 <= len(ports) <= 16 or not all(
-            is_int(p) and 1 <= p <= 65535 for p in ports):
-        return None
-    if not isinstance(addresses, list) or len(addresses) > 16 or not all(isinstance(a, str) for a in addresses):
-        return None
-    try:
-        allowed = frozenset(ipaddress.ip_address(a) for a in addresses)
-    except ValueError:
-        return None
-    if any("%" in a or str(ipaddress.ip_address(a)) != a for a in addresses):  # CRAWLER-CONFIG-5: one spelling, no zone
-        return None
-    if not is_int(max_redirects) or not 0 <= max_redirects <= 10:
-        return None
-    return Policy(frozenset(hosts), frozenset(ports), allowed, max_redirects, sha256_hex(data))  # the attestation
-
-
-def check_timeouts(environ):
-    """The four timeouts, each lowered by its variable when set (CRAWLER-CONFIG-6), or None."""
-    values = {}
-    for field, variable, ceiling in TIMEOUT_ENVS:
-        text = environ.get(variable)
-        if text is None:
-            values[field] = ceiling
-            continue
-        if not _TIMEOUT_RE.fullmatch(text):  # CRAWLER-CONFIG-6: decimal seconds, nothing else
-            return None
-        seconds = float(text)
-        if not 0 < seconds <= ceiling:  # CRAWLER-CONFIG-6: above 0, never raised
-            return None
-        values[field] = seconds
-    return Timeouts(**values)
-
-
-def load_config(environ, session_id):
-    """Every start-up check, in the order CRAWLER-CONFIG-7 fixes; the first failure names the code.
-
-    The one place the environment is read.  Process hardening sits second in
-    that order, so it happens here too.  Proxy variables and credential files
-    are never read (CRAWLER-CONFIG-8): http.client has no proxy support, and
-    authority comes only from the identity token and the capability.
-    """
-    def invalid(what):
-        return CrawlerError(CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID, what)
-
-    bucket = environ.get(RESULTS_BUCKET_ENV)
-    if bucket is None or not _BUCKET_RE.fullmatch(bucket):  # CRAWLER-CONFIG-1: first, whatever else is wrong
-        raise CrawlerError(CRAWLER_RESULTS_BUCKET_REQUIRED, "the results bucket is missing or malformed")
-    disable_dumpability()  # CRAWLER-SECRET-1: right after the bucket, before any secret exists
-    if not is_canonical_uuid(session_id):  # CRAWLER-ARGV-2: pasted into every route: only the one UUID spelling
-        raise CrawlerError(CRAWLER_JOB_ARGUMENT_INVALID, "the session id is not a canonical UUID")
-    audience_base = check_base(environ.get(AUDIENCE_BASE_ENV))  # CRAWLER-CONFIG-2: the audience base first
-    if audience_base is None:
-        raise invalid("the audience base")
-    url_base = check_base(environ.get(URL_BASE_ENV))  # CRAWLER-CONFIG-2: then the URL base
-    if url_base is None:
-        raise invalid("the URL base")
-    execution = environ.get(EXECUTION_ENV)
-    if execution is None or not _EXECUTION_RE.fullmatch(execution):  # CRAWLER-CONFIG-3: sent as a header: no CR or LF
-        raise invalid("the execution coordinate")
-    metadata_host = environ.get(METADATA_HOST_ENV)
-    if metadata_host is None:
-        metadata_host = DEFAULT_METADATA_HOST  # CRAWLER-CONFIG-4: unset is the platform's server, not an error
-    elif check_metadata_host(metadata_host) is None:  # CRAWLER-CONFIG-4: set means set, an empty value included
-        raise invalid("the metadata host")
-    storage_origin = environ.get(STORAGE_ORIGIN_ENV)
-    if storage_origin is None:
-        storage_origin = DEFAULT_STORAGE_ORIGIN  # CRAWLER-CONFIG-4: unset is the real store, not an error
-    elif check_storage_origin(storage_origin) is None:  # CRAWLER-CONFIG-4: CAP-5 matches upload URLs against it exactly
-        raise invalid("the storage origin")
-    elif storage_origin.startswith("http://"):
-        # CRAWLER-CONFIG-4 (D19): once, so a plain-HTTP store is never taken for a production setting
-        write_all(2, ("%s: development setting: %s names a plain-HTTP store; results travel unencrypted\n"
-                      % (PROGRAM, STORAGE_ORIGIN_ENV)).encode("ascii"))
-    policy_text = environ.get(EGRESS_POLICY_ENV)
-    if policy_text is None:
-        policy = NETWORK_POLICY  # CRAWLER-CONFIG-5 (D18): unset, as upstream: else the upstream's platform cannot start us
-    else:
-        policy = check_policy(policy_text)  # CRAWLER-CONFIG-5: set means set: a loose policy lets the fetch go anywhere
-        if policy is None:
-            raise invalid("the egress policy")
-    timeouts = check_timeouts(environ)  # CRAWLER-CONFIG-6: last
-    if timeouts is None:
-        raise invalid("a timeout")
-    return Config(bucket, session_id, audience_base, url_base, execution, metadata_host, storage_origin,
-                  policy, timeouts,
-                  environ.get(CHILD_PIN_ENV),  # CRAWLER-CHILD-1: judged before the fetch, where its code is reported
-                  environ.get("TMPDIR") or None)  # CRAWLER-STREAM-3: an empty TMPDIR would put scratch in the cwd
-
-
-# 7.6 Identity, redemption, :fail ==============================================
-# A fresh token for each broker call, one :redeem that is never retried (the
-# bootstrap is single-use: the first attempt may have spent it), and :fail kept
-# to its three codes: anything else misleads the control plane about what
-# happened (CRAWLER-IDENTITY-2, CRAWLER-BOOT-2, CRAWLER-FAIL-1, -2).
-
-METADATA_IDENTITY_PATH = "/computeMetadata/v1/instance/service-accounts/default/identity"
-
-
-def mint_identity_token(config, audience):
-    """A fresh identity token for `audience`: (buffer, length); the caller wipes it.
-
-    CRAWLER-IDENTITY-1..4.  Every failure, a redirect included (never
-    followed), is CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE: stderr-only, since
-    without a token there is nobody to tell.
-    """
-    # CRAWLER-IDENTITY-1: the exact audience the broker compares, escaped as urlencode does
-    query = urllib.parse.urlencode((("audience", audience), ("format", "full")))
-    url = "http://%s%s?%s" % (config.metadata_host, METADATA_IDENTITY_PATH, query)  # CRAWLER-IDENTITY-1: plain HTTP
-    budget = Deadline(config.timeouts.bootstrap)
-    buffer = None
-    try:
-        with http_exchange(url, budget) as session:
-            conn = session.conn
-            conn.putrequest("GET", session.target.request_target, skip_accept_encoding=True)
-            conn.putheader("Metadata-Flavor", "Google")  # CRAWLER-IDENTITY-1: no body, no Authorization
-            conn.putheader("Connection", "close")
-            conn.endheaders()
-            response = conn.getresponse()
-            if response.status != 200:  # CRAWLER-IDENTITY-3: a redirect is never followed
-                raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "metadata status")
-            declared = announced_length(response)
-            if declared is not None and declared > MAX_METADATA_IDENTITY_TOKEN_BYTES:  # CRAWLER-IDENTITY-4: unread
-                raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "metadata answer too large")  # D4
-            # CRAWLER-IDENTITY-4: at most the bound + 1 bytes: a flooding server cannot fill memory
-            buffer, count = read_body(response, MAX_METADATA_IDENTITY_TOKEN_BYTES, budget)
-            with memoryview(buffer) as view:
-                whole = count <= MAX_METADATA_IDENTITY_TOKEN_BYTES  # CRAWLER-IDENTITY-4: a byte past it: too large
-                if not whole or not _JWS_RE.fullmatch(view[:count]):  # CRAWLER-IDENTITY-3: no padding, no newline
-                    raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "not a compact JWS")
-            return buffer, count
-    except CrawlerError:
-        wipe(buffer)
-        if STOP.should_abandon():
-            raise Cancelled() from None
-        raise
-    except Exception:
-        wipe(buffer)
-        raise exchange_failure(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, budget) from None
-
-
-def bearer(token, length):
-    """`Bearer <token>` as a bytearray the caller wipes (CRAWLER-SECRET-3)."""
-    with memoryview(token) as view:
-        return hold_secret(bytearray(b"Bearer ") + view[:length])
-
-
-def redeem(config, token, length):
-    """The one :redeem POST (CRAWLER-BOOT-1..3): (buffer, count) of the answer; the caller wipes it."""
-    url = "%s/%s:redeem" % (config.url_base, config.session_id)
-    budget = Deadline(config.timeouts.bootstrap)
-    authorization = bearer(token, length)
-    buffer = None
-    try:
-        with http_exchange(url, budget) as session:
-            conn = session.conn
-            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
-            conn.putheader("Accept", "application/json")  # CRAWLER-BOOT-1: asks for the JSON the parser expects
-            conn.putheader("Authorization", authorization)  # CRAWLER-SECRET-2: the only place the token goes
-            # CRAWLER-BOOT-1: without it the broker cannot tell which execution spent the bootstrap
-            conn.putheader("X-Mostlyright-Cloud-Run-Execution", config.execution)
-            conn.putheader("Content-Length", "0")  # CRAWLER-BOOT-1: no body
-            conn.putheader("Connection", "close")
-            conn.endheaders()  # CRAWLER-BOOT-2: sent once, never retried
-            response = conn.getresponse()
-            # CRAWLER-BOOT-3: the size first, whatever the status, as upstream: else an oversized
-            # error answer reaches the broker's :fail as another code than the upstream's
-            declared = announced_length(response)
-            if declared is not None and declared > MAX_BOOTSTRAP_RESPONSE_BYTES:  # CRAWLER-BOOT-3: refused unread
-                raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE, "announced too large")
-            # CRAWLER-BOOT-3: at most the bound + 1 bytes: a broker's answer cannot fill memory
-            buffer, count = read_body(response, MAX_BOOTSTRAP_RESPONSE_BYTES, budget)
-            if count > MAX_BOOTSTRAP_RESPONSE_BYTES:  # CRAWLER-BOOT-3: else the cut answer is parsed: the wrong code
-                raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_TOO_LARGE, "too large")
-            if response.status != 200:  # CRAWLER-BOOT-2: a redirect included, never followed
-                raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "redeem status")
-            if count == 0:  # CRAWLER-BOOT-2: an empty body
-                raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "empty answer")
-            return buffer, count
-    except CrawlerError:
-        wipe(buffer)
-        if STOP.should_abandon():
-            raise Cancelled() from None
-        raise
-    except Exception:
-        wipe(buffer)
-        raise exchange_failure(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, budget) from None
-    finally:
-        wipe(authorization)  # CRAWLER-SECRET-3: used once
-
-
-def report_failure(config, code):
-    """The :fail report, once, best effort (CRAWLER-FAIL-1, -2); True when delivered.
-
-    Nothing it returns changes the outcome: the status line and exit status
-    are the same whether the broker heard it or not.
-    """
-    if REPORT_PLACE.get(code) != FAIL_ROUTE:  # CRAWLER-FAIL-1: only three codes, ever
-        return False
-    token = authorization = None
-    try:
-        audience = "%s/%s:fail" % (config.audience_base, config.session_id)
-        token, length = mint_identity_token(config, audience)  # CRAWLER-IDENTITY-2: its own token and audience
-        authorization = bearer(token, length)
-        wipe(token)
-        body = canonical_bytes({"failure_code": code})  # CRAWLER-FAIL-1: the code and nothing else
-        budget = Deadline(config.timeouts.bootstrap)  # CRAWLER-FAIL-2: gives up at the bootstrap timeout
-        with http_exchange("%s/%s:fail" % (config.url_base, config.session_id), budget) as session:
-            conn = session.conn
-            conn.putrequest("POST", session.target.request_target, skip_accept_encoding=True)
-            conn.putheader("Accept", "application/json")  # CRAWLER-FAIL-1: one exact shape, headers included
-            conn.putheader("Authorization", authorization)  # CRAWLER-FAIL-1: :redeem's token has another audience
-            conn.putheader("Content-Type", "application/json")  # CRAWLER-FAIL-1: and no execution header
-            conn.putheader("Content-Length", str(len(body)))
-            conn.putheader("Connection", "close")
-            conn.endheaders(body)  # CRAWLER-FAIL-2: once, never retried
-            return conn.getresponse().status == 204  # CRAWLER-FAIL-2: a 204 has no body; nothing else is read
-    except Exception:
-        return False  # CRAWLER-FAIL-2: best effort
-    finally:
-        wipe(token)
-        wipe(authorization)
-
-
-# 7.7 The bootstrap documents ==================================================
-# The :redeem answer is parsed strictly and the capability checked rule by rule
-# before any fetch: a fault found only at the PUT wastes the crawl, and a
-# capability read loosely could send the result, or the signed URL, elsewhere
-# (CRAWLER-BOOT-4, -5, CRAWLER-CAP-1..9).  The bootstrap and the capability
-# have exact key sets, as the upstream compares them; the crawl request keeps
-# members this node does not read, bound by its digest (CRAWLER-PEER-1).
-
-BOOTSTRAP_SCHEMA = "mostlyright-crawler-bootstrap.v1"
-BOOTSTRAP_KEYS = frozenset(("schema_version", "crawler_session_id", "request", "upload_capability"))
-
-# REQUEST_SCHEMA is a deployment constant: section 2.
-ADAPTER_ID = "public.https"
-ADAPTER_VERSION = "1.0.0"
-DATA_FORMATS = ("csv", "jsonl")
-REQUEST_KEYS = frozenset(("schema_version", "source_id", "adapter_id", "adapter_version", "requested_at",
-                          "egress_policy_attestation", "query"))
-QUERY_KEYS = frozenset(("url", "data_format", "filename", "limits"))
-LIMIT_RANGES = (  # (key, lowest, highest) of query.limits
-    ("max_source_bytes", 1, 4294967296),  # D27: the scratch spool's ceiling, so a deployment can size its disk
-    ("max_normalized_bytes", 1, MAX_CRAWLER_RESULT_BYTES),  # more could never be delivered
-    # D27: any count the requester chooses: the content's bytes, not these, bound the node's memory
-    ("max_rows", 0, MAX_SAFE_INTEGER),
-    ("max_columns", 1, MAX_SAFE_INTEGER),
-)
-
-CAPABILITY_SCHEMA = "mostlyright-crawler-upload-capability.v1"
-CAPABILITY_KEYS = frozenset(("schema_version", "crawler_session_id", "request_digest", "method", "upload_url",
-                             "required_headers", "max_result_bytes", "expires_at", "redirect_policy",
-                             "single_use"))
-SIGNED_QUERY_FIELDS = frozenset(("X-Goog-Algorithm", "X-Goog-Credential", "X-Goog-Date", "X-Goog-Expires",
-                                 "X-Goog-SignedHeaders", "X-Goog-Signature"))
-SIGNED_HEADERS = ("content-type;host;x-goog-content-length-range;x-goog-content-sha256;"
-                  "x-goog-if-generation-match;x-goog-meta-mostlyright-crawler-session;"
-                  "x-goog-meta-mostlyright-egress-policy;x-goog-meta-mostlyright-request-digest")
-SIGNING_ALGORITHM = "GOOG4-RSA-SHA256"
-RESULT_OBJECT_PREFIX = "crawler-quarantine/v2/"
-# RESULT_MEDIA_TYPE is a deployment constant: section 2.
-
-Capability = collections.namedtuple("Capability", "session_id path query headers window_end")
-
-
-def check_request(value):
-    """The crawl request (CRAWLER-BOOT-5): the members this node reads, each in shape; else False.
-
-    Members it does not know are left in, at every level (CRAWLER-PEER-1,
-    D25): the upstream keeps `query` as a free mapping it reads with .get(),
-    and a later broker may add members.  Nothing is lost by leaving them: the
-    request's digest is taken over its whole canonical encoding, unknown
-    members included, and the child is given the whole request.
-    """
-    if not isinstance(value, dict) or not REQUEST_KEYS <= set(value):
-        return False
-    if not (same(value["schema_version"], REQUEST_SCHEMA) and same(value["adapter_id"], ADAPTER_ID)
-            and same(value["adapter_version"], ADAPTER_VERSION)):  # CRAWLER-BOOT-5 (D5): no other adapter
-        return False
-    if not isinstance(value["source_id"], str) or not _SOURCE_ID_RE.fullmatch(value["source_id"]):
-        return False
-    if parse_timestamp(value["requested_at"]) is None:
-        return False
-    attestation = value["egress_policy_attestation"]
-    if not isinstance(attestation, str) or not _DIGEST_RE.fullmatch(attestation):
-        return False
-    query = value["query"]
-    if not isinstance(query, dict) or not QUERY_KEYS <= set(query):
-        return False
-    # CRAWLER-BOOT-5 (D22): a Reader runs upstream only inside its exact memory cgroup, after a
-    # warm-up; neither exists here.  A null reader_pin is the upstream's own "no Reader".
-    if query.get("reader_pin") is not None:
-        return False
-    if not isinstance(query["url"], str) or not 1 <= len(query["url"]) <= 2048:
-        return False
-    if not isinstance(query["data_format"], str) or query["data_format"] not in DATA_FORMATS:
-        return False
-    filename = query["filename"]
-    if not isinstance(filename, str) or not 1 <= len(filename) <= 255 or "/" in filename or "\x00" in filename:
-        return False
-    limits = query["limits"]
-    if not isinstance(limits, dict) or not set(key for key, _lo, _hi in LIMIT_RANGES) <= set(limits):
-        return False
-    return all(is_int(limits[key]) and low <= limits[key] <= high for key, low, high in LIMIT_RANGES)
-
-
-def strict_query_pairs(query):
-    """(name, value) pairs of a query, parsed strictly; ValueError on `&&` or a field without `=`.
-
-    Written out rather than parse_qsl(strict_parsing=True) so that it splits
-    on `&` alone on every 3.9 release (3.9.0 and 3.9.1 also split on `;`).
-    """
-    pairs = []
-    for field in query.split("&"):
-        name, equals, value = field.partition("=")
-        if not equals:
-            raise ValueError("a field without =")
-        pairs.append((urllib.parse.unquote_plus(name, errors="strict"),
-                      urllib.parse.unquote_plus(value, errors="strict")))
-    return pairs
-
-
-def required_headers(session_id, request_digest, attestation):
-    """The seven headers, in capability order (contract: Upload capability)."""
-    return [
-        ("Content-Type", RESULT_MEDIA_TYPE),
-        ("x-goog-content-length-range", "1,%d" % MAX_CRAWLER_RESULT_BYTES),
-        ("x-goog-content-sha256", "UNSIGNED-PAYLOAD"),
-        ("x-goog-if-generation-match", "0"),  # create-only: a second PUT of the same object gets 412
-        ("x-goog-meta-mostlyright-crawler-session", session_id),
-        ("x-goog-meta-mostlyright-request-digest", request_digest),
-        ("x-goog-meta-mostlyright-egress-policy", attestation),
-    ]
-
-
-def check_capability(capability, request, request_digest, config, now):
-    """The upload capability, by CRAWLER-CAP-1..9 in that order; the first failure names the code."""
-    def invalid(what):
-        return CrawlerError(CRAWLER_UPLOAD_CAPABILITY_INVALID, what)
-
-    # CRAWLER-CAP-1: an extra key could be a rule this node would silently ignore
-    if not isinstance(capability, dict) or set(capability) != CAPABILITY_KEYS:
-        raise invalid("keys")
-    if not (same(capability["schema_version"], CAPABILITY_SCHEMA) and same(capability["method"], "PUT")
-            and same(capability["redirect_policy"], "deny")):  # CRAWLER-CAP-1: case-sensitive
-        raise invalid("constants")
-    if not is_int(capability["max_result_bytes"]) or capability["max_result_bytes"] != MAX_CRAWLER_RESULT_BYTES:
-        raise invalid("max_result_bytes")  # CRAWLER-CAP-1: an integer, not true
-    if capability["single_use"] is not True:  # CRAWLER-CAP-1: not 1, not "true"
-        raise invalid("single_use")
-    bound = capability["request_digest"]
-    # CRAWLER-CAP-2: a capability for another request would file this result under the wrong one
-    if not isinstance(bound, str) or not _DIGEST_RE.fullmatch(bound) or bound != request_digest:
-        raise invalid("request_digest")
-    session_id = capability["crawler_session_id"]
-    if not is_canonical_uuid(session_id):  # CRAWLER-CAP-3: CAP-9 then compares strings: one spelling per session
-        raise invalid("crawler_session_id")
-    expires_at = parse_timestamp(capability["expires_at"])
-    if expires_at is None:  # CRAWLER-CAP-3: an expiry that is not a real instant cannot bound the window
-        raise invalid("expires_at")
-    if now >= expires_at:  # CRAWLER-CAP-4: after CAP-1..3, before CAP-5..9
-        raise CrawlerError(CRAWLER_UPLOAD_CAPABILITY_EXPIRED, "expires_at has passed")
-
-    url = capability["upload_url"]
-    # CRAWLER-CAP-5: sent on the request line: a space would split it, a CR or LF add headers
-    if not isinstance(url, str) or not 1 <= len(url) <= 16384 or not _PRINTABLE_RE.fullmatch(url):
-        raise invalid("upload_url")  # (printable ASCII: the query is sent on the request line as received)
-    try:
-        parts, origin = urllib.parse.urlsplit(url), urllib.parse.urlsplit(config.storage_origin)
-        port = parts.port
-    except ValueError:
-        raise invalid("upload_url port") from None
-    # CRAWLER-CAP-5: scheme, host and port those of the origin the PUT goes to, read as the upstream
-    # reads them (urlsplit: scheme and host in any case, CRAWLER-PEER-1); the PUT connects to the
-    # origin whatever the URL says, so this only keeps a capability for another store out
-    if (parts.scheme != origin.scheme or parts.hostname != origin.hostname or port != origin.port
-            or parts.username is not None or parts.password is not None or "#" in url):
-        raise invalid("upload_url origin")
-    path, query = parts.path, parts.query
-    prefix = "/%s/%s" % (config.bucket, RESULT_OBJECT_PREFIX)
-    # CRAWLER-CAP-5: the quarantine, and nothing else: a bucket of [a-z0-9._-] and 64 hex
-    # leave no room for %, \, // or a dot segment.
-    if not path.startswith(prefix) or not _DIGEST_RE.fullmatch(path[len(prefix):]):
-        raise invalid("upload_url path")
-
-    try:
-        pairs = strict_query_pairs(query)  # CRAWLER-CAP-6: read as the store reads it: & only, no blank field
-    except ValueError:
-        raise invalid("query") from None
-    fields = dict(pairs)
-    if len(pairs) != len(SIGNED_QUERY_FIELDS) or set(fields) != SIGNED_QUERY_FIELDS or not all(fields.values()):
-        raise invalid("query fields")  # CRAWLER-CAP-6: exactly six, none repeated, none empty
-    if fields["X-Goog-Algorithm"] != SIGNING_ALGORITHM or fields["X-Goog-SignedHeaders"] != SIGNED_HEADERS:
-        raise invalid("query values")  # CRAWLER-CAP-6: other signed headers leave the seven outside the signature
-    expires = fields["X-Goog-Expires"]
-    if not _DIGITS_RE.fullmatch(expires) or len(expires.lstrip("0")) > 4 or not (
-            1 <= int(expires) <= MAX_URL_EXPIRES_S):  # CRAWLER-CAP-6 (D6): ASCII digits, 1..2100
-        raise invalid("X-Goog-Expires")
-    signed_at = parse_goog_date(fields["X-Goog-Date"])
-    if signed_at is None:  # CRAWLER-CAP-6: a real time
-        raise invalid("X-Goog-Date")
-    # CRAWLER-CAP-6: not an RSA signature in hex: refused now, not at the PUT after the crawl
-    if not _SIGNATURE_RE.fullmatch(fields["X-Goog-Signature"]):
-        raise invalid("X-Goog-Signature")
-
-    headers = capability["required_headers"]
-    if not isinstance(headers, list) or len(headers) != 7:  # CRAWLER-CAP-7: the PUT sends these verbatim: nothing extra
-        raise invalid("required_headers")
-    header_pairs = []
-    for entry in headers:
-        # CRAWLER-CAP-7: an entry with more keys carries something this node would ignore
-        if not isinstance(entry, dict) or set(entry) != {"name", "value"}:
-            raise invalid("required_headers entry")
-        name, value = entry["name"], entry["value"]
-        if not isinstance(name, str) or not isinstance(value, str) or any(
-                c in name + value for c in "\r\n"):  # CRAWLER-CAP-7: no header injection
-            raise invalid("required_headers entry")
-        header_pairs.append((name, value))
-    # Header 5 may name the capability's session or the argv session: CAP-9
-    # below accepts only a capability whose session is the argv session, so
-    # what passes is the same either way, but a capability for another
-    # session always reaches CAP-9's code (and :fail), however it was built.
-    attestation = request["egress_policy_attestation"]
-    if all(header_pairs != required_headers(sid, request_digest, attestation)
-           for sid in (session_id, config.session_id)):  # CRAWLER-CAP-7: e.g. generation-match 0 keeps it create-only
-        raise invalid("required_headers values")
-
-    url_expires_at = signed_at + int(expires)
-    # CRAWLER-CAP-8 (D7): else the run would count on time the signed URL does not give; whole
-    # seconds, as X-Goog-Date is written: else a broker stamping both from one clock reading is refused
-    if signed_at > now + CLOCK_SKEW_S or int(expires_at) > url_expires_at:
-        raise invalid("inconsistent window")
-    if session_id != config.session_id:  # CRAWLER-CAP-9: after CAP-1..8, and reported on :fail
-        raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_INVALID, "a capability for another session")
-    window_end = min(expires_at, url_expires_at)  # CRAWLER-CAP-8: the upload window
-    return Capability(session_id, path, query, header_pairs, window_end)
-
-
-def parse_bootstrap(buffer, count, config):
-    """(request, request digest, capability) from the :redeem answer (CRAWLER-BOOT-4, -5, CRAWLER-CAP-*)."""
-    def invalid(what):
-        return CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_INVALID, what)
-
-    try:
-        with memoryview(buffer) as view:
-            document = parse_lenient(view[:count])  # CRAWLER-BOOT-4: the lenient parser
-    except JsonError:
-        raise invalid("not acceptable JSON") from None
-    if not isinstance(document, dict) or set(document) != BOOTSTRAP_KEYS:  # CRAWLER-BOOT-4: exact keys
-        raise invalid("keys")
-    if not same(document["schema_version"], BOOTSTRAP_SCHEMA):  # CRAWLER-BOOT-4: another version may mean other rules
-        raise invalid("schema_version")
-    if not same(document["crawler_session_id"], config.session_id):  # CRAWLER-BOOT-4: as a string, case included
-        raise invalid("crawler_session_id")
-    request = document["request"]
-    if not check_request(request):  # CRAWLER-BOOT-5 (D5): before any fetch
-        raise invalid("request")
-    request_bytes = canonical_bytes(request)
-    if not 1 <= len(request_bytes) <= MAX_CRAWLER_REQUEST_BYTES:  # CRAWLER-BOOT-5: the child's header bound assumes it
-        raise invalid("request size")
-    request_digest = sha256_hex(request_bytes)  # the request's digest: of its canonical bytes
-    try:
-        capability = check_capability(document["upload_capability"], request, request_digest, config, time.time())
-    except CrawlerError:
-        raise
-    except Exception:  # CRAWLER-REPORT-5: whatever the input, a capability fault stays a capability fault
-        raise CrawlerError(CRAWLER_UPLOAD_CAPABILITY_INVALID, "unforeseen shape") from None
-    return request, request_digest, capability
-
-
-# 7.8 Fetch ====================================================================
-# The egress policy, enforced here hop by hop: each URL checked before it is
-# contacted, each address before it is connected to, and the connection made
-# to the checked address (a second lookup would let DNS rebinding answer);
-# redirects followed by hand, evidence recorded (CRAWLER-FETCH-2, -3, -5, -8).
-# The body streams into an unlinked spool, never into memory (CRAWLER-STREAM-1).
-
-USER_AGENT = "mostlyright-crawler/1"  # CRAWLER-FETCH-4: the only identification a source sees
-REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))  # CRAWLER-FETCH-5: any other 3xx is final, never followed
-EVIDENCE_SCHEMA = "mostlyright-transport-evidence.v1"
-
-SourceUrl = collections.namedtuple("SourceUrl", "url host port request_target")
-Retrieval = collections.namedtuple(
-    "Retrieval", "source_url final_url media_type raw_sha256 raw_size evidence_digest status etag last_modified")
-
-
-def check_source_url(url, policy):
-    """The parts of a URL the egress policy lets this node contact (CRAWLER-FETCH-2), else None."""
-    if not isinstance(url, str) or not 1 <= len(url) <= 2048 or not _PRINTABLE_RE.fullmatch(url):
-        return None  # (printable ASCII: the path and query go on the request line as they are)
-    try:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    if parts.scheme != "https" or "@" in parts.netloc or "#" in url:  # CRAWLER-FETCH-2: no userinfo, no fragment
-        return None
-    host = parts.hostname
-    if not is_dns_name(host) or (policy.hosts is not None and host not in policy.hosts):
-        # CRAWLER-FETCH-2: a DNS name (listed, when a policy is deployed), never an IP literal: else no host rule holds
-        return None
-    port = 443 if port is None else port
-    if port not in policy.ports:  # CRAWLER-FETCH-2: a listed host on an unlisted port is another service
-        return None
-    return SourceUrl(url, host, port, (parts.path or "/") + ("?" + parts.query if parts.query else ""))
-
-
-def is_public(address):
-    """Not loopback, private, link-local, multicast, reserved or unspecified (CRAWLER-FETCH-3).
-
-    An IPv4-mapped IPv6 address is judged as the IPv4 address it carries
-    (ipaddress calls ::ffff:127.0.0.1 not loopback before Python 3.13).
-    """
-    address = getattr(address, "ipv4_mapped", None) or address
-    return address.is_global and not (address.is_loopback or address.is_private or address.is_link_local
-                                      or address.is_multicast or address.is_reserved or address.is_unspecified)
-
-
-def checked_addresses(infos, policy):
-    """The resolved addresses (getaddrinfo() entries, in order, each once) when every one is allowed (CRAWLER-FETCH-3)."""
-    checked, seen = [], set()
-    for info in infos:
-        text = info[4][0].split("%", 1)[0]
-        address = ipaddress.ip_address(text)
-        allowed = address in policy.addresses or getattr(address, "ipv4_mapped", None) in policy.addresses
-        if not is_public(address) and not allowed:  # CRAWLER-FETCH-3: any one bad address refuses the hop
-            raise CrawlerError(CRAWLER_EGRESS_DENIED, "a non-public address")
-        if text not in seen:
-            seen.add(text)
-            checked.append(info)
-    if not checked:
-        raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "no address")
-    return checked
-
-
-def connect_checked(source, addresses, deadline, context):
-    """(TLS socket, peer address): a verified connection to the first checked address that answers.
-
-    CRAWLER-FETCH-3: the connection goes to an address that was checked (the
-    host is not looked up again, so DNS rebinding has nothing to rebind),
-    while SNI and certificate verification use the host name.
-    """
-    target = Target("https", source.host, source.port, source.request_target)
-    sock = open_socket(target, STOP, deadline, context, addresses=addresses)
-    try:
-        return sock, sock.getpeername()[0].split("%", 1)[0]
-    except OSError:  # reset as soon as it was made
-        close_hop(None, sock)
-        raise
-
-
-def close_hop(conn, sock):
-    for thing in (conn, sock):
-        if thing is not None:
-            try:
-                thing.close()
-            except Exception:
-                pass
-    if sock is not None:
-        STOP.untrack(sock)
-
-
-def hop_evidence(url, response, peer, sock):
-    """One hop of the transport evidence: header values as received, the first of a repeat (CRAWLER-FETCH-8)."""
-    headers = response.headers
-    length = announced_length(response)
-    return {
-        "url": url,
-        "status": response.status,
-        "location": headers.get("Location"),
-        "content_type": headers.get("Content-Type"),
-        "content_length": length if length is not None and length <= MAX_SAFE_INTEGER else None,
-        "etag": headers.get("ETag"),
-        "last_modified": headers.get("Last-Modified"),
-        "peer_address": peer,
-        "tls_version": sock.version(),
-    }
-
-
-def make_spool(directory):
-    """An unlinked, 0600 scratch file under TMPDIR (CRAWLER-STREAM-1, -3).
-
-    TemporaryFile gives a file that never has a name where O_TMPFILE works,
-    and one unlinked at once where it does not: nothing to clean up, even
-    after SIGKILL.
-    """
-    return tempfile.TemporaryFile(mode="w+b", buffering=0, prefix="crawler-", dir=directory)
-
-
-def stream_body(response, limit, deadline, spool_fd):
-    """Copy the body into the spool, hashing and counting as it goes: (sha256 hex, size).
-
-    CRAWLER-FETCH-6, CRAWLER-STREAM-1: never more than limit + 1 bytes read,
-    never more than one chunk in memory.
-    """
-    declared = response.length  # http.client's Content-Length; None when absent or chunked
-    digest = hashlib.sha256()
-    size = 0
-    buffer = bytearray(IO_CHUNK_BYTES)
-    with memoryview(buffer) as view:
-        while True:
-            if STOP.should_abandon():
-                raise Cancelled()  # CRAWLER-STOP-1: checked after every chunk
-            count = response.readinto(view[:min(len(view), limit + 1 - size)])
-            if not count:
-                break
-            size += count
-            if size > limit:  # CRAWLER-FETCH-6: stopped at max_source_bytes + 1
-                raise CrawlerError(CRAWLER_SOURCE_TOO_LARGE, "over max_source_bytes")
-            digest.update(view[:count])  # CRAWLER-FETCH-8: hashed as it streams
-            write_all_checked(spool_fd, view[:count])
-    if STOP.should_abandon():  # a stop's shutdown() reads as the end of the body
-        raise Cancelled()
-    if (declared is None or size < declared) and deadline.expired():  # so does the watchdog's
-        raise CrawlerError(CRAWLER_SOURCE_TIMEOUT, "the fetch deadline")
-    if declared is not None and size < declared:  # CRAWLER-FETCH-6: the server closed early
-        raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "shorter than its Content-Length")
-    return digest.hexdigest(), size
-
-
-def write_all_checked(fd, view):
-    """Write every byte to a spool; unlike write_all, a full disk is an error.
-
-    The node's own error, CRAWLER_JOB_FAILED: a full scratch disk while the
-    source streams in must not read as the source's fault (SOURCE_UNAVAILABLE)
-    and send whoever is on call to look at the wrong machine.
-    """
-    try:
-        while view:
-            view = view[os.write(fd, view):]
-    except OSError:
-        raise CrawlerError(CRAWLER_JOB_FAILED, "a spool write failed") from None
-
-
-def fetch_source(request, policy, deadline, spool_fd):
-    """Follow the request's URL to its final answer and spool its body (CRAWLER-FETCH-2..8)."""
-    query = request["query"]
-    source = check_source_url(query["url"], policy)
-    if source is None:  # CRAWLER-FETCH-2: no connection is made to it
-        raise CrawlerError(CRAWLER_SOURCE_URL_INVALID, "the request's URL")
-    context = tls_context()
-    hops = []
-    while True:
-        infos = resolve(source.host, source.port, STOP, deadline)  # CRAWLER-FETCH-3: resolved once per hop
-        addresses = checked_addresses(infos, policy)  # CRAWLER-FETCH-3: before anything is contacted
-        conn = sock = None
-        try:
-            sock, peer = connect_checked(source, addresses, deadline, context)
-            sock.settimeout(max(0.05, deadline.remaining()))
-            conn = http.client.HTTPSConnection(source.host, source.port, context=context)  # Host: the name
-            conn.sock = sock
-            conn.auto_open = 0  # never let http.client open a connection behind our back
-            conn.putrequest("GET", source.request_target, skip_accept_encoding=True)  # CRAWLER-FETCH-4: Host first
-            conn.putheader("User-Agent", USER_AGENT)  # CRAWLER-FETCH-4: fixed, so a source learns nothing of the run
-            conn.putheader("Accept-Encoding", "identity")  # CRAWLER-FETCH-4: else a gzip answer, refused by FETCH-6
-            conn.putheader("Connection", "close")  # CRAWLER-FETCH-4: and nothing else, no credential ever
-            conn.endheaders()
-            response = conn.getresponse()
-            hop = hop_evidence(source.url, response, peer, sock)
-            hops.append(hop)  # CRAWLER-FETCH-8: every hop, redirects too: the evidence the result restates
-            location = hop["location"]
-            if 300 <= response.status < 400 and not location:  # CRAWLER-FETCH-5: a 3xx without Location
-                raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "a redirect without Location")
-            if response.status in REDIRECT_STATUSES:  # CRAWLER-FETCH-5: followed by hand, as a new GET
-                if len(hops) > policy.max_redirects:  # CRAWLER-FETCH-5: one more than allowed
-                    raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "too many redirects")
-                # CRAWLER-FETCH-2: a redirect may point anywhere: its target meets the policy like the first URL
-                source = check_source_url(urllib.parse.urljoin(source.url, location), policy)
-                if source is None:
-                    raise CrawlerError(CRAWLER_SOURCE_REDIRECT_DENIED, "a redirect the policy refuses")
-                continue
-            if response.status != 200:  # CRAWLER-FETCH-6: an error page is not the source
-                raise CrawlerError(CRAWLER_SOURCE_HTTP_STATUS, "final status")
-            encoding = response.headers.get("Content-Encoding")
-            if encoding is not None and encoding.strip().lower() != "identity":  # CRAWLER-FETCH-6: nothing decoded
-                raise CrawlerError(CRAWLER_SOURCE_ENCODING_UNSUPPORTED, "Content-Encoding")
-            limit = query["limits"]["max_source_bytes"]
-            if response.length is not None and response.length > limit:  # CRAWLER-FETCH-6: before the body
-                raise CrawlerError(CRAWLER_SOURCE_TOO_LARGE, "announced over max_source_bytes")
-            raw_sha256, raw_size = stream_body(response, limit, deadline, spool_fd)
-            break
-        finally:
-            close_hop(conn, sock)
-    evidence = {"schema_version": EVIDENCE_SCHEMA, "hops": hops,
-                "raw_content_sha256": raw_sha256, "raw_size_bytes": raw_size}  # CRAWLER-FETCH-8: never the child's word
-    last = hops[-1]
-    media_type = last["content_type"]
-    if media_type is not None:
-        media_type = media_type.split(";", 1)[0].strip().lower()  # the media type: parameters removed
-    return Retrieval(query["url"], last["url"], media_type, raw_sha256, raw_size, digest_of(evidence),
-                     last["status"], last["etag"], last["last_modified"])
-
-
-# 7.9 Sandbox ==================================================================
-# The child parses untrusted bytes: without the filter it could open a socket
-# or start a process and use the node's network.  Where the filter cannot be
-# installed no child runs, and so nothing is fetched (CRAWLER-CHILD-4, D16).
-
-# The prctl numbers, the per-architecture tables and the filter program are the
-# seccomp block's (section 6); installing it in the child is this section's.
-
-
-class Sandbox(object):
-    """Everything the child's preexec_fn needs, built before the fork.
-
-    Between fork and exec the child may only make system calls: no
-    allocation-heavy Python, no locks another thread could hold.  So the
-    filter is assembled here, and enter() only calls prctl and setrlimit.
-    """
-
-    def __init__(self, libc, spec):
-        self.prctl = libc.prctl
-        self.spec = spec
-        blob = seccomp_program(spec)
-        self._filter = ctypes.create_string_buffer(blob, len(blob))  # kept alive as long as the Sandbox
-        self._program = SockFprog(len(blob) // 8, ctypes.addressof(self._filter))
-        self._address = ctypes.addressof(self._program)
-
-    def clean_room(self):
-        """The clean-room claim: what enter() installs, restated (CRAWLER-RESULT-8)."""
-        return {"host_platform": self.spec.host_platform, "no_new_privs": True,
-                "parser_network_syscalls": "denied", "parser_process_creation": "denied"}
-
-    def enter(self, parent_pid):
-        """In the child, after fork, before exec (CRAWLER-CHILD-3, -4).  Any failure stops the exec."""
-        if self.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:  # CRAWLER-CHILD-3: dies with the node
-            raise OSError("PR_SET_PDEATHSIG")
-        if os.getppid() != parent_pid:  # the node died before the line above took effect
-            raise OSError("orphaned")
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # CRAWLER-CHILD-4: no core file
-        if self.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:  # CRAWLER-CHILD-4: unprivileged seccomp requires it
-            raise OSError("PR_SET_NO_NEW_PRIVS")
-        # CRAWLER-CHILD-4: no filter, no exec: the parser never runs with the network
-        if self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self._address, 0, 0) != 0:
-            raise OSError("PR_SET_SECCOMP")
-
-
-def prepare_sandbox():
-    """A Sandbox for this machine, or CRAWLER_SANDBOX_UNAVAILABLE (CRAWLER-CHILD-4, D16).
-
-    Checked before the fetch: Linux, a 64-bit process on an architecture in
-    SECCOMP_ARCHES, prctl reachable, and a kernel that knows seccomp and
-    no_new_privs (each PR_GET_* fails with EINVAL otherwise).
-    """
-    spec = SECCOMP_ARCHES.get(os.uname().machine) if sys.platform.startswith("linux") else None
-    libc = load_libc()
-    if spec is None or libc is None or struct.calcsize("P") != 8:
-        raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "no seccomp filter for this platform")
-    if libc.prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 or libc.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) < 0:
-        raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "the kernel has no seccomp or no_new_privs")
-    return Sandbox(libc, spec)
-
-
-# 7.10 The child ===============================================================
-# The child gets only what it needs and can neither outlive nor flood the
-# node: an environment built from nothing, descriptors 0-2, bounded stdout and
-# stderr, a deadline, and its group killed and reaped on every path
-# (CRAWLER-CHILD-2, -3, -6, -7, -10).
-
-CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]  # CRAWLER-CHILD-1: the child protocol's argv tail
-# CHILD_ATTESTATION_ENV is a deployment constant: section 2.
-CHILD_THREAD_PINS = (  # the seccomp filter denies clone: native libraries must not start threads
-    ("JE_ARROW_MALLOC_CONF", "background_thread:false"),
-    ("MKL_NUM_THREADS", "1"),
-    ("NUMEXPR_NUM_THREADS", "1"),
-    ("OMP_NUM_THREADS", "1"),
-    ("OPENBLAS_NUM_THREADS", "1"),
-)
-INPUT_SCHEMA = "mostlyright-normalization-input.v1"  # the header line the child reads first (CRAWLER-CHILD-5)
-
-ChildOutput = collections.namedtuple("ChildOutput", "returncode stdout_size stderr overflow")
-
-
-def node_file():
-    """This file's absolute path, for the child's argv (CRAWLER-CHILD-1); None when there is no file."""
-    try:
-        return os.path.abspath(__file__)
-    except NameError:
-        return None
-
-
-def child_argv(pin, node_file):
-    """The normaliser's argv (CRAWLER-CHILD-1, D8), or CRAWLER_EXECUTABLE_UNAVAILABLE."""
-    if pin is not None:
-        # CRAWLER-CHILD-1: a relative pin would depend on the cwd; a bad one is found before the fetch
-        if not os.path.isabs(pin) or not os.path.isfile(pin) or not os.access(pin, os.X_OK):
-            raise CrawlerError(CRAWLER_EXECUTABLE_UNAVAILABLE, "the pinned normaliser")
-        return [pin] + CHILD_ARGS
-    executable = sys.executable
-    if not executable or not os.path.isabs(executable) or not os.access(executable, os.X_OK) or (
-            node_file is None or not os.path.isfile(node_file)):
-        raise CrawlerError(CRAWLER_EXECUTABLE_UNAVAILABLE, "this file or its interpreter")
-    return [executable, "-I", "-S", node_file] + CHILD_ARGS  # CRAWLER-CHILD-1 (D8): -I -S, no PATH lookup
-
-
-def child_environment(attestation):
-    """Exactly six variables, nothing inherited (CRAWLER-CHILD-2)."""
-    environment = dict(CHILD_THREAD_PINS)
-    environment[CHILD_ATTESTATION_ENV] = attestation
-    return environment
-
-
-def join_helper_threads(bound_s):
-    """True once this is the only thread: fork with a preexec_fn is safe only then.
-
-    The transport's lookup threads and the watchdogs' timers end on their own
-    once their call returned; this waits (briefly) for them to be gone.
-    """
-    until = time.monotonic() + bound_s
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread():
-            thread.join(max(0.0, until - time.monotonic()))
-    return threading.active_count() == 1
-
-
-def spawn_child(argv, environment, sandbox):
-    """Start the normaliser in its sandbox (CRAWLER-CHILD-3, -4)."""
-    parent = os.getpid()
-    try:
-        return subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=environment,  # CRAWLER-CHILD-2: nothing inherited: no variable of the node's reaches the parser
-            close_fds=True,  # CRAWLER-CHILD-3: descriptors 0, 1 and 2 only
-            start_new_session=True,  # CRAWLER-CHILD-3: its own session and process group, for killpg
-            cwd="/",  # CRAWLER-CHILD-3: not the node's directory: relative paths reach nothing of the node's
-            preexec_fn=lambda: sandbox.enter(parent))  # CRAWLER-CHILD-4: before its program starts
-    except subprocess.SubprocessError:  # the preexec_fn failed: the program never ran
-        raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "the sandbox could not be installed") from None
-    except OSError:
-        raise CrawlerError(CRAWLER_EXECUTABLE_UNAVAILABLE, "exec failed") from None
-
-
-def kill_group(proc):
-    """SIGKILL the child's whole process group, before it is reaped (a zombie keeps the group id)."""
-    if proc is not None and proc.returncode is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-
-
-def child_exited(pid):
-    """True when the child has exited; it is not reaped, so its group can still be killed."""
-    try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
-
-
-def end_child(proc):
-    """Kill the group, reap, close the pipes: on every path (CRAWLER-CHILD-10)."""
-    kill_group(proc)
-    try:
-        proc.wait(timeout=CHILD_REAP_WAIT_S)
-    except subprocess.TimeoutExpired:
-        pass
-    for pipe in (proc.stdin, proc.stdout, proc.stderr):
-        try:
-            if pipe is not None:
-                pipe.close()
-        except OSError:
-            pass
-
-
-class ChildPipes(object):
-    """The child's stdin, stdout and stderr on one selector: one handler per stream.
-
-    Laid out as CPython's subprocess.Popen._communicate (POSIX): one
-    selector holds the pipes still open, each ready one gets one bounded
-    write or read, and a stream that ends is unregistered; here each
-    stream's branch is its own method, registered as the selector key's
-    data.  Unlike communicate(), stdin is fed from the spool in
-    IO_CHUNK_BYTES blocks, stdout goes to a spool as it comes, and an output
-    past its bound sets `overflow`, which ends the loop so the caller kills
-    the child at once (CRAWLER-CHILD-5, -6, CRAWLER-STREAM-1, -2).
-    """
-
-    def __init__(self, proc, header, source_fd, source_size, result_fd):
-        self.proc = proc
-        self.source_fd, self.source_size, self.result_fd = source_fd, source_size, result_fd
-        self.stdin_fd, self.stdout_fd, self.stderr_fd = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
-        for fd in (self.stdin_fd, self.stdout_fd, self.stderr_fd):
-            os.set_blocking(fd, False)
-        self.pending, self.offset = memoryview(header), 0  # stdin: bytes in hand, then the spool from `offset`
-        self.stdout_size, self.stderr, self.overflow, self.open_outputs = 0, bytearray(), None, 2
-        self.selector = selectors.DefaultSelector()
-
-    def register(self, wake):
-        """Each stream with its handler; `wake`, the stop wakeup fd (None when not abandonable), too."""
-        self.selector.register(self.stdin_fd, selectors.EVENT_WRITE, self.feed_stdin)
-        self.selector.register(self.stdout_fd, selectors.EVENT_READ, self.drain_stdout)
-        self.selector.register(self.stderr_fd, selectors.EVENT_READ, self.drain_stderr)
-        if wake is not None:
-            self.selector.register(wake, selectors.EVENT_READ, self.notice_stop)
-
-    def feed_stdin(self):
-        """Write what is in hand; when it is gone, the next block of the spool, or close stdin at its end."""
-        if not self.pending:
-            left = self.source_size - self.offset
-            chunk = os.pread(self.source_fd, min(IO_CHUNK_BYTES, left), self.offset) if left > 0 else b""
-            if not chunk:
-                self.close_stdin()  # CRAWLER-CHILD-5: exactly raw_size_bytes after the header
-                return
-            self.offset += len(chunk)
-            self.pending = memoryview(chunk)  # CRAWLER-STREAM-1: fed from the spool in blocks
-        try:
-            self.pending = self.pending[os.write(self.stdin_fd, self.pending):]
-        except BlockingIOError:
-            pass
-        except OSError:  # EPIPE: the child stopped reading; its exit status will say why
-            self.pending = memoryview(b"")
-            self.offset = self.source_size
-            self.close_stdin()
-
-    def close_stdin(self):
-        self.selector.unregister(self.stdin_fd)
-        try:
-            self.proc.stdin.close()  # the end of the input, or a child that stopped reading
-        except OSError:
-            pass
-
-    def drain_stdout(self):
-        """Spool what the child wrote, never reading past MAX_CRAWLER_RESULT_BYTES + 1."""
-        data = os.read(self.stdout_fd, min(IO_CHUNK_BYTES, MAX_CRAWLER_RESULT_BYTES + 1 - self.stdout_size))
-        if not data:
-            self.selector.unregister(self.stdout_fd)
-            self.open_outputs -= 1
-            return
-        write_all_checked(self.result_fd, memoryview(data))  # CRAWLER-STREAM-2: spooled as it arrives
-        self.stdout_size += len(data)
-        if self.stdout_size > MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-6: killed at once
-            self.overflow = "stdout"
-
-    def drain_stderr(self):
-        """Keep what the child wrote on stderr, never reading past MAX_CHILD_STDERR_BYTES + 1."""
-        data = os.read(self.stderr_fd, MAX_CHILD_STDERR_BYTES + 1 - len(self.stderr))
-        if not data:
-            self.selector.unregister(self.stderr_fd)
-            self.open_outputs -= 1
-            return
-        self.stderr += data
-        if len(self.stderr) > MAX_CHILD_STDERR_BYTES:  # CRAWLER-CHILD-6: 513 bytes is already inadmissible
-            self.overflow = "stderr"
-
-    def notice_stop(self):
-        """The stop wakeup fd: nothing to do here; the next watch() raises Cancelled."""
-
-    def watch(self, deadline):
-        """Before each wait: the stop, the deadline and the child's exit; how long to wait, or None once it exited."""
-        if STOP.should_abandon():
-            raise Cancelled("stopped while the child ran")  # CRAWLER-STOP-1: killed at once by the caller
-        wait = deadline.remaining()
-        if wait <= 0:
-            # CRAWLER-CHILD-7 (D10): past this the upload window would run out before the PUT
-            raise CrawlerError(CRAWLER_CHILD_TIMEOUT, "the child's deadline")
-        if self.open_outputs == 0:  # it closed both outputs: wait for its exit, still watching stop and deadline
-            if child_exited(self.proc.pid):
-                return None
-            wait = min(wait, CHILD_EXIT_POLL_S)
-        return wait
-
-
-def drive_child(proc, header, source_fd, source_size, result_fd, deadline):
-    """Feed, drain and watch the child in one thread, until it exits or must be killed.
-
-    ChildPipes writes the header and the spooled source to stdin in
-    IO_CHUNK_BYTES blocks, spools stdout and keeps stderr in memory, one
-    handler per stream; before each wait its watch() looks at the stop, the
-    deadline and the child's exit (CRAWLER-CHILD-5..7, CRAWLER-STOP-1).
-    Returns (stdout size, stderr bytes, overflow); raises Cancelled or
-    CHILD_TIMEOUT.  The caller kills and reaps in every case.
-    """
-    pipes = ChildPipes(proc, header, source_fd, source_size, result_fd)
-    try:
-        pipes.register(STOP.wait_fd())
-        while pipes.overflow is None:
-            wait = pipes.watch(deadline)
-            if wait is None:  # exited, both outputs closed and drained
-                break
-            for key, _mask in pipes.selector.select(wait):
-                key.data()  # feed_stdin, drain_stdout, drain_stderr or notice_stop
-        return pipes.stdout_size, bytes(pipes.stderr), pipes.overflow
-    finally:
-        pipes.selector.close()
-
-
-def admitted_code(stderr, overflowed):
-    """The code a failing child names, if its stderr is admissible; else CHILD_FAILED (CRAWLER-CHILD-8)."""
-    if overflowed or not 1 <= len(stderr) <= MAX_CHILD_STDERR_BYTES:
-        return CRAWLER_CHILD_FAILED
-    # CRAWLER-CHILD-8 (D14), CRAWLER-PEER-1: whitespace around the line is dropped, as the upstream
-    # strips it; the code is still only ever one of CHILD_CODES, so nothing of the child's text leaves
-    line = stderr.strip()
-    try:
-        document = parse_canonical(line)
-    except JsonError:
-        return CRAWLER_CHILD_FAILED
-    if (isinstance(document, dict) and set(document) == {"code", "status"}
-            and same(document["status"], STATUS_FAILED) and isinstance(document["code"], str)
-            and document["code"] in CHILD_CODES):  # CRAWLER-CHILD-8: a closed set
-        return document["code"]
-    return CRAWLER_CHILD_FAILED
-
-
-def judge_child(output):
-    """Raise the code a finished child stands for; return when its stdout may be a result."""
-    if output.overflow == "stdout":  # CRAWLER-CHILD-6: checked first: the kill that cut it made the exit code non-zero
-        raise CrawlerError(CRAWLER_CHILD_INVALID, "stdout over MAX_CRAWLER_RESULT_BYTES")
-    if output.returncode != 0:  # CRAWLER-CHILD-8: non-zero, or killed by a signal (negative)
-        raise CrawlerError(admitted_code(output.stderr, output.overflow == "stderr"), "the child failed")
-    if output.stderr or output.overflow == "stderr":  # CRAWLER-CHILD-9: silent on stderr
-        raise CrawlerError(CRAWLER_CHILD_INVALID, "exit 0 with stderr")
-    if not 1 <= output.stdout_size <= MAX_CRAWLER_RESULT_BYTES:  # CRAWLER-CHILD-9: exit 0 with no output is no result
-        raise CrawlerError(CRAWLER_CHILD_INVALID, "no result")
-
-
-# 7.11 Result binding ==========================================================
-# The child's word is never stored unchecked: everything it restates must equal
-# what this process fetched or the request says, and its summary what its
-# content gives; otherwise the stored receipt could describe bytes nobody
-# fetched (CRAWLER-RESULT-1..10, D17).  The names and keys below are also what
-# the framing (section 3.1) writes.
-
-RECEIPT_SCHEMA = "hosted-public-https-acquisition-receipt.v3"
-OBSERVATION_SCHEMA = "hosted-public-https-source-observation.v3"
-# RESULT_SCHEMA is a deployment constant: section 2.
-NORMALIZED_MEDIA_TYPE = "application/x-ndjson"
-
-RESULT_KEYS = frozenset(("schema_version", "request_digest", "source_id", "adapter_id", "adapter_version",
-                         "acquisition_receipt", "observation", "normalized_content", "next_watermark"))
-RECEIPT_KEYS = frozenset((
-    "schema_version", "source_id", "adapter_id", "adapter_version", "request_digest", "source_url",
-    "final_url", "fetched_media_type", "normalized_media_type", "normalized_data_format",
-    "normalized_filename", "acquired_at", "raw_content_sha256", "raw_size_bytes",
-    "normalized_content_sha256", "normalized_size_bytes", "row_count", "column_names",
-    "parsed_schema_digest", "family_id", "family_version", "decode_options_digest", "decode_flags",
-    "resource_caps", "reader_budgets", "transport_evidence_digest", "egress_policy_attestation",
-    "clean_room", "row_digest", "http_status_code", "etag_digest", "last_modified_digest"))
-OBSERVATION_KEYS = frozenset((
-    "schema_version", "source_id", "request_digest", "observed_at", "raw_content_sha256",
-    "normalized_content_sha256", "row_count", "row_digest", "http_status_code", "etag_digest",
-    "last_modified_digest"))
-READER_FIELDS = ("family_id", "family_version", "decode_options_digest", "resource_caps", "reader_budgets")
-
-
-def read_spool(fd, size):
-    """The whole spool, at most MAX_CRAWLER_RESULT_BYTES (CRAWLER-STREAM-2 allows this one copy)."""
-    parts, offset = [], 0
-    while offset < size:
-        chunk = os.pread(fd, size - offset, offset)
-        if not chunk:
-            break
-        parts.append(chunk)
-        offset += len(chunk)
-    return b"".join(parts)
-
-
-def optional_digest(text):
-    """SHA-256 of a header value as UTF-8, or None when the header was absent (CRAWLER-RESULT-4)."""
-    return None if text is None else sha256_hex(text.encode("utf-8"))
-
-
-def is_row_value(value):
-    """A value a row line may hold: a string, an integer, a boolean or null (CRAWLER-RESULT-10)."""
-    return value is None or isinstance(value, (str, int))  # bool is an int
-
-
-def content_summary(content, data_format):
-    """[row_count, column_names, row_digest, parsed_schema_digest] as the content itself gives them,
-    or None when it is not the JSON lines of CRAWLER-RESULT-10."""
-    header_end = content.find(b"\n")
-    if header_end < 0 or not content.endswith(b"\n"):
-        return None
-    try:
-        columns = parse_canonical(content[:header_end])
-        width = len(columns) if isinstance(columns, list) else -1
-        rows, start, row_hash = 0, header_end + 1, hashlib.sha256()
-        while start < len(content):  # one line at a time: a list of every line would double the memory
-            end = content.index(b"\n", start)
-            values = parse_canonical(content[start:end])  # CRAWLER-RESULT-10: each row line canonical on its own
-            if not (isinstance(values, list) and len(values) == width and all(map(is_row_value, values))):
-                return None
-            row_hash.update(content[start:end + 1])
-            rows, start = rows + 1, end + 1
-    except JsonError:
-        return None
-    return [rows, columns, row_hash.hexdigest(),
-            digest_of({"column_names": columns, "data_format": data_format})]
-
-
-def check_result(data, request, request_digest, retrieval, clean_room):
-    """The child's stdout, bound to what this process fetched (CRAWLER-RESULT-1..10).
-
-    Every fault is CRAWLER_CHILD_INVALID: the child computes only the content,
-    and its summary (rows, columns, digests) is read off it again here and
-    must fit the request's limits.
-    """
-    def require(ok):
-        if not ok:
-            raise CrawlerError(CRAWLER_CHILD_INVALID, "the result does not restate what was fetched")
-
-    try:
-        result = parse_canonical(data)  # CRAWLER-RESULT-1 (D11): any non-canonical byte is the same fault
-    except JsonError:
-        raise CrawlerError(CRAWLER_CHILD_INVALID, "not canonical JSON") from None
-    require(isinstance(result, dict) and set(result) == RESULT_KEYS)  # CRAWLER-RESULT-2: no key is stored unchecked
-    receipt, observation = result["acquisition_receipt"], result["observation"]
-    # CRAWLER-RESULT-2: exact keys at every level: no field is stored unchecked
-    require(isinstance(receipt, dict) and set(receipt) == RECEIPT_KEYS)
-    require(isinstance(observation, dict) and set(observation) == OBSERVATION_KEYS)
-    require(same(result["schema_version"], RESULT_SCHEMA) and same(receipt["schema_version"], RECEIPT_SCHEMA)
-            and same(observation["schema_version"], OBSERVATION_SCHEMA))  # CRAWLER-RESULT-2: the rules here are v3's
-
-    query, limits = request["query"], request["query"]["limits"]
-    for document in (result, receipt):  # CRAWLER-RESULT-3: else a result could be filed under another request or source
-        require(same(document["request_digest"], request_digest) and same(document["source_id"], request["source_id"])
-                and same(document["adapter_id"], request["adapter_id"])
-                and same(document["adapter_version"], request["adapter_version"]))
-    require(same(observation["source_id"], request["source_id"])
-            and same(observation["request_digest"], request_digest))  # CRAWLER-RESULT-3: it must name the same request
-
-    require(same(receipt["source_url"], query["url"]) and same(receipt["final_url"], retrieval.final_url)
-            and same(receipt["fetched_media_type"], retrieval.media_type))  # CRAWLER-RESULT-4: never the child's claim
-    # CRAWLER-RESULT-4: size and evidence as this process measured them, the attestation the request's
-    require(same(receipt["raw_size_bytes"], retrieval.raw_size)
-            and same(receipt["transport_evidence_digest"], retrieval.evidence_digest)
-            and same(receipt["egress_policy_attestation"], request["egress_policy_attestation"]))
-    for document in (receipt, observation):  # CRAWLER-RESULT-4: both documents
-        require(same(document["raw_content_sha256"], retrieval.raw_sha256)
-                and same(document["http_status_code"], retrieval.status)
-                and same(document["etag_digest"], optional_digest(retrieval.etag))
-                and same(document["last_modified_digest"], optional_digest(retrieval.last_modified)))
-
-    encoded = result["normalized_content"]
-    require(isinstance(encoded, str))
-    try:
-        content = base64.b64decode(encoded, validate=True)
-    except ValueError:  # binascii.Error
-        content = None
-    # CRAWLER-RESULT-5: one base64 spelling per content (zero padding bits), as re-encoding gives
-    require(content is not None and base64.b64encode(content).decode("ascii") == encoded)
-    require(len(content) <= limits["max_normalized_bytes"])  # CRAWLER-RESULT-5: never more than the requester allowed
-    content_sha256 = sha256_hex(content)  # CRAWLER-RESULT-5: the node's own hash, never the child's
-    require(same(receipt["normalized_content_sha256"], content_sha256)
-            and same(observation["normalized_content_sha256"], content_sha256)
-            and same(receipt["normalized_size_bytes"], len(content)))  # CRAWLER-RESULT-5: the receipt must describe it
-    require(same(receipt["normalized_media_type"], NORMALIZED_MEDIA_TYPE)
-            and same(receipt["normalized_data_format"], query["data_format"])
-            and same(receipt["normalized_filename"], query["filename"]))  # CRAWLER-RESULT-5: as the request named them
-
-    require(same(receipt["acquired_at"], request["requested_at"])
-            and same(observation["observed_at"], request["requested_at"]))  # CRAWLER-RESULT-6: same input, same bytes
-
-    rows, columns = receipt["row_count"], receipt["column_names"]
-    require(is_int(rows) and 0 <= rows <= limits["max_rows"])  # CRAWLER-RESULT-7: an integer, not true
-    require(same(observation["row_count"], rows))  # CRAWLER-RESULT-7: else the receipt and the observation disagree
-    require(isinstance(columns, list) and 1 <= len(columns) <= limits["max_columns"]
-            and all(isinstance(name, str) and name for name in columns))  # CRAWLER-RESULT-7: capped, no blank name
-    for digest in (receipt["parsed_schema_digest"], receipt["row_digest"]):
-        # CRAWLER-RESULT-7: lowercase hex only, so equal digests are equal strings
-        require(isinstance(digest, str) and bool(_DIGEST_RE.fullmatch(digest)))
-    require(same(observation["row_digest"], receipt["row_digest"]))  # CRAWLER-RESULT-7: else the two documents disagree
-    # CRAWLER-RESULT-10 (D17): the summary is recomputed from the content, else a normaliser's word is stored
-    require(same(content_summary(content, query["data_format"]),
-                 [rows, columns, receipt["row_digest"], receipt["parsed_schema_digest"]]))
-
-    require(same(receipt["clean_room"], clean_room))  # CRAWLER-RESULT-8: only what this node installed may be claimed
-    require(all(receipt[field] is None for field in READER_FIELDS))  # CRAWLER-RESULT-9: no Reader ran, none claimed
-    require(same(receipt["decode_flags"], []))  # CRAWLER-RESULT-9: no Reader, so no decode flags to claim
-    require(result["next_watermark"] is None)  # CRAWLER-RESULT-9: one-shot: no watermark for a next run to trust
-
-
-# 7.12 Upload ==================================================================
-# One create-only PUT of the spooled bytes, never retried and never with an
-# expired URL: a second PUT only adds an ambiguous record (D12).  Once its last
-# byte is going out the store may commit it, so a stop waits for the answer
-# instead of reporting a cancellation over a stored result (CRAWLER-STOP-4).
-# The failure bundle goes through the same capability (CRAWLER-REPORT-2).
-
-# FAILURE_SCHEMA is a deployment constant: section 2.
-
-
-def body_pieces(body, size):
-    """The PUT body in pieces: `body` itself when it is bytes, else `size` bytes of a spool fd."""
-    if isinstance(body, (bytes, bytearray)):
-        yield body
-        return
-    offset = 0
-    while offset < size:
-        chunk = os.pread(body, min(IO_CHUNK_BYTES, size - offset), offset)
-        if not chunk:
-            raise OSError(errno.EIO, "the spool is shorter than its Content-Length")
-        yield chunk
-        offset += len(chunk)
-
-
-def send_body(sock, body, size, before_last_byte):
-    """Send the PUT body, in pieces a stop can cut between (CRAWLER-STOP-4).
-
-    Every byte but the last goes out while a stop may still cut the
-    connection: the store commits nothing shorter than the Content-Length.
-    `before_last_byte()` runs just before the last byte is sent; it may raise
-    to keep that byte back. From then on the store may hold the whole body,
-    so a stop must wait for the answer. Were that moment taken after the last
-    send instead, a stop landing in between would abort a PUT the store then
-    commits, and the node would report a cancellation over a stored result.
-    """
-    sent = 0
-    for piece in body_pieces(body, size):
-        if STOP.should_abandon():  # CRAWLER-STOP-4: a body still going out is aborted
-            raise StopRequested("stop requested during the PUT body")
-        view = memoryview(piece)
-        if sent + len(view) == size:
-            sock.sendall(view[:-1])
-            before_last_byte()  # CRAWLER-STOP-4: from here the body counts as sent
-            sock.sendall(view[-1:])  # CRAWLER-UPLOAD-2: the child's bytes, never re-encoded
-        else:
-            sock.sendall(view)  # CRAWLER-UPLOAD-2: the spool's bytes unchanged: what was checked is what is stored
-        sent += len(view)
-    if size == 0:
-        before_last_byte()  # an empty body went out with the headers (no result or bundle is empty)
-
-
-def put_object(config, capability, body, size, on_body_sent=None):
-    """One PUT through the capability (CRAWLER-UPLOAD-1..3, -6): return when stored, else PutFailed."""
-    request_target = capability.path + "?" + capability.query  # CRAWLER-UPLOAD-1: byte for byte as received
-    budget = Deadline(config.timeouts.upload)  # CRAWLER-UPLOAD-6: connect to the end of the answer
-    body_sent = False
-    try:
-        with http_exchange(config.storage_origin + request_target, budget) as session:  # CRAWLER-UPLOAD-1: the origin
-            conn = session.conn
-            conn.putrequest("PUT", request_target, skip_accept_encoding=True)  # CRAWLER-UPLOAD-1: Host first
-            conn.putheader("Content-Length", str(size))  # CRAWLER-UPLOAD-1: exact, never chunked, no Expect
-            for name, value in capability.headers:  # CRAWLER-UPLOAD-1: the seven, in capability order
-                conn.putheader(name, value)
-            conn.endheaders()
-
-            def whole_body_going_out():
-                nonlocal body_sent
-                if on_body_sent is not None:
-                    on_body_sent()  # may raise to keep the last byte back
-                body_sent = True  # CRAWLER-STOP-4: from here a failure leaves the result's fate unknown
-            send_body(session.sock, body, size, whole_body_going_out)
-            response = conn.getresponse()
-            if response.status not in (200, 201):  # CRAWLER-UPLOAD-3: a 3xx is never followed
-                raise PutFailed(True, "store status")
-            declared = announced_length(response)
-            # CRAWLER-UPLOAD-3: an answer announced too large is refused before a byte is read
-            if declared is not None and declared > MAX_UPLOAD_RESPONSE_BYTES:
-                raise PutFailed(True, "answer too large")
-            # CRAWLER-UPLOAD-3: at most the bound + 1 bytes, whatever the store sends
-            answer, count = read_body(response, MAX_UPLOAD_RESPONSE_BYTES, budget)
-            wipe(answer)  # not a secret, but registered like every answer buffer
-            if count > MAX_UPLOAD_RESPONSE_BYTES:
-                raise PutFailed(True, "answer too large")
-    except PutFailed:
-        raise
-    except Exception:  # transport error, TLS failure, the deadline, a stop
-        raise PutFailed(body_sent) from None
-
-
-def failure_bundle(request, request_digest, code):
-    """The failure bundle's canonical bytes: the code and the request's identity, nothing else."""
-    return canonical_bytes({"schema_version": FAILURE_SCHEMA, "request_digest": request_digest,
-                            "source_id": request["source_id"], "adapter_id": request["adapter_id"],
-                            "adapter_version": request["adapter_version"], "failure_code": code})
-
-
-# 8 Lifecycle ==================================================================
-# One Run, start-up checks to status line.  Where a failure goes depends on how
-# far the run got, and every path ends in settle(): a failure reported in the
-# wrong place reaches nobody, and one reported twice contradicts itself
-# (CRAWLER-REPORT-1..4).
-
-
-class Run(object):
-    """One crawler session, from the start-up checks to the status line.
-
-    Where a failure goes depends on how far the run got (CRAWLER-REPORT-1):
-        start-up checks, identity, :redeem, the capability   end_before_capability
-            (stderr-only, or :fail for the three bootstrap codes)
-        checks before the fetch, fetch, child, result        end_with_bundle
-            (a failure bundle through the capability)
-        the result PUT                                        upload_result
-            (stderr-only; after a stop, a cancelled bundle or nothing)
-    Every path ends in settle(), which writes the one status line.
-    """
-
-    def __init__(self, session_arg):
-        self.session_arg = session_arg
-        self.config = None
-        self.request = None
-        self.request_digest = None
-        self.capability = None  # set once CRAWLER-CAP-1..9 passed: from then on failures go in a bundle
-        self.source_spool = None
-        self.result_spool = None
-
-    def execute(self):
-        """Run every phase; return the exit code.  Never raises for anything a peer or child does."""
-        try:
-            try:
-                self.config = load_config(os.environ, self.session_arg)  # CRAWLER-CONFIG-7: before any request
-                self.check_stop()
-                self.bootstrap()
-            except CrawlerError as exc:
-                return self.end_before_capability(exc.code)
-            except Exception:  # CRAWLER-REPORT-5 (D15): unforeseen, still one status line
-                return self.end_before_capability(CRAWLER_JOB_FAILED)
-            try:
-                result_size = self.crawl()
-            except CrawlerError as exc:
-                return self.end_with_bundle(exc.code)
-            except Exception:  # CRAWLER-REPORT-5 (D15): unforeseen, reported like its phase's failures
-                return self.end_with_bundle(CRAWLER_JOB_FAILED)
-            return self.upload_result(result_size)
-        finally:
-            self.clean_up()
-
-    def check_stop(self):
-        if STOP.requested:
-            raise Cancelled()
-
-    def window_left(self):
-        """Seconds left of the upload window (CRAWLER-CAP-8): wall clock, as the store judges it."""
-        return self.capability.window_end - time.time()
-
-    def work_budget(self, limit_s):
-        """A phase's time: its timeout, shortened to keep UPLOAD_RESERVE_S of the window free."""
-        # CRAWLER-FETCH-7, CRAWLER-CHILD-7: else a slow phase leaves the result PUT no window
-        budget = min(limit_s, self.window_left() - UPLOAD_RESERVE_S)
-        if budget <= 0:  # CRAWLER-CHILD-7: reported now, while the capability still works
-            raise CrawlerError(CRAWLER_UPLOAD_WINDOW_INSUFFICIENT, "no time left before the upload reserve")
-        return budget
-
-    # -- bootstrap --
-
-    def bootstrap(self):
-        """Identity token, one :redeem, the strict parse (CRAWLER-IDENTITY-*, CRAWLER-BOOT-*, CRAWLER-CAP-*)."""
-        config = self.config
-        token = answer = None
-        try:
-            # CRAWLER-IDENTITY-1: the token names the one route it may be used on
-            audience = "%s/%s:redeem" % (config.audience_base, config.session_id)
-            token, length = mint_identity_token(config, audience)  # CRAWLER-IDENTITY-2: minted just before the call
-            answer, count = redeem(config, token, length)
-            wipe(token)  # CRAWLER-SECRET-3: as soon as it is used
-            try:
-                self.request, self.request_digest, self.capability = parse_bootstrap(answer, count, config)
-            except CrawlerError:
-                raise
-            except Exception:  # CRAWLER-REPORT-5: whatever the answer holds
-                raise CrawlerError(CRAWLER_BOOTSTRAP_RESPONSE_INVALID, "unforeseen shape") from None
-        finally:
-            wipe(token)  # CRAWLER-SECRET-3: on every path
-            wipe(answer)
-
-    def end_before_capability(self, code):
-        """Status line (and :fail for its three codes) for a run that never got a capability."""
-        if STOP.requested:  # CRAWLER-STOP-2: no :fail, no retry, whatever else went wrong
-            return settle(CRAWLER_CANCELLED, STATUS_FAILED, EXIT_CANCELLED)
-        if REPORT_PLACE.get(code) == FAIL_ROUTE:
-            report_failure(self.config, code)  # CRAWLER-FAIL-2: best effort; the outcome is the same either way
-            if STOP.requested:  # CRAWLER-STOP-2: a stop cut the report short
-                return settle(CRAWLER_CANCELLED, STATUS_FAILED, EXIT_CANCELLED)
-        return settle(code, STATUS_FAILED, EXIT_FAILED)  # CRAWLER-REPORT-1: JOB_FAILED is stderr-only here
-
-    # -- the crawl --
-
-    def crawl(self):
-        """Checks before the fetch, the fetch, the child, the result binding: the result's size."""
-        config, request = self.config, self.request
-        self.check_stop()  # CRAWLER-STOP-3: a stop since the capability validated ends here, in a cancelled bundle
-        argv = child_argv(config.child_pin, node_file())  # CRAWLER-CHILD-1: found before the fetch
-        sandbox = prepare_sandbox()  # CRAWLER-CHILD-4 (D16): a child never runs without it, so no fetch either
-        attestation = config.policy.attestation  # None under the network's policy (D18): nothing to compare
-        if attestation is not None and attestation != request["egress_policy_attestation"]:
-            # CRAWLER-FETCH-1: before any source: a request meant for another policy would fetch under ours
-            raise CrawlerError(CRAWLER_EGRESS_POLICY_MISMATCH, "the request names another egress policy")
-        fetch_deadline = Deadline(self.work_budget(config.timeouts.fetch))  # CRAWLER-FETCH-7: keeps the PUT's reserve
-        self.source_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-1: a source in memory risks an OOM kill
-        retrieval = self.fetch(fetch_deadline)
-        self.check_stop()
-        child_deadline = Deadline(self.work_budget(config.timeouts.child))  # CRAWLER-CHILD-7: keeps the PUT's reserve
-        self.result_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-2: stdout drained as it comes, sent from here
-        output = self.run_child(argv, sandbox, retrieval, child_deadline)
-        judge_child(output)
-        data = read_spool(self.result_spool.fileno(), output.stdout_size)
-        try:
-            check_result(data, request, self.request_digest, retrieval, sandbox.clean_room())
-        except CrawlerError:
-            raise
-        except Exception:  # CRAWLER-REPORT-5: whatever the child wrote
-            raise CrawlerError(CRAWLER_CHILD_INVALID, "unforeseen shape") from None
-        return output.stdout_size
-
-    def fetch(self, deadline):
-        """fetch_source() under one elapsed deadline, every failure mapped to a fetch code."""
-        try:
-            with Watchdog(deadline, STOP.abandon_all):  # CRAWLER-FETCH-7 (D9): a drip is cut like a stall
-                return fetch_source(self.request, self.config.policy, deadline, self.source_spool.fileno())
-        except CrawlerError:
-            raise
-        except Exception as exc:
-            if STOP.should_abandon() or isinstance(exc, StopRequested):
-                raise Cancelled("stopped during the fetch") from None  # CRAWLER-STOP-3: a stop's cut, not a bad source
-            if deadline.expired() or isinstance(exc, (TimeoutError, socket.timeout)):
-                # CRAWLER-FETCH-7: the watchdog cut it: a slow source, not a broken one
-                raise CrawlerError(CRAWLER_SOURCE_TIMEOUT, "the fetch deadline") from None
-            # CRAWLER-FETCH-7: refused, reset, TLS or a malformed answer: the source is unavailable
-            raise CrawlerError(CRAWLER_SOURCE_UNAVAILABLE, "transport error") from None
-
-    def run_child(self, argv, sandbox, retrieval, deadline):
-        """Start the child, feed and drain it, always kill and reap it: its ChildOutput."""
-        request = self.request
-        header = canonical_bytes({  # CRAWLER-CHILD-5: the normalisation input; no token, capability or URL
-            "schema_version": INPUT_SCHEMA,
-            "request": request,
-            "request_digest": self.request_digest,
-            "retrieval": {
-                "source_url": retrieval.source_url, "final_url": retrieval.final_url,
-                "media_type": retrieval.media_type, "raw_content_sha256": retrieval.raw_sha256,
-                "raw_size_bytes": retrieval.raw_size, "transport_evidence_digest": retrieval.evidence_digest,
-                "http_status_code": retrieval.status, "etag": retrieval.etag,
-                "last_modified": retrieval.last_modified},
-            "clean_room": sandbox.clean_room(),
-        }) + b"\n"
-        if not join_helper_threads(HELPER_THREAD_JOIN_S):  # a preexec_fn after fork is safe only single-threaded
-            raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "a helper thread is still alive")
-        self.check_stop()
-        proc = spawn_child(argv, child_environment(request["egress_policy_attestation"]), sandbox)
-        PROCESS.child = proc
-        try:
-            stdout_size, stderr, overflow = drive_child(
-                proc, header, self.source_spool.fileno(), retrieval.raw_size, self.result_spool.fileno(), deadline)
-        finally:
-            end_child(proc)  # CRAWLER-CHILD-10: killed and reaped on every path, a stop and a timeout included
-            PROCESS.child = None
-        return ChildOutput(proc.returncode, stdout_size, stderr, overflow)
-
-    # -- endings after the capability --
-
-    def end_with_bundle(self, code):
-        """Report a failure by PUTting the failure bundle through the capability (CRAWLER-REPORT-2)."""
-        if code == CRAWLER_JOB_FAILED and STOP.requested:
-            code = CRAWLER_CANCELLED  # an unforeseen error during a stop is the stop's doing
-        stopped = STOP.requested
-        # CRAWLER-UPLOAD-5: never present an expired URL; the bundle is then simply not
-        # delivered, and the line keeps its own code (CRAWLER-REPORT-2). (Every code that
-        # reaches this point is a bundle code; the first test only keeps it so.)
-        if REPORT_PLACE.get(code) != BUNDLE or self.window_left() < UPLOAD_MIN_WINDOW_S:
-            return settle(code, STATUS_FAILED, EXIT_CANCELLED if stopped else EXIT_FAILED)  # (a stop: 143, D13)
-        STOP.abandonable = False  # CRAWLER-STOP-3: the bundle is what a stop asks for; only STOP-5 cuts it
-        body = failure_bundle(self.request, self.request_digest, code)  # CRAWLER-REPORT-6: the code, nothing else
-        try:
-            put_object(self.config, self.capability, body, len(body))  # CRAWLER-REPORT-2: the same seven headers
-            delivered = True
-        except Exception:
-            delivered = False
-        # CRAWLER-REPORT-2, CRAWLER-STOP-3 (D13): a stop exits 143, bundle stored or not: 0 would read as done
-        return settle(code, STATUS_REPORTED if delivered else STATUS_FAILED,
-                      BUNDLE_EXIT[(delivered, STOP.requested)])
-
-    def upload_result(self, size):
-        """The result PUT, attempted once (CRAWLER-UPLOAD-*); exit 0, silent, when stored."""
-        if STOP.requested:  # CRAWLER-STOP-3: a stop before the result PUT began
-            return self.end_with_bundle(CRAWLER_CANCELLED)
-        if self.window_left() < UPLOAD_MIN_WINDOW_S:  # CRAWLER-UPLOAD-5: the store would refuse an expired URL
-            return settle(CRAWLER_UPLOAD_CAPABILITY_EXPIRED, STATUS_FAILED, EXIT_FAILED)
-
-        def body_sent():
-            STOP.abandonable = False  # CRAWLER-STOP-4: the body's last piece is going out: wait for the answer
-            if STOP.requested:  # a stop that came first, its handler perhaps cutting the connection already
-                raise StopRequested("stop requested before the last byte of the body")
-
-        try:
-            put_object(self.config, self.capability, self.result_spool.fileno(), size,
-                       on_body_sent=body_sent)  # CRAWLER-UPLOAD-2: from the spool, exact Content-Length
-        except Exception as exc:
-            action = AFTER_FAILED_RESULT_PUT[(getattr(exc, "body_sent", True), STOP.requested)]
-            if action == "cancelled-bundle":  # CRAWLER-STOP-4: an aborted body is followed by a cancelled bundle
-                return self.end_with_bundle(CRAWLER_CANCELLED)
-            if action == "cancelled-unknown":  # CRAWLER-STOP-4: fate unknown, no bundle
-                return settle(CRAWLER_CANCELLED, STATUS_FAILED, EXIT_CANCELLED)
-            # CRAWLER-UPLOAD-4 (D12): no retry, no bundle: create-only refuses a second PUT if the first was stored
-            return settle(CRAWLER_UPLOAD_FAILED, STATUS_FAILED, EXIT_FAILED)
-        return settle(None, None, EXIT_OK)  # CRAWLER-REPORT-3: success is silent, even after a stop (STOP-4)
-
-    def clean_up(self):
-        """No child, no scratch file, no secret left, whatever happened (CRAWLER-CHILD-10, CRAWLER-STREAM-3)."""
-        if PROCESS.child is not None:
-            end_child(PROCESS.child)
-            PROCESS.child = None
-        for spool in (self.source_spool, self.result_spool):
-            if spool is not None:
-                try:
-                    spool.close()  # already unlinked: closing frees the space
-                except OSError:
-                    pass
-        for buffer in list(PROCESS.secrets):
-            wipe(buffer)  # CRAWLER-SECRET-3: a buffer an error path skipped is wiped here
-
-
-# 9 main() =====================================================================
-# The argv is parsed as the upstream's argparse parses it (a platform's launch
-# line for the upstream works here too) and echoed nowhere, the stop handlers
-# go in before the first request (as PID 1 a SIGTERM with no handler is
-# ignored), and a defect in this file still ends in one status line, never a
-# traceback (CRAWLER-ARGV-1, CRAWLER-PEER-2, CRAWLER-STOP-1, CRAWLER-REPORT-5).
-
-OPTION = "--crawler-session-id"
-ARGV_REDACTED = "[redacted]"  # CRAWLER-ARGV-3: sys.argv is overwritten with this, so nothing later prints the argument
-
-USAGE = """usage: %(prog)s --crawler-session-id UUID
-       %(prog)s --help
-
-The reference crawler job.  With the platform's workload identity it redeems
-the session's single-use bootstrap, fetches the session's public source under
-the egress policy, normalises it in a networkless child and stores the result
-with one create-only signed PUT.  Silent on success; otherwise one line
-{"code":"...","status":"failed"|"reported"} on stderr.
-
-Environment:
-  MOSTLYRIGHT_CRAWLER_RESULTS_BUCKET           the bucket results go to
-  MOSTLYRIGHT_CRAWLER_BOOTSTRAP_AUDIENCE_BASE  identity audience base (https URL)
-  MOSTLYRIGHT_CRAWLER_BOOTSTRAP_URL_BASE       broker route base (https URL)
-  CLOUD_RUN_EXECUTION                          the execution name (Cloud Run sets it)
-  MOSTLYRIGHT_CRAWLER_EGRESS_POLICY            optional: the egress policy, canonical JSON
-                                               (unset: any host, port 443, public addresses)
-  MOSTLYRIGHT_CRAWLER_CHILD                    optional: absolute path of another normaliser
-  MOSTLYRIGHT_CRAWLER_BOOTSTRAP_TIMEOUT_S, _FETCH_TIMEOUT_S, _CHILD_TIMEOUT_S,
-  _UPLOAD_TIMEOUT_S                            optional: lower a timeout (seconds)
-  GCE_METADATA_HOST, STORAGE_EMULATOR_HOST     optional: metadata server, storage origin
-  SSL_CERT_FILE, TMPDIR                        CA bundle; scratch directory
-
-Exit status: 0 stored (the result, or a failure bundle), 1 failed, 2 usage
-error, 143 stopped (SIGTERM or SIGINT).  Contract: contract/crawler.md.
-""" % {"prog": PROGRAM}
-
-HELP, RUN, USAGE_ERROR = "help", "run", "usage-error"
-
-
-class _HelpAsked(Exception):
-    """-h or --help (or an abbreviation) was met: argparse's own moment, its own text replaced by USAGE."""
-
-
-class _UsageRefused(Exception):
-    """argparse refused the command line; its message, which repeats tokens, is dropped (D1)."""
-
-
-class _HelpAction(argparse.Action):
-    def __init__(self, option_strings, dest, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        raise _HelpAsked()  # as argparse's own help: acted on where it stands, whatever follows
-
-
-class _ArgumentParser(argparse.ArgumentParser):
-    """The upstream's argparse, with every message replaced by the fixed USAGE text (D1)."""
-
-    def error(self, message):
-        raise _UsageRefused()  # CRAWLER-ARGV-1 (D1): argparse's message names the tokens it refused
-
-    def exit(self, status=0, message=None):
-        raise _UsageRefused()
-
-    def print_help(self, file=None):
-        raise _HelpAsked()
-
-
-def parse_argv(tokens):
-    """(action, session id): the command lines the upstream's argparse takes (CRAWLER-ARGV-1, CRAWLER-PEER-2).
-
-    The upstream parses its one option with argparse, so a platform may
-    launch it with any form argparse takes: `--crawler-session-id=V`, a
-    unique prefix (`--crawler V`), the option twice (the last wins), `-h`
-    anywhere.  argparse itself decides, so every form and every refusal is
-    the upstream's; only what it would print is replaced (D1).
-    """
-    parser = _ArgumentParser(prog=PROGRAM, add_help=False, allow_abbrev=True)
-    parser.add_argument("-h", "--help", action=_HelpAction)
-    parser.add_argument(OPTION, dest="session_id", required=True)
-    try:
-        parsed = parser.parse_args(tokens)
-    except _HelpAsked:
-        return HELP, None
-    except _UsageRefused:
-        return USAGE_ERROR, None
-    return RUN, parsed.session_id
-
-
-def hard_exit():
-    """End the process now (CRAWLER-STOP-5): child group killed, buffers wiped, the status line once."""
-    kill_group(PROCESS.child)  # CRAWLER-CHILD-10: now, with its group; the parent-death signal is only the backstop
-    for buffer in list(PROCESS.secrets):
-        wipe(buffer)  # CRAWLER-SECRET-3: the hard exit too: no path leaves a token unwiped
-    if PROCESS.exit_code is not None:  # the outcome was already settled (and its line written)
-        os._exit(PROCESS.exit_code)
-    if not PROCESS.status_written:
-        write_all(2, canonical_bytes({"code": CRAWLER_CANCELLED, "status": STATUS_FAILED}) + b"\n")
-    os._exit(EXIT_CANCELLED)
-
-
-def exit_now():
-    """CRAWLER-STOP-5 from a signal handler: at once, or right after the status line being written."""
-    if PROCESS.settling:
-        PROCESS.exit_pending = True  # settle() exits as soon as its line and code are fixed
-        return
-    hard_exit()
-
-
-def on_stop(signum, frame):
-    """SIGTERM and SIGINT: the first stops the work, the second ends the process (CRAWLER-STOP-1, -5)."""
-    if STOP.requested:  # CRAWLER-STOP-5: a second stop ends it now
-        exit_now()
-        return
-    STOP.handle(signum, frame)  # flag; shutdown() of every in-flight socket; wake every select
-    signal.setitimer(signal.ITIMER_REAL, CANCEL_GRACE_S)  # CRAWLER-STOP-5: so does the grace running out
-
-
-def on_grace_expired(signum, frame):
-    exit_now()  # CRAWLER-STOP-5: CANCEL_GRACE_S after the first stop
-
-
-def main(argv=None):
-    """Run the job (or, in child mode, the normaliser); return the exit code.  Never raises."""
-    tokens = list(sys.argv[1:] if argv is None else argv)
-    if tokens == CHILD_ARGS:  # CRAWLER-CHILD-1 (D8): this file, started as its own normaliser
-        return normalizer_main()
-    action, session_id = parse_argv(tokens)
-    if action == HELP:
-        write_all(1, USAGE.encode("ascii"))  # CRAWLER-NODE-2: no environment, no file, no request
-        return EXIT_OK
-    if action == USAGE_ERROR:
-        write_all(2, USAGE.encode("ascii"))  # CRAWLER-ARGV-1 (D1): a fixed text, no token of the command line
-        return EXIT_USAGE
-    if argv is None:
-        sys.argv[1:] = [ARGV_REDACTED] * len(tokens)  # CRAWLER-ARGV-3: no later log prints it (cmdline still does)
-    try:
-        STOP.open()  # inside the guard: even a process out of descriptors ends in one status line
-        signal.signal(signal.SIGTERM, on_stop)  # CRAWLER-STOP-1: before the first request; honoured as PID 1
-        signal.signal(signal.SIGINT, on_stop)  # CRAWLER-STOP-1: Ctrl-C is a stop, never a traceback
-        signal.signal(signal.SIGALRM, on_grace_expired)
-        return Run(session_id).execute()
-    except BaseException:  # CRAWLER-REPORT-5 (D15): a defect in this file still ends in one status line
-        if PROCESS.exit_code is not None:
-            return PROCESS.exit_code
-        if STOP.requested:
-            return settle(CRAWLER_CANCELLED, STATUS_FAILED, EXIT_CANCELLED)
-        return settle(CRAWLER_JOB_FAILED, STATUS_FAILED, EXIT_FAILED)
 
 
 if __name__ == "__main__":  # CRAWLER-NODE-3: importing the file runs nothing

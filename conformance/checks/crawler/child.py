@@ -849,7 +849,7 @@ def _(ctx):
     problems = docs.result_problems(run.stdout, header)
     ctx.expect(not problems, expected="a result the node would accept for this input (CRAWLER-RESULT-*)",
                actual=lambda: "; ".join(problems[:4]),
-               diagnosis="the framing in section 3.1 builds the result from what normalize() yields: restate the "
+               diagnosis="the framing in section 6.7 builds the result from what normalize() yields: restate the "
                          "header, encode the rows as CRAWLER-RESULT-10's JSON lines, read the summary off them")
 
     limits = docs.default_limits()

@@ -4,6 +4,6 @@ REPLACE = [(
     '    parser.add_argument(OPTION, dest="session_id", required=True)\n',
     '    parser.add_argument(OPTION, dest="session_id", required=True)\n'
     '    if any("=" in token for token in tokens):\n'
-    '        return USAGE_ERROR, None  # one value, one token: no NAME=VALUE\n',
+    '        raise UsageError(None, USAGE, EXIT_USAGE)  # one value, one token: no NAME=VALUE\n',
 )]
 KILLS = ["argv.equals-form"]

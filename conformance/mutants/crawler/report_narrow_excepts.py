@@ -23,9 +23,9 @@ REPLACE = [(
     "                return self.end_before_capability(exc.code)\n"
     "            except ValueError:  # a malformed configuration or answer\n",
 ), (
-    "        return Run(session_id).execute()\n"
-    "    except BaseException:  # CRAWLER-REPORT-5 (D15): a defect in this file still ends in one status line\n",
-    "        return Run(session_id).execute()\n"
-    "    except CrawlerError:  # the node's own errors\n",
+    "        outcome = lifecycle(config)\n"
+    "    except BaseException as exc:  # a defect in this file still ends in the final line, never a traceback\n",
+    "        outcome = lifecycle(config)\n"
+    "    except CrawlerError as exc:  # the node's own errors\n",
 )]
 KILLS = ["report.no-traceback"]

@@ -5,7 +5,7 @@ REPLACE = [
      '    if not isinstance(value, dict) or set(value) != REQUEST_KEYS:\n'),
     ('    if not isinstance(query, dict) or not QUERY_KEYS <= set(query):\n',
      '    if not isinstance(query, dict) or set(query) != QUERY_KEYS:\n'),
-    ('    if not isinstance(limits, dict) or not set(key for key, _lo, _hi in LIMIT_RANGES) <= set(limits):\n',
-     '    if not isinstance(limits, dict) or set(limits) != set(key for key, _lo, _hi in LIMIT_RANGES):\n'),
+    ('    if not isinstance(limits, dict) or not set(key for key, _lo, _hi in limit_ranges()) <= set(limits):\n',
+     '    if not isinstance(limits, dict) or set(limits) != set(key for key, _lo, _hi in limit_ranges()):\n'),
 ]
 KILLS = ["peer.request-members", "peer.reader-pin-null"]

@@ -2,8 +2,9 @@
 certificate a trusted CA issued, for any host, is taken for the broker, the source or the store."""
 NODE = "nodes/crawler_job.py"
 REPLACE = [(
-    "        PROCESS.tls = ssl.create_default_context()\n",
-    "        PROCESS.tls = ssl.create_default_context()\n"
-    "        PROCESS.tls.check_hostname = False\n",
+    "    return ssl.create_default_context()\n",
+    "    context = ssl.create_default_context()\n"
+    "    context.check_hostname = False\n"
+    "    return context\n",
 )]
 KILLS = ["boot.tls-hostname", "fetch.tls-hostname", "upload.tls-hostname"]

@@ -2,9 +2,10 @@
 source's bytes go to whoever answers the connection."""
 NODE = "nodes/crawler_job.py"
 REPLACE = [(
-    "        PROCESS.tls = ssl.create_default_context()\n",
-    "        PROCESS.tls = ssl.create_default_context()\n"
-    "        PROCESS.tls.check_hostname = False\n"
-    "        PROCESS.tls.verify_mode = ssl.CERT_NONE\n",
+    "    return ssl.create_default_context()\n",
+    "    context = ssl.create_default_context()\n"
+    "    context.check_hostname = False\n"
+    "    context.verify_mode = ssl.CERT_NONE\n"
+    "    return context\n",
 )]
 KILLS = ["boot.tls-verified", "fetch.tls-verified", "upload.tls-verified"]

@@ -2,12 +2,12 @@
 NODE = "nodes/crawler_job.py"
 REPLACE = [(
     '            # CRAWLER-UPLOAD-4 (D12): no retry, no bundle: create-only refuses a second PUT if the first was stored\n'
-    '            return settle(CRAWLER_UPLOAD_FAILED, STATUS_FAILED, EXIT_FAILED)\n',
+    '            return Outcome(FAILED, CRAWLER_UPLOAD_FAILED)\n',
     '            body = failure_bundle(self.request, self.request_digest, CRAWLER_UPLOAD_FAILED)\n'
     '            try:\n'
     '                put_object(self.config, self.capability, body, len(body))  # tell the broker why\n'
     '            except Exception:\n'
     '                pass\n'
-    '            return settle(CRAWLER_UPLOAD_FAILED, STATUS_FAILED, EXIT_FAILED)\n',
+    '            return Outcome(FAILED, CRAWLER_UPLOAD_FAILED)\n',
 )]
 KILLS = ["upload.refused", "upload.create-only"]

@@ -2,7 +2,7 @@
 NODE = "nodes/crawler_job.py"
 REPLACE = [(
     '        if self.window_left() < UPLOAD_MIN_WINDOW_S:  # CRAWLER-UPLOAD-5: the store would refuse an expired URL\n'
-    '            return settle(CRAWLER_UPLOAD_CAPABILITY_EXPIRED, STATUS_FAILED, EXIT_FAILED)\n',
+    '            return Outcome(FAILED, CRAWLER_UPLOAD_CAPABILITY_EXPIRED)\n',
     '',
 )]
 KILLS = ["upload.expired-window"]
