@@ -395,10 +395,9 @@ class PutFailed(CrawlerError):
 # (CRAWLER-REPORT-3, CRAWLER-STOP-5); and it wipes the registered secret
 # buffers on every exit path, the hard one too (CRAWLER-SECRET-3).
 
-# CRAWLER-NODE-3: importing the file makes neither: their classes are defined in
-# section 9, which runs after this, and start_process() makes both.
-STOP = None  # the stop block's Stop: the flag, the in-flight sockets, the wakeup pipe
-PROCESS = None  # the process block's Process: secret buffers, the status line once, the hard exit
+# STOP (the stop block's flag, in-flight sockets and wakeup pipe) and PROCESS (the
+# process block's secret buffers, status line once and hard exit) are made at the
+# end of the file, after section 9 defines their classes; they open nothing there.
 # SIGALRM is the grace timer (CRAWLER-STOP-5): blocked with the stop signals while the line is written.
 STATUS_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGALRM)
 
@@ -409,13 +408,10 @@ def status_line(code, status=STATUS_FAILED):
 
 
 def start_process():
-    """STOP, PROCESS and the handlers, before the first request: as PID 1 an unhandled SIGTERM is dropped (STOP-1).
+    """The handlers, before the first request: as PID 1 an unhandled SIGTERM is dropped (STOP-1).
 
     Only Stop's wakeup pipe is opened: every wait here selects on it; the process block's would wake nobody.
     """
-    global STOP, PROCESS
-    PROCESS = Process()  # first: finish() needs it even when what follows fails
-    STOP = Stop(PROGRAM, stderr_fd=None)  # Stop's courtesy line would be a second stderr line (CRAWLER-REPORT-3)
     STOP.open()  # inside main()'s guard: even a process out of descriptors ends in one status line
     install_handlers(on_signal, signals=STATUS_SIGNALS)  # SIGINT too: Ctrl-C is a stop, never a traceback
 
@@ -3410,6 +3406,11 @@ class HttpExchange(object):
             except OSError:
                 pass
 # ---- END BLOCK transport ----
+
+# The blocks' objects (6.1 says what each is for): made here, at import, because
+# their classes are defined in section 9 above; they open nothing (CRAWLER-NODE-3).
+STOP = Stop(PROGRAM, stderr_fd=None)  # Stop's courtesy line would be a second stderr line (CRAWLER-REPORT-3)
+PROCESS = Process()
 
 
 if __name__ == "__main__":  # CRAWLER-NODE-3: importing the file runs nothing
