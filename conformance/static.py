@@ -1,7 +1,7 @@
 """Static checks on a node file, run before any contract check.
 
 They are generic (every contract has them) and report under the NODE
-section with the contract's own clause IDs, ``<PREFIX>-NODE-1..3``:
+section with the contract's own clause IDs, ``<PREFIX>-NODE-1..4``:
 
 node.stdlib  NODE-1: the file parses under the Python 3.9 grammar and imports
              only modules that every CPython from 3.9 to 3.13 ships.
@@ -11,6 +11,10 @@ node.help    NODE-2: ``--help`` with an empty environment, in an empty
 node.import  NODE-3: importing the file without running main() has no effect:
              no network, no signal handler, no thread, no process, no file
              written.
+node.edit-surface  NODE-4 (NODE-5 for scan and session, whose NODE-4 is their
+             idle cost): a copy of a reference node (a file with its KEEP line)
+             reads a name defined below the KEEP line from section 3 only when
+             the frame box that opens section 3 lists it (conformance.layout).
 
 For a node given as ``-- COMMAND`` they are SKIP: there is no file to judge.
 
@@ -33,6 +37,7 @@ import sys
 import tempfile
 
 from conformance import clauses as _clauses
+from conformance import layout
 from conformance.checks import Check, Skip
 from conformance.timeouts import SHORT_TIMEOUT_S
 
@@ -319,6 +324,34 @@ def _check_import(ctx):
                diagnosis="move every side effect into main() so the file can be imported and tested")
 
 
+# --------------------------------------------------------------------------
+# NODE-4 (scan, session: NODE-5): section 3 reaches below KEEP only through its frame
+# --------------------------------------------------------------------------
+def _check_edit_surface(ctx):
+    path = _node_file(ctx)
+    with open(path, "rb") as handle:
+        source = handle.read().decode("utf-8", "replace")
+    try:
+        surface = layout.edit_surface(source)
+    except SyntaxError:
+        raise Skip("the file does not parse (node.stdlib says where)")
+    if not surface.has_keep:
+        raise Skip("no KEEP line (%r) above a section 4: not a copy of a reference node, so there is no "
+                   "frame to hold it to" % layout.KEEP_LINE)
+    ctx.note("section 3 reads %d name(s) defined below KEEP: %s" % (
+        len(surface.reached), ", ".join(sorted(surface.reached)) or "none"))
+    ctx.note("the frame lists: %s" % (", ".join(sorted(surface.listed)) or "none"))
+    ctx.expect(surface.has_frame, expected="section 3 opens with the frame box (%s)" % ", ".join(layout.FRAME_LABELS),
+               actual="no frame box with those four labels under the banner '# 3 Your work [EDIT]'",
+               diagnosis="copy the box from the reference node's section 3 and fill in what your work calls")
+    unlisted = surface.unlisted()
+    ctx.expect(not unlisted, expected="every name section 3 reads from below KEEP is listed in 'Uses from below KEEP:'",
+               actual="; ".join("line %d reads %s" % item for item in unlisted[:6])
+               + (" (and %d more)" % (len(unlisted) - 6) if len(unlisted) > 6 else ""),
+               diagnosis="list the name in the frame, or define what your work needs above the KEEP line: "
+                         "a newer copy of the machinery may rename it")
+
+
 def _note_probe(ctx, report):
     ctx.note("probe: %d event(s), outcome %s, exit %s" % (len(report["events"]), report.get("outcome"),
                                                          report["returncode"]))
@@ -349,11 +382,16 @@ _STATIC = [
     ("node.import", 3, "MUST", "importing the file without running main() has no effect",
      "socket, open-for-write, signal, thread and process calls are recorded by an audit hook",
      "no network, no signal handler, no thread or process, no file written", _check_import),
+    ("node.edit-surface", 4, "SHOULD", "section 3 reads names below the KEEP line only through its frame",
+     "none: the file is parsed, not run",
+     "every module-level name below KEEP that section 3 reads is listed in its frame box", _check_edit_surface),
 ]
+# A contract whose NODE-4 was taken before node.edit-surface came cites the next number.
+CLAUSE_NUMBERS = {("scan", 4): 5, ("session", 4): 5}
 
 
 def checks_for(contract):
-    """The static checks for a contract, citing <PREFIX>-NODE-1..3 (levels
+    """The static checks for a contract, citing <PREFIX>-NODE-1..4 (levels
     from the contract document when it defines those clauses)."""
     prefix = _clauses.clause_prefix(contract)
     try:
@@ -362,7 +400,7 @@ def checks_for(contract):
         doc = None
     made = []
     for check_id, number, level, title, fakes, expected, run in _STATIC:
-        clause_id = "%s-NODE-%d" % (prefix, number)
+        clause_id = "%s-NODE-%d" % (prefix, CLAUSE_NUMBERS.get((contract, number), number))
         clause = doc.clauses.get(clause_id) if doc else None
         if clause is not None and clause.level in ("MUST", "SHOULD", "MAY"):
             level = clause.level

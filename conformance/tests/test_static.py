@@ -26,6 +26,38 @@ if __name__ == "__main__":
     sys.exit(main())
 '''
 
+# The shape of a reference node, cut down to what node.edit-surface reads.
+COPY = GOOD.replace('"""A good node."""', '''"""A copy of a reference node."""''').replace('''
+
+def main(argv=None):''', '''
+
+# 3 Your work [EDIT] ===========================================================
+# +- The frame -----------------------------------------------------------------
+# | Called, in order: work() once.
+# | Your code may use: the names below.
+# | Uses from below KEEP: write_all,
+# |     (nothing else)
+# | To refuse work: return 1.
+# +-----------------------------------------------------------------------------
+
+
+def work(config=None):
+    """[EDIT]"""
+    local = config
+    return write_all(1, b"x")
+
+
+# ---- Below this line: contract machinery [KEEP] ----
+# 4 Limits =====================================================================
+EXIT_DONE = 0
+
+
+def write_all(fd, data):
+    return None
+
+
+def main(argv=None):''')
+
 
 class JudgeSourceTest(unittest.TestCase):
     def test_good_source(self):
@@ -146,18 +178,33 @@ class StaticChecksTest(unittest.TestCase):
 
     def test_records(self):
         self.assertEqual([c.clauses[0] for c in self.checks.values()],
-                         ["SELFTEST-NODE-1", "SELFTEST-NODE-2", "SELFTEST-NODE-3"])
-        self.assertEqual([c.level for c in self.checks.values()], ["MUST", "SHOULD", "MUST"])
+                         ["SELFTEST-NODE-1", "SELFTEST-NODE-2", "SELFTEST-NODE-3", "SELFTEST-NODE-4"])
+        self.assertEqual([c.level for c in self.checks.values()], ["MUST", "SHOULD", "MUST", "SHOULD"])
         self.assertTrue(all(c.area == "NODE" and c.module == static.__name__ for c in self.checks.values()))
         undocumented = static.checks_for("no_document")
         self.assertEqual([c.clauses[0] for c in undocumented], ["NODOCUMENT-NODE-1", "NODOCUMENT-NODE-2",
-                                                                 "NODOCUMENT-NODE-3"])
-        self.assertEqual([c.level for c in undocumented], ["MUST", "SHOULD", "MUST"])
+                                                                 "NODOCUMENT-NODE-3", "NODOCUMENT-NODE-4"])
+        self.assertEqual([c.level for c in undocumented], ["MUST", "SHOULD", "MUST", "SHOULD"])
+        # scan and session had a NODE-4 of their own (idle cost) before the frame check came
+        self.assertEqual([c.clauses[0] for c in static.checks_for("scan") if c.id == "node.edit-surface"],
+                         ["SCAN-NODE-5"])
 
     def test_good_node_passes(self):
         results = self.verdicts(GOOD)
         self.assertEqual(dict((i, r.verdict) for i, r in results.items()),
-                         {"node.stdlib": PASS, "node.help": PASS, "node.import": PASS})
+                         {"node.stdlib": PASS, "node.help": PASS, "node.import": PASS, "node.edit-surface": SKIP})
+        self.assertIn("no KEEP line", results["node.edit-surface"].reason)
+
+    def test_edit_surface_judges_a_copy(self):
+        listed = self.verdicts(COPY)["node.edit-surface"]
+        self.assertEqual(listed.verdict, PASS, listed.actual)
+        reaching = self.verdicts(COPY.replace("    return write_all(1, b\"x\")",
+                                              "    write_all(1, b\"x\")\n    return EXIT_DONE"))["node.edit-surface"]
+        self.assertEqual(reaching.verdict, NON_STRICT)  # a SHOULD
+        self.assertIn("reads EXIT_DONE", reaching.actual)
+        boxless = self.verdicts(COPY.replace("# +- The frame", "# +- A frame"))["node.edit-surface"]
+        self.assertEqual(boxless.verdict, NON_STRICT)
+        self.assertIn("no frame box", boxless.actual)
 
     def test_bad_node_fails(self):
         source = GOOD.replace("import sys\n", "import sys\nimport yaml_not_here\n")
