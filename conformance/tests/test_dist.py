@@ -62,7 +62,7 @@ class DistTest(unittest.TestCase):
         node = os.path.join(ROOT, "nodes", "hello_node.py")
         status, out = self.run_archive("step", node, "--only", "exit.codes,node.*")
         self.assertEqual(status, 0, out)
-        self.assertIn("conformance: 4 passed, 0 failed, 0 not judged, 0 skipped", out)
+        self.assertIn("conformance: 5 passed, 0 failed, 0 not judged, 0 skipped", out)
         status, out = self.run_archive("step", "--only", "exit.codes", "--", sys.executable, node)
         self.assertEqual(status, 0, out)
         self.assertIn("1 passed, 0 failed", out)
