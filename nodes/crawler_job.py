@@ -225,11 +225,9 @@ KiB = 1024
 MiB = 1024 * KiB
 
 MAX_METADATA_IDENTITY_TOKEN_BYTES = 16 * KiB  # the metadata server's answer (CRAWLER-IDENTITY-4)
-# MAX_CRAWLER_REQUEST_BYTES is a deployment constant: section 2.
 MAX_UPLOAD_CAPABILITY_BYTES = 32 * KiB  # only a term of the next bound
 # CRAWLER-BOOT-3: the largest valid answer fits; a bigger one is refused, not buffered
 MAX_BOOTSTRAP_RESPONSE_BYTES = MAX_CRAWLER_REQUEST_BYTES + MAX_UPLOAD_CAPABILITY_BYTES + 16 * KiB
-# MAX_CRAWLER_RESULT_BYTES is a deployment constant: section 2.
 MAX_CHILD_STDERR_BYTES = 512  # an admissible child failure line (CRAWLER-CHILD-8)
 MAX_UPLOAD_RESPONSE_BYTES = 64 * KiB  # the store's answer to a PUT (CRAWLER-UPLOAD-3)
 # MAX_JSON_DEPTH (32) and MAX_SAFE_INTEGER (2^53 - 1) come with the strict_json block (section 9).
@@ -316,7 +314,6 @@ REPORT_PLACE = dict(
         CRAWLER_CHILD_INVALID, CRAWLER_CHILD_TIMEOUT, CRAWLER_NORMALIZATION_FAILED, CRAWLER_LIMIT_EXCEEDED,
         CRAWLER_UPLOAD_WINDOW_INSUFFICIENT, CRAWLER_CANCELLED, CRAWLER_JOB_FAILED)]
 )
-# CHILD_CODES, the codes a child may name (CRAWLER-CHILD-8), is a deployment constant: section 2.
 
 STATUS_FAILED = "failed"  # nothing was delivered (or the code went only to :fail)
 STATUS_REPORTED = "reported"  # a failure bundle is in the store
@@ -395,16 +392,13 @@ class PutFailed(CrawlerError):
 # sandbox, the child, the result and the upload.
 
 # 6.1 Process and output =======================================================
-# The two objects a signal handler reaches, the status line and the handlers.
-# The process block (section 9) writes the status line once and whole, even
-# when a second stop or the grace timer lands while it is being written: two
-# lines, or half of one, is a run the orchestrator cannot read
-# (CRAWLER-REPORT-3, CRAWLER-STOP-5); and it wipes the registered secret
-# buffers on every exit path, the hard one too (CRAWLER-SECRET-3).
+# The status line and the handlers.  STOP and PROCESS, the objects a handler
+# reaches, are made at the end of the file, after section 9 defines them.
+# PROCESS writes the status line once and whole, even when a second stop or the
+# grace timer lands meanwhile: two lines, or half of one, is a run the
+# orchestrator cannot read (CRAWLER-REPORT-3, CRAWLER-STOP-5); and it wipes the
+# secret buffers on every exit path, the hard one too (CRAWLER-SECRET-3).
 
-# STOP (the stop block's flag, in-flight sockets and wakeup pipe) and PROCESS (the
-# process block's secret buffers, status line once and hard exit) are made at the
-# end of the file, after section 9 defines their classes; they open nothing there.
 # SIGALRM is the grace timer (CRAWLER-STOP-5): blocked with the stop signals while the line is written.
 STATUS_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGALRM)
 
@@ -437,15 +431,10 @@ def on_signal(signum, frame):
 
 
 # 6.2 Documents and forms ======================================================
-# One JSON encoding per document, so the node, the child and the platform
-# compute the same digests, and parsers that refuse duplicate keys, floats and
-# deep nesting in linear time (contract: Canonical JSON; CRAWLER-REPORT-5): the
-# strict_json block's (section 9).  One spelling for every value that ends up
-# in a URL, a header or a route: a second spelling slips past an exact
-# comparison, a space or CR splits a request line, and a numeric host name
-# reaches an address no policy listed (CRAWLER-CONFIG-2, -4, CRAWLER-CAP-3, -5,
-# CRAWLER-FETCH-2).  The forms the session node shares are the forms block's
-# (section 9); these are the crawler's own.
+# The canonical JSON and its strict parsers (contract: Canonical JSON;
+# CRAWLER-REPORT-5) are the strict_json block's, the forms the session node
+# shares the forms block's (section 9, each saying why one spelling); these are
+# the crawler's own (CRAWLER-CONFIG-2, -4, CRAWLER-CAP-3, -5, CRAWLER-FETCH-2).
 
 _EXECUTION_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
 _SOURCE_ID_RE = re.compile(r"[a-z0-9._-]{1,128}")
@@ -757,14 +746,9 @@ def mint_identity_token(config, audience):
                 if not whole or not _JWS_RE.fullmatch(view[:count]):  # CRAWLER-IDENTITY-3: no padding, no newline
                     raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "not a compact JWS")
             return buffer, count
-    except CrawlerError:
+    except Exception as exc:
         PROCESS.wipe(buffer)
-        if STOP.should_abandon():
-            raise StopRequested("stop requested during the exchange") from None
-        raise
-    except Exception:
-        PROCESS.wipe(buffer)
-        raise exchange_failure(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, budget) from None
+        raise exchange_failure(exc, CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, budget) from None
 
 
 def bearer(token, length):
@@ -805,14 +789,9 @@ def redeem(config, token, length):
             if count == 0:  # CRAWLER-BOOT-2: an empty body
                 raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "empty answer")
             return buffer, count
-    except CrawlerError:
+    except Exception as exc:
         PROCESS.wipe(buffer)
-        if STOP.should_abandon():
-            raise StopRequested("stop requested during the exchange") from None
-        raise
-    except Exception:
-        PROCESS.wipe(buffer)
-        raise exchange_failure(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, budget) from None
+        raise exchange_failure(exc, CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, budget) from None
     finally:
         PROCESS.wipe(authorization)  # CRAWLER-SECRET-3: used once
 
@@ -865,28 +844,13 @@ def tls_context():
     return ssl.create_default_context()
 
 
-def shut(sock):
-    """End any blocked read or write on `sock` now (from any thread)."""
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except (OSError, ValueError):
-            pass
-
-
 @contextlib.contextmanager
 def http_exchange(url, budget):
-    """An open HttpExchange whose whole life, connect to last byte, is bounded by `budget`.
-
-    The transport bounds the lookup, connect and handshake; the Watchdog shuts
-    the socket when the budget runs out, which is what turns a per-read
-    timeout into an elapsed deadline (D9): a peer dripping a byte a second is
-    cut off like a silent one.
-    """
+    """An open HttpExchange whose whole life, connect to last byte, is bounded by `budget` (D9: the Watchdog)."""
     session = HttpExchange(url, STOP, timeout_s=max(0.05, budget.remaining()),
                            connect_deadline_s=budget.remaining(), budget=budget, ssl_context_factory=tls_context)
     try:
-        with Watchdog(budget, lambda: shut(session.sock)):
+        with Watchdog(budget, STOP.abandon_all):  # one exchange at a time: its socket is the ledger's only one
             session.open()
             yield session
     finally:
@@ -926,10 +890,13 @@ def read_body(response, limit, budget):
     return buffer, count
 
 
-def exchange_failure(code, budget):
-    """The failure a broken exchange stands for: a stop explains it first (CRAWLER-STOP-2)."""
+def exchange_failure(exc, code, budget):
+    """The failure a broken exchange stands for: a stop explains it first (CRAWLER-STOP-2); then the
+    exchange's own CrawlerError; anything else is `code`."""
     if STOP.should_abandon():
         return StopRequested("stop requested during the exchange")
+    if isinstance(exc, CrawlerError):
+        return exc
     return CrawlerError(code, "deadline" if budget.expired() else "transport error")
 
 
@@ -964,14 +931,7 @@ def write_all_checked(fd, view):
 
 def read_spool(fd, size):
     """The whole spool, at most MAX_CRAWLER_RESULT_BYTES (CRAWLER-STREAM-2 allows this one copy)."""
-    parts, offset = [], 0
-    while offset < size:
-        chunk = os.pread(fd, size - offset, offset)
-        if not chunk:
-            break
-        parts.append(chunk)
-        offset += len(chunk)
-    return b"".join(parts)
+    return b"".join(body_pieces(fd, size))
 
 
 # 6.7 Child framing ============================================================
@@ -1146,7 +1106,6 @@ CHILD_MODES = ((tuple(CHILD_ARGS), normalizer_main),)  # CRAWLER-CHILD-1 (D8): t
 BOOTSTRAP_SCHEMA = "mostlyright-crawler-bootstrap.v1"
 BOOTSTRAP_KEYS = frozenset(("schema_version", "crawler_session_id", "request", "upload_capability"))
 
-# REQUEST_SCHEMA is a deployment constant: section 2.
 ADAPTER_ID = "public.https"
 ADAPTER_VERSION = "1.0.0"
 DATA_FORMATS = ("csv", "jsonl")
@@ -1177,7 +1136,6 @@ SIGNED_HEADERS = ("content-type;host;x-goog-content-length-range;x-goog-content-
                   "x-goog-meta-mostlyright-egress-policy;x-goog-meta-mostlyright-request-digest")
 SIGNING_ALGORITHM = "GOOG4-RSA-SHA256"
 RESULT_OBJECT_PREFIX = "crawler-quarantine/v2/"
-# RESULT_MEDIA_TYPE is a deployment constant: section 2.
 
 Capability = collections.namedtuple("Capability", "session_id path query headers window_end")
 
@@ -1652,7 +1610,6 @@ def prepare_sandbox():
 # stderr, a deadline, and its group killed and reaped on every path
 # (CRAWLER-CHILD-2, -3, -6, -7, -10).
 
-# CHILD_ARGS is the child framing's (section 6.7); CHILD_ATTESTATION_ENV is a deployment constant: section 2.
 CHILD_THREAD_PINS = (  # the seccomp filter denies clone: native libraries must not start threads
     ("JE_ARROW_MALLOC_CONF", "background_thread:false"),
     ("MKL_NUM_THREADS", "1"),
@@ -1855,15 +1812,7 @@ class ChildPipes(object):
 
 
 def drive_child(proc, header, source_fd, source_size, result_fd, deadline):
-    """Feed, drain and watch the child in one thread, until it exits or must be killed.
-
-    ChildPipes writes the header and the spooled source to stdin in
-    IO_CHUNK_BYTES blocks, spools stdout and keeps stderr in memory, one
-    handler per stream; before each wait its watch() looks at the stop, the
-    deadline and the child's exit (CRAWLER-CHILD-5..7, CRAWLER-STOP-1).
-    Returns (stdout size, stderr bytes, overflow); raises StopRequested or
-    CHILD_TIMEOUT.  The caller kills and reaps in every case.
-    """
+    """(stdout size, stderr bytes, overflow) once the child exits or must be killed; the caller kills and reaps."""
     pipes = ChildPipes(proc, header, source_fd, source_size, result_fd)
     try:
         pipes.register(STOP.wait_fd())
@@ -1917,7 +1866,6 @@ def judge_child(output):
 
 RECEIPT_SCHEMA = "hosted-public-https-acquisition-receipt.v3"
 OBSERVATION_SCHEMA = "hosted-public-https-source-observation.v3"
-# RESULT_SCHEMA is a deployment constant: section 2.
 NORMALIZED_MEDIA_TYPE = "application/x-ndjson"
 
 RESULT_KEYS = frozenset(("schema_version", "request_digest", "source_id", "adapter_id", "adapter_version",
@@ -2059,8 +2007,6 @@ def check_result(data, request, request_digest, retrieval, clean_room):
 # instead of reporting a cancellation over a stored result (CRAWLER-STOP-4).
 # The failure bundle goes through the same capability (CRAWLER-REPORT-2).
 
-# FAILURE_SCHEMA is a deployment constant: section 2.
-
 
 def body_pieces(body, size):
     """The PUT body in pieces: `body` itself when it is bytes, else `size` bytes of a spool fd."""
@@ -2150,9 +2096,8 @@ def failure_bundle(request, request_digest, code):
 
 # 7 Lifecycle ==================================================================
 # One Run, bootstrap to outcome, then finish(): the status line and the exit
-# status.  Where a failure goes depends on how far the run got, and every path
-# ends in one outcome: a failure reported in the wrong place reaches nobody,
-# and one reported twice contradicts itself (CRAWLER-REPORT-1..4).
+# status.  A failure reported in the wrong place reaches nobody, and one
+# reported twice contradicts itself (CRAWLER-REPORT-1..4).
 
 
 class Run(object):
@@ -2182,7 +2127,7 @@ class Run(object):
         """Run every phase; return the Outcome.  Never raises for anything a peer or child does."""
         try:
             try:
-                self.check_stop()
+                STOP.check("the bootstrap")  # abandonable until the bundle or the result's last byte
                 self.bootstrap()
             except CrawlerError as exc:
                 return self.end_before_capability(exc.code)
@@ -2197,10 +2142,6 @@ class Run(object):
             return self.upload_result(result_size)
         finally:
             self.clean_up()
-
-    def check_stop(self):
-        if STOP.requested:
-            raise StopRequested("stop requested between phases")
 
     def window_left(self):
         """Seconds left of the upload window (CRAWLER-CAP-8): wall clock, as the store judges it."""
@@ -2251,7 +2192,7 @@ class Run(object):
     def crawl(self):
         """Checks before the fetch, the fetch, the child, the result binding: the result's size."""
         config, request = self.config, self.request
-        self.check_stop()  # CRAWLER-STOP-3: a stop since the capability validated ends here, in a cancelled bundle
+        STOP.check("the fetch")  # CRAWLER-STOP-3: a stop since the capability validated ends here, in a cancelled bundle
         argv = child_argv(config.child_pin, node_file())  # CRAWLER-CHILD-1: found before the fetch
         sandbox = prepare_sandbox()  # CRAWLER-CHILD-4 (D16): a child never runs without it, so no fetch either
         attestation = config.policy.attestation  # None under the network's policy (D18): nothing to compare
@@ -2261,7 +2202,7 @@ class Run(object):
         fetch_deadline = Deadline(self.work_budget(config.timeouts.fetch))  # CRAWLER-FETCH-7: keeps the PUT's reserve
         self.source_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-1: a source in memory risks an OOM kill
         retrieval = self.fetch(fetch_deadline)
-        self.check_stop()
+        STOP.check("the child")
         child_deadline = Deadline(self.work_budget(config.timeouts.child))  # CRAWLER-CHILD-7: keeps the PUT's reserve
         self.result_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-2: stdout drained as it comes, sent from here
         output = self.run_child(argv, sandbox, retrieval, child_deadline)
@@ -2308,7 +2249,7 @@ class Run(object):
         }) + b"\n"
         if not join_helper_threads(HELPER_THREAD_JOIN_S):  # a preexec_fn after fork is safe only single-threaded
             raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "a helper thread is still alive")
-        self.check_stop()
+        STOP.check("the child")
         proc = spawn_child(argv, child_environment(request["egress_policy_attestation"]), sandbox)
         self.child = proc
         try:
