@@ -208,14 +208,11 @@ def read_jsonl(source):
 # ---- Below this line: contract machinery [KEEP] ----
 
 # 4 Limits =====================================================================
-# Every number the contract fixes, with its unit and its reason.  The bounds
-# keep a hostile broker, source, store or child from making the node read,
-# buffer or wait without end; a `# CONTRACT:` line under one says which clause
-# breaks when it is changed.  Wire names and document keys sit with the
-# section that uses them.
+# Every number the contract fixes, with its unit and its reason: the bounds keep
+# a hostile broker, source, store or child from making the node read, buffer or
+# wait without end; a `# CONTRACT:` line says which clause breaks when one changes.
 
 KiB = 1024
-MiB = 1024 * KiB
 
 MAX_METADATA_IDENTITY_TOKEN_BYTES = 16 * KiB  # the metadata server's answer (CRAWLER-IDENTITY-4)
 MAX_UPLOAD_CAPABILITY_BYTES = 32 * KiB  # only a term of the next bound
@@ -348,11 +345,9 @@ AFTER_FAILED_RESULT_PUT = {
 class CrawlerError(Exception):
     """Root of every failure the node reports; `code` is the contract's code.
 
-    The exception's text is its code: `detail` is a fixed phrase for whoever
-    steps through this in a debugger, and is never printed, sent or stored.
-    No URL, host, token, child output or exception text is ever put in one
-    (CRAWLER-REPORT-6).  A stop is the stop block's StopRequested, not one of
-    these: it is reported as CRAWLER_CANCELLED whatever was cut.
+    Its text is its code (section 5's reason); `detail`, a fixed phrase for a
+    debugger, is never printed, sent or stored.  A stop is the stop block's
+    StopRequested, reported as CRAWLER_CANCELLED whatever was cut.
     """
 
     def __init__(self, code, detail=""):
@@ -379,10 +374,8 @@ class PutFailed(CrawlerError):
 
 
 # 6 Protocol ===================================================================
-# The contract's protocol: what every later part uses first (6.1 to 6.8, the
-# same topics under the same numbers in every node), then the crawler's own, in
-# the order a run goes through them: the bootstrap documents, the fetch, the
-# sandbox, the child, the result and the upload.
+# First what every later part uses (6.1 to 6.8, numbered alike in every node),
+# then the crawler's own, in the order a run goes through them.
 
 # 6.1 Process and output =======================================================
 # The status line and the handlers.  STOP and PROCESS, the objects a handler
@@ -582,13 +575,8 @@ def check_timeouts(environ):
 
 
 def load_config(environ, session_id):
-    """Every start-up check, in the order CRAWLER-CONFIG-7 fixes; the first failure names the code.
-
-    The one place the environment is read.  Process hardening sits second in
-    that order, so it happens here too.  Proxy variables and credential files
-    are never read (CRAWLER-CONFIG-8): http.client has no proxy support, and
-    authority comes only from the identity token and the capability.
-    """
+    """Every start-up check, in the order CRAWLER-CONFIG-7 fixes (process hardening second, so here too);
+    the first failure names the code.  The one place the environment is read (CONFIG-8: see 6.3)."""
     def invalid(what):
         return CrawlerError(CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID, what)
 
@@ -665,11 +653,9 @@ class _ArgumentParser(argparse.ArgumentParser):
 def parse_argv(tokens):
     """The session id, or None for help: the command lines the upstream's argparse takes (CRAWLER-ARGV-1, CRAWLER-PEER-2).
 
-    The upstream parses its one option with argparse, so a platform may
-    launch it with any form argparse takes: `--crawler-session-id=V`, a
-    unique prefix (`--crawler V`), the option twice (the last wins), `-h`
-    anywhere.  argparse itself decides, so every form and every refusal is
-    the upstream's; only what it would print is replaced (D1).
+    argparse itself decides (`--crawler-session-id=V`, `--crawler V`, the last
+    of two, `-h` anywhere), so every form and refusal is the upstream's; only
+    what it would print is replaced (D1).
     """
     parser = _ArgumentParser(prog=PROGRAM, add_help=True, allow_abbrev=True)
     parser.add_argument(OPTION, dest="session_id", required=True)
@@ -790,11 +776,7 @@ def redeem(config, token, length):
 
 
 def report_failure(config, code):
-    """The :fail report, once, best effort (CRAWLER-FAIL-1, -2); True when delivered.
-
-    Nothing it returns changes the outcome: the status line and exit status
-    are the same whether the broker heard it or not.
-    """
+    """The :fail report, once, best effort (CRAWLER-FAIL-1, -2): True when delivered, the outcome the same either way."""
     if REPORT_PLACE.get(code) != FAIL_ROUTE:  # CRAWLER-FAIL-1: only three codes, ever
         return False
     token = authorization = None
@@ -825,10 +807,8 @@ def report_failure(config, code):
 # 6.5 HTTP exchanges ===========================================================
 # Each exchange with the metadata server, the broker or the store runs under
 # one elapsed deadline whose watchdog shuts the socket: with per-read timeouts
-# a peer that drips a byte a second holds the node for ever (D9).  An answer
-# is read into one bounded buffer that can be wiped, and one cut short is
-# never taken for whole (CRAWLER-SECRET-3).  The source is fetched its own
-# way (section 6.10).
+# a peer that drips a byte a second holds the node for ever (D9).  The source
+# is fetched its own way (section 6.10).
 
 
 @functools.lru_cache(maxsize=None)
@@ -858,13 +838,11 @@ def announced_length(response):
 
 
 def read_body(response, limit, budget):
-    """(buffer, count): at most limit + 1 body bytes, in one buffer allocated up front.
+    """(buffer, count): at most limit + 1 body bytes, in one buffer registered up front.
 
-    One buffer, registered at once, so a token or a signed URL never lies
-    about in chunk objects nobody can wipe, and a hard exit mid-read still
-    wipes it (CRAWLER-SECRET-3).  A body that ends before its Content-Length,
-    or that a stop or the deadline cut (both look like an end of file),
-    raises OSError: a truncated token or document is never taken for whole.
+    No chunk object nobody can wipe, and a hard exit mid-read still wipes it
+    (CRAWLER-SECRET-3).  A body that ends before its Content-Length, or that a
+    stop or the deadline cut (each reads as an end of file), raises OSError.
     """
     declared = announced_length(response)
     buffer = PROCESS.hold_secret(bytearray(limit + 1))
@@ -899,11 +877,9 @@ def exchange_failure(exc, code, budget):
 
 
 def make_spool(directory):
-    """An unlinked, 0600 scratch file under TMPDIR (CRAWLER-STREAM-1, -3).
+    """An unlinked, 0600 scratch file under TMPDIR (CRAWLER-STREAM-1, -3): nothing to clean up, even after SIGKILL.
 
-    TemporaryFile gives a file that never has a name where O_TMPFILE works,
-    and one unlinked at once where it does not: nothing to clean up, even
-    after SIGKILL.
+    TemporaryFile: nameless where O_TMPFILE works, else unlinked at once.
     """
     return tempfile.TemporaryFile(mode="w+b", buffering=0, prefix="crawler-", dir=directory)
 
@@ -930,12 +906,10 @@ def read_spool(fd, size):
 # 6.7 Child framing ============================================================
 # Child mode: this file, started by the node as its own normaliser
 # (CRAWLER-CHILD-1, D8), reads the normalisation input on stdin and writes the
-# result on stdout.  The framing around normalize() keeps that protocol
-# whatever normalize() yields: a limit gives its own code rather than a result
+# result on stdout.  The framing around normalize() (section 3) keeps that
+# protocol whatever it yields: a limit gives its own code rather than a result
 # the node would refuse, the input must match its header, and the summary is
 # computed from the content it describes (CRAWLER-CHILD-11, CRAWLER-RESULT-10).
-# Edit normalize() in section 3, not this; the result's names and keys are in
-# section 6.13, where the node checks what this writes.
 
 CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]  # CRAWLER-CHILD-1: the child protocol's argv tail
 
@@ -1093,8 +1067,8 @@ CHILD_MODES = ((tuple(CHILD_ARGS), normalizer_main),)  # CRAWLER-CHILD-1 (D8): t
 # before any fetch: a fault found only at the PUT wastes the crawl, and a
 # capability read loosely could send the result, or the signed URL, elsewhere
 # (CRAWLER-BOOT-4, -5, CRAWLER-CAP-1..9).  The bootstrap and the capability
-# have exact key sets, as the upstream compares them; the crawl request keeps
-# members this node does not read, bound by its digest (CRAWLER-PEER-1).
+# have exact key sets, as the upstream compares them; the request keeps what
+# it does not know (CRAWLER-PEER-1).
 
 BOOTSTRAP_SCHEMA = "mostlyright-crawler-bootstrap.v1"
 BOOTSTRAP_KEYS = frozenset(("schema_version", "crawler_session_id", "request", "upload_capability"))
@@ -1137,10 +1111,8 @@ def check_request(value):
     """The crawl request (CRAWLER-BOOT-5): the members this node reads, each in shape; else False.
 
     Members it does not know are left in, at every level (CRAWLER-PEER-1,
-    D25): the upstream keeps `query` as a free mapping it reads with .get(),
-    and a later broker may add members.  Nothing is lost by leaving them: the
-    request's digest is taken over its whole canonical encoding, unknown
-    members included, and the child is given the whole request.
+    D25): the upstream reads `query` with .get(), and a later broker may add
+    members; the digest covers them and the child is given the whole request.
     """
     if not isinstance(value, dict) or not REQUEST_KEYS <= set(value):
         return False
@@ -1406,9 +1378,7 @@ def checked_addresses(infos, policy):
 def connect_checked(source, addresses, deadline, context):
     """(TLS socket, peer address): a verified connection to the first checked address that answers.
 
-    CRAWLER-FETCH-3: the connection goes to an address that was checked (the
-    host is not looked up again, so DNS rebinding has nothing to rebind),
-    while SNI and certificate verification use the host name.
+    CRAWLER-FETCH-3: the host is not looked up again (DNS rebinding); SNI and the certificate use its name.
     """
     target = Target("https", source.host, source.port, source.request_target)
     sock = open_socket(target, STOP, deadline, context, addresses=addresses)
@@ -1542,9 +1512,6 @@ def fetch_source(request, policy, deadline, spool_fd):
 # or start a process and use the node's network.  Where the filter cannot be
 # installed no child runs, and so nothing is fetched (CRAWLER-CHILD-4, D16).
 
-# The prctl numbers, the per-architecture tables and the filter program are the
-# seccomp block's (section 9); installing it in the child is this section's.
-
 
 class Sandbox(object):
     """Everything the child's preexec_fn needs, built before the fork.
@@ -1647,8 +1614,7 @@ def child_environment(attestation):
 def join_helper_threads(bound_s):
     """True once this is the only thread: fork with a preexec_fn is safe only then.
 
-    The transport's lookup threads and the watchdogs' timers end on their own
-    once their call returned; this waits (briefly) for them to be gone.
+    The transport's lookup threads and the watchdogs' timers end on their own; this waits for them.
     """
     until = time.monotonic() + bound_s
     for thread in threading.enumerate():
@@ -1707,16 +1673,12 @@ def end_child(proc):
 
 
 class ChildPipes(object):
-    """The child's stdin, stdout and stderr on one selector: one handler per stream.
+    """The child's stdin, stdout and stderr on one selector, one handler per stream (as Popen._communicate).
 
-    Laid out as CPython's subprocess.Popen._communicate (POSIX): one
-    selector holds the pipes still open, each ready one gets one bounded
-    write or read, and a stream that ends is unregistered; here each
-    stream's branch is its own method, registered as the selector key's
-    data.  Unlike communicate(), stdin is fed from the spool in
-    IO_CHUNK_BYTES blocks, stdout goes to a spool as it comes, and an output
-    past its bound sets `overflow`, which ends the loop so the caller kills
-    the child at once (CRAWLER-CHILD-5, -6, CRAWLER-STREAM-1, -2).
+    Unlike communicate(), stdin is fed from the spool in blocks, stdout is
+    spooled as it comes, and an output past its bound sets `overflow`, which
+    ends the loop so the caller kills the child at once (CRAWLER-CHILD-5, -6,
+    CRAWLER-STREAM-1, -2).
     """
 
     def __init__(self, proc, header, source_fd, source_size, result_fd):
@@ -2020,11 +1982,10 @@ def send_body(sock, body, size, before_last_byte):
 
     Every byte but the last goes out while a stop may still cut the
     connection: the store commits nothing shorter than the Content-Length.
-    `before_last_byte()` runs just before the last byte is sent; it may raise
-    to keep that byte back. From then on the store may hold the whole body,
-    so a stop must wait for the answer. Were that moment taken after the last
-    send instead, a stop landing in between would abort a PUT the store then
-    commits, and the node would report a cancellation over a stored result.
+    `before_last_byte()` runs just before the last byte is sent (it may raise
+    to keep it back): taken after the last send instead, a stop landing in
+    between would abort a PUT the store then commits, and the node would
+    report a cancellation over a stored result.
     """
     sent = 0
     for piece in body_pieces(body, size):
@@ -2340,10 +2301,8 @@ def finish(outcome):
 
 
 # 8 main() =====================================================================
-# The same entry point in every node: the child mode its command line names,
-# the configuration read once (a usage error is exit 2, a start-up check's
-# failure its status line and exit 1), the handlers, the run, and the outcome
-# made the status line and the exit status (CRAWLER-ARGV-1, CRAWLER-STOP-1,
+# The same entry point in every node.  A usage error is exit 2, a start-up
+# check's failure its status line and exit 1 (CRAWLER-ARGV-1, CRAWLER-STOP-1,
 # CRAWLER-REPORT-5).
 
 USAGE = """usage: %(prog)s --crawler-session-id UUID
