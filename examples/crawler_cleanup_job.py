@@ -208,21 +208,16 @@ def read_jsonl(source):
 # ---- Below this line: contract machinery [KEEP] ----
 
 # 4 Limits =====================================================================
-# Every number the contract fixes, with its unit and its reason.  The bounds
-# keep a hostile broker, source, store or child from making the node read,
-# buffer or wait without end; a `# CONTRACT:` line under one says which clause
-# breaks when it is changed.  Wire names and document keys sit with the
-# section that uses them.
+# Every number the contract fixes, with its unit and its reason: the bounds keep
+# a hostile broker, source, store or child from making the node read, buffer or
+# wait without end; a `# CONTRACT:` line says which clause breaks when one changes.
 
 KiB = 1024
-MiB = 1024 * KiB
 
 MAX_METADATA_IDENTITY_TOKEN_BYTES = 16 * KiB  # the metadata server's answer (CRAWLER-IDENTITY-4)
-# MAX_CRAWLER_REQUEST_BYTES is a deployment constant: section 2.
 MAX_UPLOAD_CAPABILITY_BYTES = 32 * KiB  # only a term of the next bound
 # CRAWLER-BOOT-3: the largest valid answer fits; a bigger one is refused, not buffered
 MAX_BOOTSTRAP_RESPONSE_BYTES = MAX_CRAWLER_REQUEST_BYTES + MAX_UPLOAD_CAPABILITY_BYTES + 16 * KiB
-# MAX_CRAWLER_RESULT_BYTES is a deployment constant: section 2.
 MAX_CHILD_STDERR_BYTES = 512  # an admissible child failure line (CRAWLER-CHILD-8)
 MAX_UPLOAD_RESPONSE_BYTES = 64 * KiB  # the store's answer to a PUT (CRAWLER-UPLOAD-3)
 # MAX_JSON_DEPTH (32) and MAX_SAFE_INTEGER (2^53 - 1) come with the strict_json block (section 9).
@@ -309,7 +304,6 @@ REPORT_PLACE = dict(
         CRAWLER_CHILD_INVALID, CRAWLER_CHILD_TIMEOUT, CRAWLER_NORMALIZATION_FAILED, CRAWLER_LIMIT_EXCEEDED,
         CRAWLER_UPLOAD_WINDOW_INSUFFICIENT, CRAWLER_CANCELLED, CRAWLER_JOB_FAILED)]
 )
-# CHILD_CODES, the codes a child may name (CRAWLER-CHILD-8), is a deployment constant: section 2.
 
 STATUS_FAILED = "failed"  # nothing was delivered (or the code went only to :fail)
 STATUS_REPORTED = "reported"  # a failure bundle is in the store
@@ -351,11 +345,9 @@ AFTER_FAILED_RESULT_PUT = {
 class CrawlerError(Exception):
     """Root of every failure the node reports; `code` is the contract's code.
 
-    The exception's text is its code: `detail` is a fixed phrase for whoever
-    steps through this in a debugger, and is never printed, sent or stored.
-    No URL, host, token, child output or exception text is ever put in one
-    (CRAWLER-REPORT-6).  A stop is the stop block's StopRequested, not one of
-    these: it is reported as CRAWLER_CANCELLED whatever was cut.
+    Its text is its code (section 5's reason); `detail`, a fixed phrase for a
+    debugger, is never printed, sent or stored.  A stop is the stop block's
+    StopRequested, reported as CRAWLER_CANCELLED whatever was cut.
     """
 
     def __init__(self, code, detail=""):
@@ -382,22 +374,17 @@ class PutFailed(CrawlerError):
 
 
 # 6 Protocol ===================================================================
-# The contract's protocol: what every later part uses first (6.1 to 6.8, the
-# same topics under the same numbers in every node), then the crawler's own, in
-# the order a run goes through them: the bootstrap documents, the fetch, the
-# sandbox, the child, the result and the upload.
+# First what every later part uses (6.1 to 6.8, numbered alike in every node),
+# then the crawler's own, in the order a run goes through them.
 
 # 6.1 Process and output =======================================================
-# The two objects a signal handler reaches, the status line and the handlers.
-# The process block (section 9) writes the status line once and whole, even
-# when a second stop or the grace timer lands while it is being written: two
-# lines, or half of one, is a run the orchestrator cannot read
-# (CRAWLER-REPORT-3, CRAWLER-STOP-5); and it wipes the registered secret
-# buffers on every exit path, the hard one too (CRAWLER-SECRET-3).
+# The status line and the handlers.  STOP and PROCESS, the objects a handler
+# reaches, are made at the end of the file, after section 9 defines them.
+# PROCESS writes the status line once and whole, even when a second stop or the
+# grace timer lands meanwhile: two lines, or half of one, is a run the
+# orchestrator cannot read (CRAWLER-REPORT-3, CRAWLER-STOP-5); and it wipes the
+# secret buffers on every exit path, the hard one too (CRAWLER-SECRET-3).
 
-# STOP (the stop block's flag, in-flight sockets and wakeup pipe) and PROCESS (the
-# process block's secret buffers, status line once and hard exit) are made at the
-# end of the file, after section 9 defines their classes; they open nothing there.
 # SIGALRM is the grace timer (CRAWLER-STOP-5): blocked with the stop signals while the line is written.
 STATUS_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGALRM)
 
@@ -430,15 +417,10 @@ def on_signal(signum, frame):
 
 
 # 6.2 Documents and forms ======================================================
-# One JSON encoding per document, so the node, the child and the platform
-# compute the same digests, and parsers that refuse duplicate keys, floats and
-# deep nesting in linear time (contract: Canonical JSON; CRAWLER-REPORT-5): the
-# strict_json block's (section 9).  One spelling for every value that ends up
-# in a URL, a header or a route: a second spelling slips past an exact
-# comparison, a space or CR splits a request line, and a numeric host name
-# reaches an address no policy listed (CRAWLER-CONFIG-2, -4, CRAWLER-CAP-3, -5,
-# CRAWLER-FETCH-2).  The forms the session node shares are the forms block's
-# (section 9); these are the crawler's own.
+# The canonical JSON and its strict parsers (contract: Canonical JSON;
+# CRAWLER-REPORT-5) are the strict_json block's, the forms the session node
+# shares the forms block's (section 9, each saying why one spelling); these are
+# the crawler's own (CRAWLER-CONFIG-2, -4, CRAWLER-CAP-3, -5, CRAWLER-FETCH-2).
 
 _EXECUTION_RE = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
 _SOURCE_ID_RE = re.compile(r"[a-z0-9._-]{1,128}")
@@ -593,13 +575,8 @@ def check_timeouts(environ):
 
 
 def load_config(environ, session_id):
-    """Every start-up check, in the order CRAWLER-CONFIG-7 fixes; the first failure names the code.
-
-    The one place the environment is read.  Process hardening sits second in
-    that order, so it happens here too.  Proxy variables and credential files
-    are never read (CRAWLER-CONFIG-8): http.client has no proxy support, and
-    authority comes only from the identity token and the capability.
-    """
+    """Every start-up check, in the order CRAWLER-CONFIG-7 fixes (process hardening second, so here too);
+    the first failure names the code.  The one place the environment is read (CONFIG-8: see 6.3)."""
     def invalid(what):
         return CrawlerError(CRAWLER_BOOTSTRAP_CONFIGURATION_INVALID, what)
 
@@ -676,11 +653,9 @@ class _ArgumentParser(argparse.ArgumentParser):
 def parse_argv(tokens):
     """The session id, or None for help: the command lines the upstream's argparse takes (CRAWLER-ARGV-1, CRAWLER-PEER-2).
 
-    The upstream parses its one option with argparse, so a platform may
-    launch it with any form argparse takes: `--crawler-session-id=V`, a
-    unique prefix (`--crawler V`), the option twice (the last wins), `-h`
-    anywhere.  argparse itself decides, so every form and every refusal is
-    the upstream's; only what it would print is replaced (D1).
+    argparse itself decides (`--crawler-session-id=V`, `--crawler V`, the last
+    of two, `-h` anywhere), so every form and refusal is the upstream's; only
+    what it would print is replaced (D1).
     """
     parser = _ArgumentParser(prog=PROGRAM, add_help=True, allow_abbrev=True)
     parser.add_argument(OPTION, dest="session_id", required=True)
@@ -750,14 +725,9 @@ def mint_identity_token(config, audience):
                 if not whole or not _JWS_RE.fullmatch(view[:count]):  # CRAWLER-IDENTITY-3: no padding, no newline
                     raise CrawlerError(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, "not a compact JWS")
             return buffer, count
-    except CrawlerError:
+    except Exception as exc:
         PROCESS.wipe(buffer)
-        if STOP.should_abandon():
-            raise StopRequested("stop requested during the exchange") from None
-        raise
-    except Exception:
-        PROCESS.wipe(buffer)
-        raise exchange_failure(CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, budget) from None
+        raise exchange_failure(exc, CRAWLER_WORKLOAD_IDENTITY_UNAVAILABLE, budget) from None
 
 
 def bearer(token, length):
@@ -798,24 +768,15 @@ def redeem(config, token, length):
             if count == 0:  # CRAWLER-BOOT-2: an empty body
                 raise CrawlerError(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, "empty answer")
             return buffer, count
-    except CrawlerError:
+    except Exception as exc:
         PROCESS.wipe(buffer)
-        if STOP.should_abandon():
-            raise StopRequested("stop requested during the exchange") from None
-        raise
-    except Exception:
-        PROCESS.wipe(buffer)
-        raise exchange_failure(CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, budget) from None
+        raise exchange_failure(exc, CRAWLER_BOOTSTRAP_REDEMPTION_FAILED, budget) from None
     finally:
         PROCESS.wipe(authorization)  # CRAWLER-SECRET-3: used once
 
 
 def report_failure(config, code):
-    """The :fail report, once, best effort (CRAWLER-FAIL-1, -2); True when delivered.
-
-    Nothing it returns changes the outcome: the status line and exit status
-    are the same whether the broker heard it or not.
-    """
+    """The :fail report, once, best effort (CRAWLER-FAIL-1, -2): True when delivered, the outcome the same either way."""
     if REPORT_PLACE.get(code) != FAIL_ROUTE:  # CRAWLER-FAIL-1: only three codes, ever
         return False
     token = authorization = None
@@ -846,10 +807,8 @@ def report_failure(config, code):
 # 6.5 HTTP exchanges ===========================================================
 # Each exchange with the metadata server, the broker or the store runs under
 # one elapsed deadline whose watchdog shuts the socket: with per-read timeouts
-# a peer that drips a byte a second holds the node for ever (D9).  An answer
-# is read into one bounded buffer that can be wiped, and one cut short is
-# never taken for whole (CRAWLER-SECRET-3).  The source is fetched its own
-# way (section 6.10).
+# a peer that drips a byte a second holds the node for ever (D9).  The source
+# is fetched its own way (section 6.10).
 
 
 @functools.lru_cache(maxsize=None)
@@ -858,28 +817,13 @@ def tls_context():
     return ssl.create_default_context()
 
 
-def shut(sock):
-    """End any blocked read or write on `sock` now (from any thread)."""
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except (OSError, ValueError):
-            pass
-
-
 @contextlib.contextmanager
 def http_exchange(url, budget):
-    """An open HttpExchange whose whole life, connect to last byte, is bounded by `budget`.
-
-    The transport bounds the lookup, connect and handshake; the Watchdog shuts
-    the socket when the budget runs out, which is what turns a per-read
-    timeout into an elapsed deadline (D9): a peer dripping a byte a second is
-    cut off like a silent one.
-    """
+    """An open HttpExchange whose whole life, connect to last byte, is bounded by `budget` (D9: the Watchdog)."""
     session = HttpExchange(url, STOP, timeout_s=max(0.05, budget.remaining()),
                            connect_deadline_s=budget.remaining(), budget=budget, ssl_context_factory=tls_context)
     try:
-        with Watchdog(budget, lambda: shut(session.sock)):
+        with Watchdog(budget, STOP.abandon_all):  # one exchange at a time: its socket is the ledger's only one
             session.open()
             yield session
     finally:
@@ -894,13 +838,11 @@ def announced_length(response):
 
 
 def read_body(response, limit, budget):
-    """(buffer, count): at most limit + 1 body bytes, in one buffer allocated up front.
+    """(buffer, count): at most limit + 1 body bytes, in one buffer registered up front.
 
-    One buffer, registered at once, so a token or a signed URL never lies
-    about in chunk objects nobody can wipe, and a hard exit mid-read still
-    wipes it (CRAWLER-SECRET-3).  A body that ends before its Content-Length,
-    or that a stop or the deadline cut (both look like an end of file),
-    raises OSError: a truncated token or document is never taken for whole.
+    No chunk object nobody can wipe, and a hard exit mid-read still wipes it
+    (CRAWLER-SECRET-3).  A body that ends before its Content-Length, or that a
+    stop or the deadline cut (each reads as an end of file), raises OSError.
     """
     declared = announced_length(response)
     buffer = PROCESS.hold_secret(bytearray(limit + 1))
@@ -919,10 +861,13 @@ def read_body(response, limit, budget):
     return buffer, count
 
 
-def exchange_failure(code, budget):
-    """The failure a broken exchange stands for: a stop explains it first (CRAWLER-STOP-2)."""
+def exchange_failure(exc, code, budget):
+    """The failure a broken exchange stands for: a stop explains it first (CRAWLER-STOP-2); then the
+    exchange's own CrawlerError; anything else is `code`."""
     if STOP.should_abandon():
         return StopRequested("stop requested during the exchange")
+    if isinstance(exc, CrawlerError):
+        return exc
     return CrawlerError(code, "deadline" if budget.expired() else "transport error")
 
 
@@ -932,11 +877,9 @@ def exchange_failure(code, budget):
 
 
 def make_spool(directory):
-    """An unlinked, 0600 scratch file under TMPDIR (CRAWLER-STREAM-1, -3).
+    """An unlinked, 0600 scratch file under TMPDIR (CRAWLER-STREAM-1, -3): nothing to clean up, even after SIGKILL.
 
-    TemporaryFile gives a file that never has a name where O_TMPFILE works,
-    and one unlinked at once where it does not: nothing to clean up, even
-    after SIGKILL.
+    TemporaryFile: nameless where O_TMPFILE works, else unlinked at once.
     """
     return tempfile.TemporaryFile(mode="w+b", buffering=0, prefix="crawler-", dir=directory)
 
@@ -957,25 +900,16 @@ def write_all_checked(fd, view):
 
 def read_spool(fd, size):
     """The whole spool, at most MAX_CRAWLER_RESULT_BYTES (CRAWLER-STREAM-2 allows this one copy)."""
-    parts, offset = [], 0
-    while offset < size:
-        chunk = os.pread(fd, size - offset, offset)
-        if not chunk:
-            break
-        parts.append(chunk)
-        offset += len(chunk)
-    return b"".join(parts)
+    return b"".join(body_pieces(fd, size))
 
 
 # 6.7 Child framing ============================================================
 # Child mode: this file, started by the node as its own normaliser
 # (CRAWLER-CHILD-1, D8), reads the normalisation input on stdin and writes the
-# result on stdout.  The framing around normalize() keeps that protocol
-# whatever normalize() yields: a limit gives its own code rather than a result
+# result on stdout.  The framing around normalize() (section 3) keeps that
+# protocol whatever it yields: a limit gives its own code rather than a result
 # the node would refuse, the input must match its header, and the summary is
 # computed from the content it describes (CRAWLER-CHILD-11, CRAWLER-RESULT-10).
-# Edit normalize() in section 3, not this; the result's names and keys are in
-# section 6.13, where the node checks what this writes.
 
 CHILD_ARGS = ["--input-fd", "0", "--result-fd", "1"]  # CRAWLER-CHILD-1: the child protocol's argv tail
 
@@ -1133,13 +1067,12 @@ CHILD_MODES = ((tuple(CHILD_ARGS), normalizer_main),)  # CRAWLER-CHILD-1 (D8): t
 # before any fetch: a fault found only at the PUT wastes the crawl, and a
 # capability read loosely could send the result, or the signed URL, elsewhere
 # (CRAWLER-BOOT-4, -5, CRAWLER-CAP-1..9).  The bootstrap and the capability
-# have exact key sets, as the upstream compares them; the crawl request keeps
-# members this node does not read, bound by its digest (CRAWLER-PEER-1).
+# have exact key sets, as the upstream compares them; the request keeps what
+# it does not know (CRAWLER-PEER-1).
 
 BOOTSTRAP_SCHEMA = "mostlyright-crawler-bootstrap.v1"
 BOOTSTRAP_KEYS = frozenset(("schema_version", "crawler_session_id", "request", "upload_capability"))
 
-# REQUEST_SCHEMA is a deployment constant: section 2.
 ADAPTER_ID = "public.https"
 ADAPTER_VERSION = "1.0.0"
 DATA_FORMATS = ("csv", "jsonl")
@@ -1170,7 +1103,6 @@ SIGNED_HEADERS = ("content-type;host;x-goog-content-length-range;x-goog-content-
                   "x-goog-meta-mostlyright-egress-policy;x-goog-meta-mostlyright-request-digest")
 SIGNING_ALGORITHM = "GOOG4-RSA-SHA256"
 RESULT_OBJECT_PREFIX = "crawler-quarantine/v2/"
-# RESULT_MEDIA_TYPE is a deployment constant: section 2.
 
 Capability = collections.namedtuple("Capability", "session_id path query headers window_end")
 
@@ -1179,10 +1111,8 @@ def check_request(value):
     """The crawl request (CRAWLER-BOOT-5): the members this node reads, each in shape; else False.
 
     Members it does not know are left in, at every level (CRAWLER-PEER-1,
-    D25): the upstream keeps `query` as a free mapping it reads with .get(),
-    and a later broker may add members.  Nothing is lost by leaving them: the
-    request's digest is taken over its whole canonical encoding, unknown
-    members included, and the child is given the whole request.
+    D25): the upstream reads `query` with .get(), and a later broker may add
+    members; the digest covers them and the child is given the whole request.
     """
     if not isinstance(value, dict) or not REQUEST_KEYS <= set(value):
         return False
@@ -1448,9 +1378,7 @@ def checked_addresses(infos, policy):
 def connect_checked(source, addresses, deadline, context):
     """(TLS socket, peer address): a verified connection to the first checked address that answers.
 
-    CRAWLER-FETCH-3: the connection goes to an address that was checked (the
-    host is not looked up again, so DNS rebinding has nothing to rebind),
-    while SNI and certificate verification use the host name.
+    CRAWLER-FETCH-3: the host is not looked up again (DNS rebinding); SNI and the certificate use its name.
     """
     target = Target("https", source.host, source.port, source.request_target)
     sock = open_socket(target, STOP, deadline, context, addresses=addresses)
@@ -1584,9 +1512,6 @@ def fetch_source(request, policy, deadline, spool_fd):
 # or start a process and use the node's network.  Where the filter cannot be
 # installed no child runs, and so nothing is fetched (CRAWLER-CHILD-4, D16).
 
-# The prctl numbers, the per-architecture tables and the filter program are the
-# seccomp block's (section 9); installing it in the child is this section's.
-
 
 class Sandbox(object):
     """Everything the child's preexec_fn needs, built before the fork.
@@ -1645,7 +1570,6 @@ def prepare_sandbox():
 # stderr, a deadline, and its group killed and reaped on every path
 # (CRAWLER-CHILD-2, -3, -6, -7, -10).
 
-# CHILD_ARGS is the child framing's (section 6.7); CHILD_ATTESTATION_ENV is a deployment constant: section 2.
 CHILD_THREAD_PINS = (  # the seccomp filter denies clone: native libraries must not start threads
     ("JE_ARROW_MALLOC_CONF", "background_thread:false"),
     ("MKL_NUM_THREADS", "1"),
@@ -1690,8 +1614,7 @@ def child_environment(attestation):
 def join_helper_threads(bound_s):
     """True once this is the only thread: fork with a preexec_fn is safe only then.
 
-    The transport's lookup threads and the watchdogs' timers end on their own
-    once their call returned; this waits (briefly) for them to be gone.
+    The transport's lookup threads and the watchdogs' timers end on their own; this waits for them.
     """
     until = time.monotonic() + bound_s
     for thread in threading.enumerate():
@@ -1750,16 +1673,12 @@ def end_child(proc):
 
 
 class ChildPipes(object):
-    """The child's stdin, stdout and stderr on one selector: one handler per stream.
+    """The child's stdin, stdout and stderr on one selector, one handler per stream (as Popen._communicate).
 
-    Laid out as CPython's subprocess.Popen._communicate (POSIX): one
-    selector holds the pipes still open, each ready one gets one bounded
-    write or read, and a stream that ends is unregistered; here each
-    stream's branch is its own method, registered as the selector key's
-    data.  Unlike communicate(), stdin is fed from the spool in
-    IO_CHUNK_BYTES blocks, stdout goes to a spool as it comes, and an output
-    past its bound sets `overflow`, which ends the loop so the caller kills
-    the child at once (CRAWLER-CHILD-5, -6, CRAWLER-STREAM-1, -2).
+    Unlike communicate(), stdin is fed from the spool in blocks, stdout is
+    spooled as it comes, and an output past its bound sets `overflow`, which
+    ends the loop so the caller kills the child at once (CRAWLER-CHILD-5, -6,
+    CRAWLER-STREAM-1, -2).
     """
 
     def __init__(self, proc, header, source_fd, source_size, result_fd):
@@ -1848,15 +1767,7 @@ class ChildPipes(object):
 
 
 def drive_child(proc, header, source_fd, source_size, result_fd, deadline):
-    """Feed, drain and watch the child in one thread, until it exits or must be killed.
-
-    ChildPipes writes the header and the spooled source to stdin in
-    IO_CHUNK_BYTES blocks, spools stdout and keeps stderr in memory, one
-    handler per stream; before each wait its watch() looks at the stop, the
-    deadline and the child's exit (CRAWLER-CHILD-5..7, CRAWLER-STOP-1).
-    Returns (stdout size, stderr bytes, overflow); raises StopRequested or
-    CHILD_TIMEOUT.  The caller kills and reaps in every case.
-    """
+    """(stdout size, stderr bytes, overflow) once the child exits or must be killed; the caller kills and reaps."""
     pipes = ChildPipes(proc, header, source_fd, source_size, result_fd)
     try:
         pipes.register(STOP.wait_fd())
@@ -1910,7 +1821,6 @@ def judge_child(output):
 
 RECEIPT_SCHEMA = "hosted-public-https-acquisition-receipt.v3"
 OBSERVATION_SCHEMA = "hosted-public-https-source-observation.v3"
-# RESULT_SCHEMA is a deployment constant: section 2.
 NORMALIZED_MEDIA_TYPE = "application/x-ndjson"
 
 RESULT_KEYS = frozenset(("schema_version", "request_digest", "source_id", "adapter_id", "adapter_version",
@@ -2052,8 +1962,6 @@ def check_result(data, request, request_digest, retrieval, clean_room):
 # instead of reporting a cancellation over a stored result (CRAWLER-STOP-4).
 # The failure bundle goes through the same capability (CRAWLER-REPORT-2).
 
-# FAILURE_SCHEMA is a deployment constant: section 2.
-
 
 def body_pieces(body, size):
     """The PUT body in pieces: `body` itself when it is bytes, else `size` bytes of a spool fd."""
@@ -2074,11 +1982,10 @@ def send_body(sock, body, size, before_last_byte):
 
     Every byte but the last goes out while a stop may still cut the
     connection: the store commits nothing shorter than the Content-Length.
-    `before_last_byte()` runs just before the last byte is sent; it may raise
-    to keep that byte back. From then on the store may hold the whole body,
-    so a stop must wait for the answer. Were that moment taken after the last
-    send instead, a stop landing in between would abort a PUT the store then
-    commits, and the node would report a cancellation over a stored result.
+    `before_last_byte()` runs just before the last byte is sent (it may raise
+    to keep it back): taken after the last send instead, a stop landing in
+    between would abort a PUT the store then commits, and the node would
+    report a cancellation over a stored result.
     """
     sent = 0
     for piece in body_pieces(body, size):
@@ -2143,9 +2050,8 @@ def failure_bundle(request, request_digest, code):
 
 # 7 Lifecycle ==================================================================
 # One Run, bootstrap to outcome, then finish(): the status line and the exit
-# status.  Where a failure goes depends on how far the run got, and every path
-# ends in one outcome: a failure reported in the wrong place reaches nobody,
-# and one reported twice contradicts itself (CRAWLER-REPORT-1..4).
+# status.  A failure reported in the wrong place reaches nobody, and one
+# reported twice contradicts itself (CRAWLER-REPORT-1..4).
 
 
 class Run(object):
@@ -2175,7 +2081,7 @@ class Run(object):
         """Run every phase; return the Outcome.  Never raises for anything a peer or child does."""
         try:
             try:
-                self.check_stop()
+                STOP.check("the bootstrap")  # abandonable until the bundle or the result's last byte
                 self.bootstrap()
             except CrawlerError as exc:
                 return self.end_before_capability(exc.code)
@@ -2190,10 +2096,6 @@ class Run(object):
             return self.upload_result(result_size)
         finally:
             self.clean_up()
-
-    def check_stop(self):
-        if STOP.requested:
-            raise StopRequested("stop requested between phases")
 
     def window_left(self):
         """Seconds left of the upload window (CRAWLER-CAP-8): wall clock, as the store judges it."""
@@ -2244,7 +2146,7 @@ class Run(object):
     def crawl(self):
         """Checks before the fetch, the fetch, the child, the result binding: the result's size."""
         config, request = self.config, self.request
-        self.check_stop()  # CRAWLER-STOP-3: a stop since the capability validated ends here, in a cancelled bundle
+        STOP.check("the fetch")  # CRAWLER-STOP-3: a stop since the capability validated ends here, in a cancelled bundle
         argv = child_argv(config.child_pin, node_file())  # CRAWLER-CHILD-1: found before the fetch
         sandbox = prepare_sandbox()  # CRAWLER-CHILD-4 (D16): a child never runs without it, so no fetch either
         attestation = config.policy.attestation  # None under the network's policy (D18): nothing to compare
@@ -2254,7 +2156,7 @@ class Run(object):
         fetch_deadline = Deadline(self.work_budget(config.timeouts.fetch))  # CRAWLER-FETCH-7: keeps the PUT's reserve
         self.source_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-1: a source in memory risks an OOM kill
         retrieval = self.fetch(fetch_deadline)
-        self.check_stop()
+        STOP.check("the child")
         child_deadline = Deadline(self.work_budget(config.timeouts.child))  # CRAWLER-CHILD-7: keeps the PUT's reserve
         self.result_spool = make_spool(config.tmpdir)  # CRAWLER-STREAM-2: stdout drained as it comes, sent from here
         output = self.run_child(argv, sandbox, retrieval, child_deadline)
@@ -2301,7 +2203,7 @@ class Run(object):
         }) + b"\n"
         if not join_helper_threads(HELPER_THREAD_JOIN_S):  # a preexec_fn after fork is safe only single-threaded
             raise CrawlerError(CRAWLER_SANDBOX_UNAVAILABLE, "a helper thread is still alive")
-        self.check_stop()
+        STOP.check("the child")
         proc = spawn_child(argv, child_environment(request["egress_policy_attestation"]), sandbox)
         self.child = proc
         try:
@@ -2399,10 +2301,8 @@ def finish(outcome):
 
 
 # 8 main() =====================================================================
-# The same entry point in every node: the child mode its command line names,
-# the configuration read once (a usage error is exit 2, a start-up check's
-# failure its status line and exit 1), the handlers, the run, and the outcome
-# made the status line and the exit status (CRAWLER-ARGV-1, CRAWLER-STOP-1,
+# The same entry point in every node.  A usage error is exit 2, a start-up
+# check's failure its status line and exit 1 (CRAWLER-ARGV-1, CRAWLER-STOP-1,
 # CRAWLER-REPORT-5).
 
 USAGE = """usage: %(prog)s --crawler-session-id UUID

@@ -3,7 +3,7 @@ NODE = "nodes/crawler_job.py"
 REPLACE = [(
     '            # CRAWLER-IDENTITY-4: at most the bound + 1 bytes: a flooding server cannot fill memory\n'
     '            buffer, count = read_body(response, MAX_METADATA_IDENTITY_TOKEN_BYTES, budget)\n',
-    '            buffer = hold_secret(bytearray(response.read()))  # a token is small: take it whole\n'
+    '            buffer = PROCESS.hold_secret(bytearray(response.read()))  # a token is small: take it whole\n'
     '            count = len(buffer)\n',
 )]
 KILLS = ["identity.oversize"]
