@@ -313,7 +313,7 @@ TARGET_CHUNK_BYTES = 65536  # one read of a target's body: memory stays flat in 
 TARGET_CONNECT_DEADLINE_S = 10.0  # lookup + connect + TLS of one target download
 TARGET_READ_TIMEOUT_S = 30.0  # silence on a target's socket; the scan deadline bounds the whole download
 RUNNER_REAP_POLL_S = 0.01  # how often a wait without a pidfd looks at /proc again
-RUNNER_PHASES = ("preparing", "scanning", "bundling")  # a runner event's phase, and a timeout bundle's
+RUNNER_PHASES = ("preparing", "scanning", "bundling")  # a runner event's phase; SCAN-BUNDLE-1: a timeout bundle's
 RUNNER_TERMINAL_REASONS = ("scan_stage_deadline", "timeout_bundle_deadline", "startup_deadline",
                            "runner_crash", "controller_recovery", "malformed_output", "stop")
 
@@ -1124,17 +1124,17 @@ def read_bounded(response, limit, budget):
     return b"".join(chunks)
 
 
-def parse_object(data):
-    """SCAN-HTTP-4, SCAN-PEER-1: None for an empty body, a JSON object otherwise; WorkerClientError else.
+def parse_object(data, empty=None):
+    """SCAN-HTTP-4, SCAN-PEER-1: a JSON object, else WorkerClientError; an empty body is None, or `empty` the error.
 
     D24: floats anywhere, members in any order, and members nobody here
     knows, as json.loads() takes them; refused: duplicate keys, NaN and
     Infinity, integers beyond 2^53, nesting deeper than MAX_JSON_DEPTH, lone
     surrogates.
     """
-    if not data:
-        return None
-    return strict_object(data, "an answer")
+    if not data and empty is not None:
+        raise WorkerClientError(empty)
+    return strict_object(data, "an answer") if data else None
 
 
 def strict_object(data, what, error=WorkerClientError, canonical=False):
@@ -1269,25 +1269,17 @@ class ScanApi(object):
 
     def claim(self, request_id, build):
         """SCAN-CLAIM-2: the claim, with the persisted request id."""
-        answer = self.call("POST", CLAIM_PATH, body=canonical({"build": build, "request_id": request_id}),
-                           accept=(200, 201, 204))
-        return answer
+        return self.call("POST", CLAIM_PATH, body=canonical({"build": build, "request_id": request_id}),
+                         accept=(200, 201, 204))
 
     def status(self, reservation_id):
         """SCAN-RECONCILE-1: the status document, a JSON object (D6: an empty body is refused)."""
-        answer = self.call("GET", ASSIGNMENT_PATH % reservation_id)
-        value = parse_object(answer.body)
-        if value is None:
-            raise WorkerClientError("an empty status")
-        return value
+        return parse_object(self.call("GET", ASSIGNMENT_PATH % reservation_id).body, "an empty status")
 
     def terminal(self, reservation_id, report_bytes):
         """SCAN-TERMINAL-1: the stored report's exact bytes (SCAN-TERMINAL-4)."""
         answer = self.call("POST", (ASSIGNMENT_PATH % reservation_id) + "/terminal", body=report_bytes)
-        value = parse_object(answer.body)
-        if value is None:
-            raise WorkerClientError("an empty receipt")
-        return value
+        return parse_object(answer.body, "an empty receipt")
 
     def upload(self, reservation_id, fd, size, digest, on_sent):
         """SCAN-UPLOAD-1/2: PUT the bundle on `fd`, streamed; the send pass re-hashes (D14)."""
@@ -1313,10 +1305,7 @@ class ScanApi(object):
                     conn.send(view[start:start + UPLOAD_PIECE_BYTES])
         answer = self.call("PUT", (ASSIGNMENT_PATH % reservation_id) + "/bundle", upload=send, accept=(200, 201),
                            wait_callback=on_sent)
-        value = parse_object(answer.body)
-        if value is None:
-            raise WorkerClientError("an empty receipt")
-        return value
+        return parse_object(answer.body, "an empty receipt")
 
     def progress(self, reservation_id, event_bytes, budget_s):
         """SCAN-PROGRESS-2: one event, bounded by PROGRESS_REQUEST_TIMEOUT_S and the pass's budget."""
@@ -1354,7 +1343,6 @@ RUNNER_KEYS = frozenset([
     "scan_started_at", "scan_deadline_at", "watchdog_deadline_at", "operation", "timeout_phase", "attempt",
     "status", "identity", "last_event", "terminal_sha256"])
 RUNNER_STATUSES = ("created", "running", "stopping", "exited", "timed_out", "fenced")
-SCAN_STAGE_PHASES = ("preparing", "scanning", "bundling")  # SCAN-BUNDLE-1: what a timeout bundle may name
 
 
 def ensure_private_dir(path, error=StartupError, new=False):
@@ -1488,9 +1476,7 @@ def runner_problem(runner, slot_id, reservation_id):
     """SCAN-RUNNER-2: the runner record's exact members and forms; None when it is good."""
     if not isinstance(runner, dict) or set(runner) != RUNNER_KEYS:
         return "runner members"
-    match = ROOT_NAME_RE.fullmatch(runner["root_name"]) if isinstance(runner["root_name"], str) else None
-    if match is None or int(match.group(1)) != slot_id or int(match.group(2)) != reservation_id \
-            or match.group(3) != runner["generation"]:
+    if not root_binds(runner["root_name"], slot_id, reservation_id, runner["generation"]):
         return "runner root conflicts with the slot"
     root = runner["root_name"]
     refs = {"input_ref": "input.json", "events_ref": "events.jsonl", "start_ref": "start.json",
@@ -1512,7 +1498,7 @@ def runner_problem(runner, slot_id, reservation_id):
         if runner["timeout_phase"] is not None:
             return "runner timeout phase"
     elif runner["operation"] == "timeout_bundle":
-        if runner["timeout_phase"] not in SCAN_STAGE_PHASES:
+        if runner["timeout_phase"] not in RUNNER_PHASES:
             return "runner timeout phase"
     else:
         return "runner operation"
@@ -1757,6 +1743,19 @@ def require_members(value, members, detail):
     require(isinstance(value, dict) and frozenset(value) == members, detail)
 
 
+def binding_of(document):
+    """The members of a runner input, an outcome or a bundle header that name the slot's assignment."""
+    return {name: document[name] for name in _RUNNER_BINDING_MEMBERS}
+
+
+def bundle_header(binding, generation):
+    """SCAN-BUNDLE-1, -2: the header of `generation`'s bundle (its runner input, or its record in a slot state)."""
+    timed_out = generation["operation"] == "timeout_bundle"
+    return dict(binding, format=BUNDLE_FORMAT, generation=generation["generation"],
+                status="timed_out" if timed_out else "completed",
+                timeout_phase=generation["timeout_phase"] if timed_out else None)
+
+
 def check_binding(value, detail):
     """{slot_id, reservation_id, bundle_id, scan_event_id, execution_snapshot_sha256} (SCAN-RUNNER-6)."""
     require_members(value, _RUNNER_BINDING_MEMBERS, detail)
@@ -1783,7 +1782,7 @@ def validate_runner_input(value):
     require_members(value, _RUNNER_INPUT_MEMBERS, "runner input members")
     require(value["schema"] == 1 and is_int(value["schema"]), "runner input schema")
     require(is_text(value["generation"], REQUEST_ID_RE), "runner input generation")
-    check_binding({name: value[name] for name in _RUNNER_BINDING_MEMBERS}, "runner input")
+    check_binding(binding_of(value), "runner input")
     require(value["operation"] in RUNNER_OPERATIONS, "runner input operation")
     if value["operation"] == "execute":
         require(value["timeout_phase"] is None, "runner input timeout_phase")
@@ -1883,6 +1882,12 @@ def runner_root_name(slot_id, reservation_id, generation):
     return "worker-assignment-%d-%d-%s" % (slot_id, reservation_id, generation)
 
 
+def root_binds(name, slot_id, reservation_id, generation):
+    """Whether `name` is the runner root of this slot, reservation and generation, and nothing else."""
+    match = ROOT_NAME_RE.fullmatch(name) if isinstance(name, str) else None
+    return match is not None and match.groups() == (str(slot_id), str(reservation_id), generation)
+
+
 class RunnerPaths(object):
     """The fixed names inside one runner root (section The runner)."""
 
@@ -1946,12 +1951,9 @@ def create_runner_root(work_root, root_name, runner_input):
     would refuse; the root must be new (a leftover of the same name is
     someone's evidence, not ours to reuse).
     """
-    match = ROOT_NAME_RE.fullmatch(root_name) if isinstance(root_name, str) else None
-    require(match is not None, "runner root name")
     validate_runner_input(runner_input)
-    require(match.group(3) == runner_input["generation"]
-                    and int(match.group(1)) == runner_input["slot_id"]
-                    and int(match.group(2)) == runner_input["reservation_id"], "runner root name binding")
+    require(root_binds(root_name, runner_input["slot_id"], runner_input["reservation_id"], runner_input["generation"]),
+            "runner root name binding")
     data = canonical_bytes(runner_input, ascii=True)
     require(len(data) <= MAX_RUNNER_INPUT_BYTES, "runner input size")
     root = os.path.join(work_root, root_name)
@@ -2233,6 +2235,11 @@ def closing_terminal(generation, input_sha256, decision, reason):
     return terminal
 
 
+def worker_closes(paths, runner, decision, reason):
+    """Publish the worker's own terminal for `runner`'s generation: publish_terminal's answer."""
+    return publish_terminal(paths, closing_terminal(runner["generation"], runner["input_sha256"], decision, reason))
+
+
 def publish_terminal(paths, terminal, writer=None):
     """Publish terminal.json if nobody has (SCAN-RUNNER-5); (the terminal on disk, whether ours won).
 
@@ -2283,7 +2290,7 @@ def check_bundle_header(value, error=BundleInvalid):
     try:
         require_members(value, _BUNDLE_HEADER_MEMBERS, "bundle header members")
         require(value["format"] == BUNDLE_FORMAT, "bundle header format")
-        check_binding({name: value[name] for name in _RUNNER_BINDING_MEMBERS}, "bundle header")
+        check_binding(binding_of(value), "bundle header")
         require(is_text(value["generation"], REQUEST_ID_RE), "bundle header generation")
         require(value["status"] in BUNDLE_STATUSES, "bundle header status")
         if value["status"] == "completed":
@@ -2502,16 +2509,7 @@ def fetch_target(target, stop, deadline, on_data):
         raise TargetFailed(TARGET_URL_INVALID) from None
     if exchange.target.scheme != "https":  # SCAN-RUNNER-10: verified TLS, never plain HTTP
         raise TargetFailed(TARGET_URL_INVALID)
-
-    def shut_down():
-        sock = exchange.sock
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except (OSError, ValueError):
-                pass
-
-    watchdog = Watchdog(deadline, shut_down)
+    watchdog = Watchdog(deadline, lambda: shut(exchange.sock))
 
     def network(call, *args):
         try:
@@ -2960,13 +2958,11 @@ def child_environment():
     return dict((name, os.environ[name]) for name in ("SSL_CERT_FILE", "TMPDIR") if name in os.environ)
 
 
-def expected_header(assignment, slot_id, generation, operation, timeout_phase):
-    """SCAN-BUNDLE-2: the header a generation's bundle must carry."""
+def assignment_binding(assignment, slot_id):
+    """SCAN-RUNNER-6: what binds a generation's input, outcome and bundle to this slot's assignment."""
     rid, bundle_id, event_id = reservation_of(assignment)
-    return {"format": BUNDLE_FORMAT, "reservation_id": rid, "bundle_id": bundle_id, "scan_event_id": event_id,
-            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "slot_id": slot_id,
-            "generation": generation, "status": "completed" if operation == OPERATION_EXECUTE else "timed_out",
-            "timeout_phase": None if operation == OPERATION_EXECUTE else timeout_phase}
+    return {"slot_id": slot_id, "reservation_id": rid, "bundle_id": bundle_id, "scan_event_id": event_id,
+            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"]}
 
 
 def validate_bundle_file(path, assignment, slot_id, header=None):
@@ -2981,13 +2977,9 @@ def validate_bundle_file(path, assignment, slot_id, header=None):
         meta = validate_bundle(path, header, plan["declared_bundle_bytes"])
     except (BundleInvalid, OSError):
         raise RunnerProtocolError(detail="a bundle that does not validate") from None
-    found = meta["header"]
-    rid, bundle_id, event_id = reservation_of(assignment)
-    if (found.get("reservation_id"), found.get("bundle_id"), found.get("scan_event_id"),
-            found.get("execution_snapshot_sha256"), found.get("slot_id")) != (
-            rid, bundle_id, event_id, assignment["execution_snapshot_sha256"], slot_id):
+    if binding_of(meta["header"]) != assignment_binding(assignment, slot_id):
         raise RunnerProtocolError(detail="a bundle for another reservation")
-    if found.get("status") == "completed":
+    if meta["header"]["status"] == "completed":
         done = [(e.get("target"), e.get("bytes"), e.get("sha256")) for e in meta["target_done"]]
         pins = [(t["name"], t["size"], t["sha256"]) for t in plan["targets"]]
         if done != pins:
@@ -3004,7 +2996,6 @@ class RunnerControl(object):
         """SCAN-STATE-4: the record (status created) and input.json are on disk before the spawn."""
         assignment = state["assignment"]
         plan = check_assignment(assignment, CAPABILITIES)  # the worker's own spelling of what it reads (D25)
-        rid, bundle_id, event_id = plan["reservation_id"], plan["bundle_id"], plan["scan_event_id"]
         now = time.time()
         deadline = plan["assignment_deadline"]
         if window is None:  # SCAN-RUNNER-4: fixed when the first generation starts, kept by every retry
@@ -3019,16 +3010,14 @@ class RunnerControl(object):
             if watchdog <= now:
                 raise RunnerProtocolError(detail="no time is left for a timeout bundle")
         generation = secrets.token_hex(16)
-        root_name = runner_root_name(self.slot_id, rid, generation)
-        runner_input = {
-            "schema": RUNNER_FILE_SCHEMA, "generation": generation, "slot_id": self.slot_id, "reservation_id": rid,
-            "bundle_id": bundle_id, "scan_event_id": event_id,
-            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "operation": operation,
+        root_name = runner_root_name(self.slot_id, plan["reservation_id"], generation)
+        runner_input = dict(assignment_binding(assignment, self.slot_id), **{
+            "schema": RUNNER_FILE_SCHEMA, "generation": generation, "operation": operation,
             "timeout_phase": timeout_phase, "attempt": attempt, "scan_started_at": instant_text(window[0]),
             "scan_deadline_at": instant_text(window[1]), "watchdog_deadline_at": instant_text(watchdog),
             "declared_bundle_bytes": plan["declared_bundle_bytes"],
             "targets": plan["targets"],  # exactly the four members each: nothing unknown reaches the runner
-        }
+        })
         _root, input_sha256 = create_runner_root(self.worker.config.work_dir, root_name, runner_input)
         record = {
             "generation": generation, "input_sha256": input_sha256, "root_name": root_name,
@@ -3113,7 +3102,7 @@ class RunnerControl(object):
         while True:
             if stop_requested():  # SCAN-STOP-4: no runner outlives a stop; its record says fenced
                 self.kill_own(process, identity)
-                publish_terminal(paths, self.worker_terminal(runner, "fenced", "stop"))
+                worker_closes(paths, runner, "fenced", "stop")
                 self.save(dict(self.state, runner=dict(self.state["runner"], status="fenced")))
                 raise StopRequested("stop requested")
             code = process.poll()
@@ -3124,7 +3113,7 @@ class RunnerControl(object):
             if time.time() >= watchdog_at:  # SCAN-RUNNER-4: the watchdog, then the kill
                 reason = "scan_stage_deadline" if runner["operation"] == OPERATION_EXECUTE \
                     else "timeout_bundle_deadline"
-                terminal, won = publish_terminal(paths, self.worker_terminal(runner, "timed_out", reason))
+                terminal, won = worker_closes(paths, runner, "timed_out", reason)
                 if not self.kill_own(process, identity):
                     self.save(dict(self.state, runner=dict(self.state["runner"], status="stopping")))
                     raise ContainmentPending()
@@ -3137,16 +3126,12 @@ class RunnerControl(object):
         except RunnerProtocolError:
             return self.decided(None)  # a terminal nobody can read: closed, unusable
         if loaded is None:  # SCAN-RUNNER-7: it ended without a word: fenced as a crash
-            terminal, _won = publish_terminal(paths, self.worker_terminal(runner, "fenced", "runner_crash"))
+            terminal, _won = worker_closes(paths, runner, "fenced", "runner_crash")
             return self.decided(terminal)
         return self.decided(loaded[0])
 
-    def worker_terminal(self, runner, decision, reason):
-        return {"schema": RUNNER_FILE_SCHEMA, "decision": decision, "decided_at": utc_now_text(),
-                "generation": runner["generation"], "input_sha256": runner["input_sha256"], "reason": reason}
-
     def close_by_worker(self, state, paths, decision, reason):
-        terminal, _won = publish_terminal(paths, self.worker_terminal(state["runner"], decision, reason))
+        terminal, _won = worker_closes(paths, state["runner"], decision, reason)
         return self.decided(terminal)
 
     def decided(self, terminal):
@@ -3187,8 +3172,7 @@ class RunnerControl(object):
                 loaded = load_terminal(paths)
                 terminal = loaded[0] if loaded else None
                 if terminal is None:  # fence first: a runner still alive can no longer win
-                    terminal, _won = publish_terminal(paths, self.worker_terminal(
-                        runner, "fenced", "controller_recovery"))
+                    terminal, _won = worker_closes(paths, runner, "fenced", "controller_recovery")
             except RunnerProtocolError:
                 terminal = None  # malformed: closed but unusable
         identity = runner["identity"]
@@ -3249,7 +3233,7 @@ class RunnerControl(object):
                                        runner["timeout_phase"])
         if decision == "timed_out" or window[1] - time.time() < RUNNER_MIN_RETRY_S:
             last = runner["last_event"] or {}
-            phase = last.get("phase") if last.get("phase") in SCAN_STAGE_PHASES else "preparing"
+            phase = last.get("phase") if last.get("phase") in RUNNER_PHASES else "preparing"
             return self.new_generation(state, OPERATION_TIMEOUT, 1, window, phase)
         if runner["attempt"] >= RUNNER_MAX_ATTEMPTS:
             self.save(state)
@@ -3262,7 +3246,7 @@ class RunnerControl(object):
         """SCAN-RUNNER-6: a completed outcome, bound to this generation and slot, becomes bundle_ready."""
         runner = state["runner"]
         assignment = state["assignment"]
-        rid, bundle_id, event_id = reservation_of(assignment)
+        bundle_id = reservation_of(assignment)[1]
         root = self.root_of(runner)
         if root is None:
             raise RunnerProtocolError(detail="a completed generation whose root is gone")
@@ -3277,8 +3261,7 @@ class RunnerControl(object):
             raise RunnerProtocolError(detail="a terminal for another generation")
         if parse_instant(terminal["decided_at"]) > parse_instant(deadline):
             raise RunnerProtocolError(detail="a completion after its deadline")  # SCAN-RUNNER-5
-        identity = {"slot_id": self.slot_id, "reservation_id": rid, "bundle_id": bundle_id,
-                    "scan_event_id": event_id, "execution_snapshot_sha256": assignment["execution_snapshot_sha256"]}
+        identity = assignment_binding(assignment, self.slot_id)
         if not same(outcome["identity"], identity):
             raise RunnerProtocolError(detail="an outcome for another assignment")
         if outcome["last_event_sequence"] != self.last_sequence:
@@ -3290,8 +3273,7 @@ class RunnerControl(object):
             raise RunnerProtocolError(detail="a bundle in another place")
         source = os.path.join(root, "bundle", declared["ready_relative_path"])
         target = self.ready_path(bundle_id)
-        header = expected_header(assignment, self.slot_id, runner["generation"], runner["operation"],
-                                 runner["timeout_phase"])
+        header = bundle_header(identity, runner)
         found = source if os.path.lexists(source) else target  # a crash may have moved it already
         meta = validate_bundle_file(found, assignment, self.slot_id, header)
         if (meta["payload_sha256"], meta["bytes"], meta["events_sha256"]) != (
@@ -4134,21 +4116,9 @@ class _RunnerGeneration(object):
                                       "phase": phase, "progress": progress, "timestamp": now,
                                       "phase_started_at": self.phase_started_at})
 
-    def binding(self):
-        return {name: self.input[name] for name in _RUNNER_BINDING_MEMBERS}
-
-    def header(self):
-        """SCAN-BUNDLE-1, -2: the header names the reservation, the slot and this generation."""
-        timed_out = self.input["operation"] == "timeout_bundle"
-        header = self.binding()
-        header.update({"format": BUNDLE_FORMAT, "generation": self.input["generation"],
-                       "status": "timed_out" if timed_out else "completed",
-                       "timeout_phase": self.input["timeout_phase"] if timed_out else None})
-        return header
-
     def publish(self, status, error_code, bundle):
         outcome = {"status": status, "error": None if error_code is None else {"code": error_code},
-                   "final_phase": self.phase, "identity": self.binding(),
+                   "final_phase": self.phase, "identity": binding_of(self.input),
                    "last_event_sequence": self.sequence, "bundle": bundle}
         terminal = {"schema": 1, "decision": "completed", "decided_at": utc_now_text(),
                     "generation": self.input["generation"], "input_sha256": self.input_sha256,
@@ -4167,7 +4137,8 @@ class _RunnerGeneration(object):
         self.emit("preparing", {})
         writer = None
         try:
-            writer = BundleWriter(self.paths.tmp_bundle(bundle_id, self.input["generation"]), self.header(),
+            header = bundle_header(binding_of(self.input), self.input)
+            writer = BundleWriter(self.paths.tmp_bundle(bundle_id, self.input["generation"]), header,
                                   self.input["declared_bundle_bytes"])
             if self.input["operation"] == "execute":  # a timeout bundle fetches nothing (SCAN-RUNNER-8)
                 for index, target in enumerate(self.input["targets"]):
@@ -4222,10 +4193,8 @@ def runner_main(root):
     paths = RunnerPaths(root)
     try:
         runner_input, input_sha256 = load_runner_input(paths)
-        match = ROOT_NAME_RE.fullmatch(paths.name)
-        require(match is not None and match.group(3) == runner_input["generation"]
-                        and int(match.group(1)) == runner_input["slot_id"]
-                        and int(match.group(2)) == runner_input["reservation_id"], "runner root name binding")
+        require(root_binds(paths.name, runner_input["slot_id"], runner_input["reservation_id"],
+                           runner_input["generation"]), "runner root name binding")
     except (RunnerProtocolError, OSError):
         return RUNNER_EXIT_FAILED
     watchdog_at = parse_instant(runner_input["watchdog_deadline_at"])
