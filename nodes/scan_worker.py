@@ -53,12 +53,14 @@ processes wait for main().
 
 import argparse
 import collections
+import contextlib
 import datetime
 import email.utils
 import errno
 import fcntl
 import hashlib
 import http.client
+import itertools
 import json
 import math
 import os
@@ -168,14 +170,6 @@ class TargetScan(object):
     target's size: this scan never holds more than one piece of a line
     (SCAN_LINE_PIECE_BYTES); a match that straddles two pieces of one very long
     line is not found, the price of that bound.
-
-    The reference scan (SCAN-WORK-1..3): each line (cut into pieces at
-    SCAN_LINE_PIECE_BYTES) is decoded as UTF-8 with replacement and searched
-    with each rule in order; a match becomes a finding whose `fingerprint` is
-    the SHA-256 of the matched text (UTF-8) and whose `redacted` shows its
-    first four characters and an ellipsis.  The matched text itself is never
-    written (SCAN-WORK-2).  Findings come by line, then piece, then rule, then
-    position, so the same bytes always give the same lines (SCAN-WORK-3).
     """
 
     def __init__(self, target_name):
@@ -1071,13 +1065,9 @@ def token_from_fd(fd):
 # watchdog that shuts the socket: a per-read timeout lets a server that drips
 # a byte a second hold a slot for ever (SCAN-HTTP-3).  An upload is bounded by
 # its progress instead: a bundle of a GiB on a slow link takes as long as it
-# takes while its bytes keep moving, and ends when they stop (D27).  An answer
-# is judged by its Content-Length before its body is read, and read into a
-# bounded buffer (SCAN-HTTP-4).  Its JSON is read as the upstream's
-# json.loads() reads it, but for what D24 names.
-# No proxy is ever used: the transport block is handed none (SCAN-CONFIG-5);
-# http.client never follows a redirect, so a 3xx is an error answer
-# (SCAN-HTTP-6).
+# takes while its bytes keep moving, and ends when they stop (D27).  No proxy
+# is ever used: the transport block is handed none (SCAN-CONFIG-5); http.client
+# never follows a redirect, so a 3xx is an error answer (SCAN-HTTP-6).
 
 CLAIM_PATH = "/api/v1/worker/claim"
 ASSIGNMENT_PATH = "/api/v1/worker/assignments/%d"
@@ -1110,27 +1100,19 @@ def read_bounded(response, limit, budget):
     declared = announced_length(response)
     if declared is not None and declared > limit:
         raise WorkerClientError("an answer larger than its bound")  # refused before its body is read
-    chunks, count = [], 0
-    while count <= limit:
-        chunk = response.read(min(IO_CHUNK_BYTES, limit + 1 - count))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        count += len(chunk)
-    if count > limit:
+    data = read_at_most(response.read, limit + 1)
+    if len(data) > limit:
         raise WorkerClientError("an answer larger than its bound")
-    if STOP.should_abandon() or budget.expired() or (declared is not None and count < declared):
+    if STOP.should_abandon() or budget.expired() or (declared is not None and len(data) < declared):
         raise WorkerNetworkError("the answer ended early")  # a cut body is never taken for whole
-    return b"".join(chunks)
+    return data
 
 
 def parse_object(data, empty=None):
     """SCAN-HTTP-4, SCAN-PEER-1: a JSON object, else WorkerClientError; an empty body is None, or `empty` the error.
 
-    D24: floats anywhere, members in any order, and members nobody here
-    knows, as json.loads() takes them; refused: duplicate keys, NaN and
-    Infinity, integers beyond 2^53, nesting deeper than MAX_JSON_DEPTH, lone
-    surrogates.
+    D24: read as json.loads() reads it (floats, any member order, unknown
+    members), but for what the strict_json block refuses.
     """
     if not data and empty is not None:
         raise WorkerClientError(empty)
@@ -1211,47 +1193,36 @@ class ScanApi(object):
                                ssl_context_factory=tls_context)
         try:
             try:
-                if upload is None:
-                    with Watchdog(budget, lambda: shut(session.sock)):  # SCAN-HTTP-3: the whole, not each read
-                        session.open()
-                        conn = session.conn
-                        self._head(conn, method, path, token)
-                        if body is not None:
-                            conn.putheader("Content-Type", "application/json")
-                            conn.putheader("Content-Length", str(len(body)))
-                            conn.endheaders(body)
-                        else:
-                            conn.endheaders()
-                        return self._answer(conn, accept, budget, wait_callback)
-                session.open()  # D27: the connect deadline is budget_s, as for any request
-                conn = session.conn
-                self._head(conn, method, path, token)
-                upload(conn)  # SCAN-UPLOAD-1: its own headers, then the body, each piece within budget_s
-                budget = Deadline(budget_s)  # D27: the answer, whole, from the last byte on
+                # SCAN-HTTP-3: the whole, not each read (an upload's body: each piece, D27)
+                with Watchdog(budget, lambda: shut(session.sock)) if upload is None else contextlib.nullcontext():
+                    session.open()  # D27: the connect deadline is budget_s, as for any request
+                    conn = session.conn
+                    conn.putrequest(method, path)  # adds Host and Accept-Encoding: identity (SCAN-HTTP-2)
+                    conn.putheader("Authorization", "Bearer " + token)
+                    if upload is not None:
+                        upload(conn)  # SCAN-UPLOAD-1: its own headers, then the body, each piece within budget_s
+                        budget = Deadline(budget_s)  # D27: the answer, whole, from the last byte on
+                    elif body is not None:
+                        conn.putheader("Content-Type", "application/json")
+                        conn.putheader("Content-Length", str(len(body)))
+                        conn.endheaders(body)
+                    else:
+                        conn.endheaders()
                 with Watchdog(budget, lambda: shut(session.sock)):
-                    return self._answer(conn, accept, budget, wait_callback)
+                    if wait_callback is not None:
+                        wait_callback()
+                    response = conn.getresponse()
+                    if response.status in accept and 200 <= response.status < 300:
+                        data = read_bounded(response, MAX_API_RESPONSE_BYTES, budget)
+                        headers = dict((k.title(), v) for k, v in response.getheaders())
+                        return Answer(response.status, headers, data)
+                    raise error_from(response, budget)
             except (OSError, http.client.HTTPException, StopRequested) as exc:
                 if STOP.should_abandon():
                     raise StopRequested("stop requested") from None
                 raise WorkerNetworkError(type(exc).__name__) from None  # SCAN-SECRET-2: no text kept
         finally:
             session.close()
-
-    @staticmethod
-    def _head(conn, method, path, token):
-        conn.putrequest(method, path)  # adds Host and Accept-Encoding: identity (SCAN-HTTP-2)
-        conn.putheader("Authorization", "Bearer " + token)
-
-    @staticmethod
-    def _answer(conn, accept, budget, wait_callback):
-        if wait_callback is not None:
-            wait_callback()
-        response = conn.getresponse()
-        if response.status in accept and 200 <= response.status < 300:
-            data = read_bounded(response, MAX_API_RESPONSE_BYTES, budget)
-            headers = dict((k.title(), v) for k, v in response.getheaders())
-            return Answer(response.status, headers, data)
-        raise error_from(response, budget)
 
     def call(self, method, path, budget_s=None, body=None, upload=None, accept=(200,), wait_callback=None):
         """One request; after a 401, one immediate retry when the token file holds a new token (SCAN-TOKEN-7)."""
@@ -1299,9 +1270,7 @@ class ScanApi(object):
                 if left == 0 and hasher.hexdigest() != digest:
                     raise StorageFailure()  # D14: the last chunk is never sent under the wrong digest
                 view = memoryview(chunk)
-                for start in range(0, len(view), UPLOAD_PIECE_BYTES):
-                    # D27: each piece must leave within the socket's timeout (--http-timeout): a stalled
-                    # upload ends, one that keeps moving never does, however long the whole takes
+                for start in range(0, len(view), UPLOAD_PIECE_BYTES):  # D27: each within the socket's timeout
                     conn.send(view[start:start + UPLOAD_PIECE_BYTES])
         answer = self.call("PUT", (ASSIGNMENT_PATH % reservation_id) + "/bundle", upload=send, accept=(200, 201),
                            wait_callback=on_sent)
@@ -1436,11 +1405,12 @@ def read_private(path, limit, error=WorkerClientError, what="a state file", owne
     return data
 
 
-def read_at_most(fd, limit):
-    """At most `limit` bytes from fd's position on, IO_CHUNK_BYTES at a time (memory bounded by the caller)."""
+def read_at_most(source, limit):
+    """At most `limit` bytes of a file descriptor (from its position on) or a read(size) callable, by IO_CHUNK_BYTES."""
+    read = source if callable(source) else (lambda size: os.read(source, size))
     chunks, count = [], 0
     while count < limit:
-        chunk = os.read(fd, min(IO_CHUNK_BYTES, limit - count))
+        chunk = read(min(IO_CHUNK_BYTES, limit - count))
         if not chunk:
             break
         chunks.append(chunk)
@@ -2489,17 +2459,10 @@ def host_header(target):
 def fetch_target(target, stop, deadline, on_data):
     """GET one target as pinned, handing its body to `on_data` chunk by chunk (SCAN-RUNNER-10).
 
-    One request, no proxy (the exchange is given none: SCAN-CONFIG-5), TLS
-    verified against the default store (SSL_CERT_FILE when set), headers
-    exactly Host and Accept-Encoding: identity, so no credential of the
-    worker's can leave with it.  Only 200 is accepted: a 3xx is a failure,
-    never followed.  The Content-Length must equal the pinned size before a
-    byte of the body is read; at most that many bytes are read, 64 KiB at a
-    time, and their SHA-256 must equal the pin at the end.  The whole download
-    ends by `deadline` (a Watchdog shuts the socket down, since a read already
-    blocked is not interrupted otherwise).  TargetFailed(code) on failure, its
-    message the code alone: the URL is a credential.  StopRequested on a stop;
-    errors raised by `on_data` pass through unchanged.
+    No proxy (SCAN-CONFIG-5) and only Host and Accept-Encoding sent, so no
+    credential of the worker's can leave with it.  TargetFailed(code) on
+    failure, its message the code alone: the URL is a credential.
+    StopRequested on a stop; errors raised by `on_data` pass through.
     """
     size, expected = target["size"], target["sha256"]
     try:
@@ -2509,7 +2472,7 @@ def fetch_target(target, stop, deadline, on_data):
         raise TargetFailed(TARGET_URL_INVALID) from None
     if exchange.target.scheme != "https":  # SCAN-RUNNER-10: verified TLS, never plain HTTP
         raise TargetFailed(TARGET_URL_INVALID)
-    watchdog = Watchdog(deadline, lambda: shut(exchange.sock))
+    watchdog = Watchdog(deadline, lambda: shut(exchange.sock))  # the whole download: a blocked read ends only so
 
     def network(call, *args):
         try:
@@ -2614,7 +2577,7 @@ class Journal(object):
             raise StartupError("a journal that is not a private regular file")
         previous, keep = 0, 0
         self.read_offset = None
-        for sequence, end in self._lines(0):
+        for sequence, _event, end in self._lines(0):
             if sequence <= previous:
                 break  # out of order: what follows cannot be trusted; cut it
             if sequence > self.cursor and self.read_offset is None:
@@ -2628,9 +2591,8 @@ class Journal(object):
         self.next_sequence = max(previous, self.cursor) + 1
 
     def _lines(self, offset):
-        """(sequence, end offset) of each complete, valid line from `offset` on."""
-        position = offset
-        pending = b""
+        """(sequence, event, end offset) of each complete, valid line from `offset` on."""
+        position, pending = offset, b""
         while True:
             chunk = os.pread(self.fd, IO_CHUNK_BYTES, position)
             if not chunk:
@@ -2639,14 +2601,13 @@ class Journal(object):
             pending += chunk
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                start = position - len(pending) - len(line) - 1
                 try:
                     event = parse_lenient(line)
                 except JsonError:
                     return
                 if not isinstance(event, dict) or not is_int(event.get("sequence")):
                     return
-                yield event["sequence"], start + len(line) + 1
+                yield event["sequence"], event, position - len(pending)
             if len(pending) > MAX_BUNDLE_LINE_BYTES:
                 return
 
@@ -2662,19 +2623,7 @@ class Journal(object):
     def pending(self, limit):
         """Up to `limit` (sequence, event, end offset) past the cursor, read from the file."""
         with self.lock:
-            found, position, pending = [], self.read_offset, b""
-            while len(found) < limit:
-                chunk = os.pread(self.fd, IO_CHUNK_BYTES, position)
-                if not chunk:
-                    break
-                position += len(chunk)
-                pending += chunk
-                while b"\n" in pending and len(found) < limit:
-                    line, pending = pending.split(b"\n", 1)
-                    end = position - len(pending)
-                    event = parse_lenient(line)
-                    found.append((event["sequence"], event, end))
-            return found
+            return list(itertools.islice(self._lines(self.read_offset), limit))
 
     def advance(self, sequence, end):
         """SCAN-PROGRESS-3: the cursor moves past a delivered or skipped event, on disk first."""
