@@ -320,10 +320,9 @@ RUNNER_EXIT_DEADLINE = 3  # its own watchdog deadline passed: the worker publish
 
 # 5 Errors =====================================================================
 # One root error, WorkerError; its subclasses decide the line a failed step
-# prints (SCAN-OUTPUT-1, in this order: HTTP, network, other worker errors,
-# local I/O, anything else), the terminal report a failed scan gets, and the
-# exit status of one that ends the process (`exit_code`).  A stop is the stop
-# block's StopRequested, never one of these.
+# prints (SUMMARIES, SCAN-OUTPUT-1), the terminal report a failed scan gets,
+# and the exit status of one that ends the process (`exit_code`).  A stop is
+# the stop block's StopRequested, never one of these.
 
 
 class WorkerError(Exception):
@@ -424,9 +423,8 @@ def summary_of(exc):
     return "worker operation failed"
 
 # 5.1 The runner protocol's errors =============================================
-# Each carries a `code` (an error code the
-# runner can put in an outcome's `error`); a message is that code and never a
-# URL, a path's contents or a server's words (SCAN-ASSIGN-4).
+# Each carries a `code` (an error code the runner can put in an outcome's `error`); a
+# message is that code and never a URL, a path's contents or a server's words (SCAN-ASSIGN-4).
 
 TARGET_HTTP_STATUS = "target_http_status"  # the target answered anything but 200 (a 3xx too: never followed)
 TARGET_SIZE_MISMATCH = "target_size_mismatch"  # Content-Length is not the pinned size, or the body ended short
@@ -540,13 +538,6 @@ def stop_requested():
     return STOP.requested or FLOW.stopping.is_set()
 
 
-def check_stop():
-    """Raise StopRequested when a stop has reached this thread (between steps and inside waits)."""
-    if stop_requested():
-        raise StopRequested("stop requested before the next step")
-
-
-
 # 6.2 Documents and forms ======================================================
 # The scan server digests canonical JSON written with ASCII escapes (the
 # upstream's encoding): a terminal report's receipt names the SHA-256 of exactly
@@ -564,8 +555,7 @@ DECIMAL_RE = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")  # the waits' option val
 MAX_HEADER_INT_CHARS = 32  # D25: a header number is short; int() of a longer text is never tried (a bound)
 DIGITS_RE = re.compile(r"[0-9]{1,16}")  # D25: a whole number a generated client writes as a string
 MAX_INSTANT_CHARS = 64  # D26: an instant is a short text; a longer one is no instant (a bound)
-# D26: RFC 3339 as JSON producers write it, for the fractions and offsets fromisoformat()
-# takes only from Python 3.11 on (1 to 9 fraction digits, +HHMM, +HH)
+# D26: the RFC 3339 forms fromisoformat() takes only from Python 3.11 on (read_instant)
 _RFC3339_RE = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]{1,9}))?)?"
     r"(?:(Z)|([+-])([0-9]{2})(?::?([0-9]{2}))?)?")
@@ -675,10 +665,7 @@ def is_digest(value):
 
 
 def error_code(value):
-    """D4: a code the worker keeps is an error code, or request_rejected.
-
-    A number is read as its digits, as the upstream's str(code) reads it.
-    """
+    """D4: a code the worker keeps is an error code (a number read as its digits, as str(code)), or request_rejected."""
     if is_int(value) and value >= 0:
         value = str(value)
     if isinstance(value, str) and ERROR_CODE_RE.fullmatch(value):
@@ -688,12 +675,6 @@ def error_code(value):
 
 def short_text(value, limit=64):
     return isinstance(value, str) and 1 <= len(value) <= limit
-
-
-def stale_recorded_at():
-    """D9: the stale record's instant keeps the upstream's `+00:00` spelling."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return now.isoformat(timespec="milliseconds")
 
 
 def jittered(seconds, low=0.5):
@@ -790,8 +771,7 @@ def _seconds(name):
 
 
 def help_epilog():
-    """--help's sections after the options: what the worker reads besides argv, where it keeps its state, and
-    what its exit statuses mean (an operator reads them here, not in the contract)."""
+    """--help's text after the options: an operator reads the environment, state and exit statuses here."""
     return "\n".join([
         "environment:",
         "  %-28s the bearer token, when neither --token-file nor --token gives it" % TOKEN_ENV,
@@ -1620,7 +1600,8 @@ def stale_record_for(assignment, status_code, code):
     rid, bundle_id, event_id = reservation_of(assignment)
     return {"schema": STALE_RECORD_SCHEMA, "outcome": "discarded_stale", "reservation_id": rid,
             "bundle_id": bundle_id, "scan_event_id": event_id, "status_code": status_code,
-            "code": error_code(code), "recorded_at": stale_recorded_at()}
+            "code": error_code(code),  # D9: recorded_at keeps the upstream's `+00:00` spelling
+            "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")}
 
 
 def stale_matches(record, assignment):
@@ -1893,9 +1874,7 @@ def write_new_private(path, data):
     """Create `path` (never an existing file, never through a symlink), 0600, with `data`, durably.
 
     O_EXCL|O_NOFOLLOW: a planted file or link makes this fail instead of
-    writing through it (SCAN-STATE-6).  The data and then the directory entry
-    are fsynced, so the file exists whole after a crash or not at all; a
-    failure before that removes what was created.
+    writing through it (SCAN-STATE-6).  A failure removes what was created.
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags, 0o600)
@@ -1918,8 +1897,7 @@ def create_runner_root(work_root, root_name, runner_input):
     """Make a runner root with its input (SCAN-STATE-4: before the spawn); (root path, input digest).
 
     The input is checked first, so the worker never writes one its runner
-    would refuse; the root must be new (a leftover of the same name is
-    someone's evidence, not ours to reuse).
+    would refuse; the root must be new (ensure_private_dir's `new`).
     """
     validate_runner_input(runner_input)
     require(root_binds(root_name, runner_input["slot_id"], runner_input["reservation_id"], runner_input["generation"]),
@@ -2035,9 +2013,7 @@ def stop_exact_identity(identity, timeout_s):
     the kernel has pidfds) a pidfd is opened and the identity checked AGAIN, so
     the process the pidfd holds is the recorded one.  The pid cannot be given
     to another process while that one lives, so the killpg() that follows hits
-    the runner's group (the runner leads its group: start_new_session).  The
-    wait for its end polls the pidfd, which becomes readable when the process
-    exits; an exited child of ours is reaped.
+    the runner's group (the runner leads its group: start_new_session).
 
     Remaining race: if the runner exits, is reaped by someone else (init, once
     the worker that spawned it is gone) and its pid is handed to a new group
@@ -2160,8 +2136,7 @@ def read_events(path, offset, generation, after_sequence):
     written and is read again next time.  Each line must be a canonical event
     of `generation` whose sequence follows the one before it with no gap
     (from 1 when reading from offset 0, else from `after_sequence` + 1);
-    anything else is RunnerProtocolError.  At most
-    MAX_RUNNER_EVENTS_READ_BYTES are read per call; the rest comes next call.
+    anything else is RunnerProtocolError.
     """
     opened = open_regular(path, RunnerProtocolError, "runner events")
     if opened is None:
@@ -2291,11 +2266,10 @@ def bundle_event_line(event):
 class BundleWriter(object):
     """A bundle written as a stream into bundle/tmp/, then committed into bundle/ready/.
 
-    Lines go to disk as they come (buffered up to TARGET_CHUNK_BYTES), so a
-    bundle is never whole in memory; the writer keeps its size, the digest of
-    the event lines and their count.  `add` refuses an event that would make
-    the bundle, trailer included, exceed `max_bytes` (BundleTooLarge), so the
-    scan fails at once instead of after writing it (SCAN-BUNDLE-4).
+    Lines go to disk as they come, so a bundle is never whole in memory.
+    `add` refuses an event that would make the bundle, trailer included,
+    exceed `max_bytes` (BundleTooLarge), so the scan fails at once instead of
+    after writing it (SCAN-BUNDLE-4).
     """
 
     def __init__(self, tmp_path, header, max_bytes):
@@ -2370,9 +2344,7 @@ class BundleWriter(object):
 def validate_bundle(path, expected_header, max_bytes):
     """Check a bundle file as a stream (SCAN-BUNDLE-1..4); its metadata, or BundleInvalid.
 
-    Returns {"bytes", "payload_sha256", "events_sha256", "header",
-    "target_done"}: `target_done` lists the target_done events in order
-    (at most MAX_TARGETS); matching them with the assignment's targets is the
+    Matching its `target_done` events with the assignment's targets is the
     caller's (SCAN-BUNDLE-3).  Every line is read with a bound, so a line
     without an end costs MAX_BUNDLE_LINE_BYTES + 1 bytes of memory at most.
     """
@@ -2451,11 +2423,6 @@ def check_target_done(value):
 
 # Target download --------------------------------------------------------------
 
-def host_header(target):
-    host = "[%s]" % target.host if ":" in target.host else target.host
-    return host if target.port == 443 else "%s:%d" % (host, target.port)
-
-
 def fetch_target(target, stop, deadline, on_data):
     """GET one target as pinned, handing its body to `on_data` chunk by chunk (SCAN-RUNNER-10).
 
@@ -2491,9 +2458,7 @@ def fetch_target(target, stop, deadline, on_data):
             conn = exchange.conn
 
             def send():
-                conn.putrequest("GET", exchange.target.request_target, skip_host=True, skip_accept_encoding=True)
-                conn.putheader("Host", host_header(exchange.target))
-                conn.putheader("Accept-Encoding", "identity")
+                conn.putrequest("GET", exchange.target.request_target)  # adds Host and Accept-Encoding: identity
                 conn.endheaders()
                 return conn.getresponse()
 
@@ -2917,9 +2882,8 @@ def assignment_binding(assignment, slot_id):
 def validate_bundle_file(path, assignment, slot_id, header=None):
     """SCAN-BUNDLE-1..4: a bundle on disk, judged as a stream; its meta, or WorkerClientError.
 
-    With `header` the whole header must equal it; without, only the members
-    that name the reservation (a bundle found again after its runner record
-    was cleared).
+    With `header` the whole header must equal it; without, only its binding
+    (a bundle found again after its runner record was cleared).
     """
     plan = check_assignment(assignment, CAPABILITIES)
     try:
@@ -3407,7 +3371,8 @@ class Slot(RunnerControl):
 
     def _loop(self):
         while True:
-            check_stop()
+            if stop_requested():
+                raise StopRequested("stop requested before the next step")
             if not self.may_claim() and not self.files.exists():
                 reason = "graceful_drain" if FLOW.draining.is_set() else "lowered_parallelism_recovery_complete"
                 self.assignment = None
@@ -3592,14 +3557,11 @@ class Slot(RunnerControl):
 
     # -- resolutions -------------------------------------------------------------
     def ask_status(self, state):
-        """The reservation's status; None when the answer settled the state (stale, or resolved).
-
-        SCAN-RECONCILE-6: a 404, 409 or 410 to the status read itself marks the state stale.
-        """
+        """The reservation's status; None when the answer settled the state (stale, or resolved)."""
         try:
             status = self.api.status(reservation_of(state["assignment"])[0])
         except WorkerHTTPError as exc:
-            if exc.status in RECONCILED_STATUSES:
+            if exc.status in RECONCILED_STATUSES:  # SCAN-RECONCILE-6: to the status read itself, the state is stale
                 self.mark_stale(state, exc.status, exc.code)
                 return None
             raise
@@ -4004,11 +3966,10 @@ def finish(outcome):
 
 
 # 7.4 The runner child =========================================================
-# What `_assignment_runner --root ROOT` does.  It reads its
-# input, waits for the worker's start gate, then scans each target into a
-# bundle and publishes how the generation ended.  It prints nothing (its
-# stdout and stderr are /dev/null anyway) and never talks to the scan server:
-# everything it says goes through the files of its root.
+# What `_assignment_runner --root ROOT` does: it reads its input, waits for the
+# start gate, scans each target into a bundle and publishes how the generation
+# ended.  It prints nothing and never talks to the scan server: everything it
+# says goes through the files of its root.
 
 def wait_gate(paths, runner_input, input_sha256, stop, deadline):
     """True once start.json names this generation, this input and this process (SCAN-RUNNER-3).
