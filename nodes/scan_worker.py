@@ -2439,7 +2439,7 @@ def fetch_target(target, stop, deadline, on_data):
         raise TargetFailed(TARGET_URL_INVALID) from None
     if exchange.target.scheme != "https":  # SCAN-RUNNER-10: verified TLS, never plain HTTP
         raise TargetFailed(TARGET_URL_INVALID)
-    watchdog = Watchdog(deadline, lambda: shut(exchange.sock))  # the whole download: a blocked read ends only so
+    watchdog = Watchdog(deadline, lambda: shut(exchange.sock))  # the whole download; shutdown() ends a blocked read
 
     def network(call, *args):
         try:
