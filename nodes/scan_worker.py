@@ -53,12 +53,14 @@ processes wait for main().
 
 import argparse
 import collections
+import contextlib
 import datetime
 import email.utils
 import errno
 import fcntl
 import hashlib
 import http.client
+import itertools
 import json
 import math
 import os
@@ -168,14 +170,6 @@ class TargetScan(object):
     target's size: this scan never holds more than one piece of a line
     (SCAN_LINE_PIECE_BYTES); a match that straddles two pieces of one very long
     line is not found, the price of that bound.
-
-    The reference scan (SCAN-WORK-1..3): each line (cut into pieces at
-    SCAN_LINE_PIECE_BYTES) is decoded as UTF-8 with replacement and searched
-    with each rule in order; a match becomes a finding whose `fingerprint` is
-    the SHA-256 of the matched text (UTF-8) and whose `redacted` shows its
-    first four characters and an ellipsis.  The matched text itself is never
-    written (SCAN-WORK-2).  Findings come by line, then piece, then rule, then
-    position, so the same bytes always give the same lines (SCAN-WORK-3).
     """
 
     def __init__(self, target_name):
@@ -313,7 +307,7 @@ TARGET_CHUNK_BYTES = 65536  # one read of a target's body: memory stays flat in 
 TARGET_CONNECT_DEADLINE_S = 10.0  # lookup + connect + TLS of one target download
 TARGET_READ_TIMEOUT_S = 30.0  # silence on a target's socket; the scan deadline bounds the whole download
 RUNNER_REAP_POLL_S = 0.01  # how often a wait without a pidfd looks at /proc again
-RUNNER_PHASES = ("preparing", "scanning", "bundling")  # a runner event's phase, and a timeout bundle's
+RUNNER_PHASES = ("preparing", "scanning", "bundling")  # a runner event's phase; SCAN-BUNDLE-1: a timeout bundle's
 RUNNER_TERMINAL_REASONS = ("scan_stage_deadline", "timeout_bundle_deadline", "startup_deadline",
                            "runner_crash", "controller_recovery", "malformed_output", "stop")
 
@@ -326,10 +320,9 @@ RUNNER_EXIT_DEADLINE = 3  # its own watchdog deadline passed: the worker publish
 
 # 5 Errors =====================================================================
 # One root error, WorkerError; its subclasses decide the line a failed step
-# prints (SCAN-OUTPUT-1, in this order: HTTP, network, other worker errors,
-# local I/O, anything else), the terminal report a failed scan gets, and the
-# exit status of one that ends the process (`exit_code`).  A stop is the stop
-# block's StopRequested, never one of these.
+# prints (SUMMARIES, SCAN-OUTPUT-1), the terminal report a failed scan gets,
+# and the exit status of one that ends the process (`exit_code`).  A stop is
+# the stop block's StopRequested, never one of these.
 
 
 class WorkerError(Exception):
@@ -430,9 +423,8 @@ def summary_of(exc):
     return "worker operation failed"
 
 # 5.1 The runner protocol's errors =============================================
-# Each carries a `code` (an error code the
-# runner can put in an outcome's `error`); a message is that code and never a
-# URL, a path's contents or a server's words (SCAN-ASSIGN-4).
+# Each carries a `code` (an error code the runner can put in an outcome's `error`); a
+# message is that code and never a URL, a path's contents or a server's words (SCAN-ASSIGN-4).
 
 TARGET_HTTP_STATUS = "target_http_status"  # the target answered anything but 200 (a 3xx too: never followed)
 TARGET_SIZE_MISMATCH = "target_size_mismatch"  # Content-Length is not the pinned size, or the body ended short
@@ -546,13 +538,6 @@ def stop_requested():
     return STOP.requested or FLOW.stopping.is_set()
 
 
-def check_stop():
-    """Raise StopRequested when a stop has reached this thread (between steps and inside waits)."""
-    if stop_requested():
-        raise StopRequested("stop requested before the next step")
-
-
-
 # 6.2 Documents and forms ======================================================
 # The scan server digests canonical JSON written with ASCII escapes (the
 # upstream's encoding): a terminal report's receipt names the SHA-256 of exactly
@@ -570,8 +555,7 @@ DECIMAL_RE = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")  # the waits' option val
 MAX_HEADER_INT_CHARS = 32  # D25: a header number is short; int() of a longer text is never tried (a bound)
 DIGITS_RE = re.compile(r"[0-9]{1,16}")  # D25: a whole number a generated client writes as a string
 MAX_INSTANT_CHARS = 64  # D26: an instant is a short text; a longer one is no instant (a bound)
-# D26: RFC 3339 as JSON producers write it, for the fractions and offsets fromisoformat()
-# takes only from Python 3.11 on (1 to 9 fraction digits, +HHMM, +HH)
+# D26: the RFC 3339 forms fromisoformat() takes only from Python 3.11 on (read_instant)
 _RFC3339_RE = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]{1,9}))?)?"
     r"(?:(Z)|([+-])([0-9]{2})(?::?([0-9]{2}))?)?")
@@ -681,10 +665,7 @@ def is_digest(value):
 
 
 def error_code(value):
-    """D4: a code the worker keeps is an error code, or request_rejected.
-
-    A number is read as its digits, as the upstream's str(code) reads it.
-    """
+    """D4: a code the worker keeps is an error code (a number read as its digits, as str(code)), or request_rejected."""
     if is_int(value) and value >= 0:
         value = str(value)
     if isinstance(value, str) and ERROR_CODE_RE.fullmatch(value):
@@ -694,12 +675,6 @@ def error_code(value):
 
 def short_text(value, limit=64):
     return isinstance(value, str) and 1 <= len(value) <= limit
-
-
-def stale_recorded_at():
-    """D9: the stale record's instant keeps the upstream's `+00:00` spelling."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return now.isoformat(timespec="milliseconds")
 
 
 def jittered(seconds, low=0.5):
@@ -796,8 +771,7 @@ def _seconds(name):
 
 
 def help_epilog():
-    """--help's sections after the options: what the worker reads besides argv, where it keeps its state, and
-    what its exit statuses mean (an operator reads them here, not in the contract)."""
+    """--help's text after the options: an operator reads the environment, state and exit statuses here."""
     return "\n".join([
         "environment:",
         "  %-28s the bearer token, when neither --token-file nor --token gives it" % TOKEN_ENV,
@@ -1071,13 +1045,9 @@ def token_from_fd(fd):
 # watchdog that shuts the socket: a per-read timeout lets a server that drips
 # a byte a second hold a slot for ever (SCAN-HTTP-3).  An upload is bounded by
 # its progress instead: a bundle of a GiB on a slow link takes as long as it
-# takes while its bytes keep moving, and ends when they stop (D27).  An answer
-# is judged by its Content-Length before its body is read, and read into a
-# bounded buffer (SCAN-HTTP-4).  Its JSON is read as the upstream's
-# json.loads() reads it, but for what D24 names.
-# No proxy is ever used: the transport block is handed none (SCAN-CONFIG-5);
-# http.client never follows a redirect, so a 3xx is an error answer
-# (SCAN-HTTP-6).
+# takes while its bytes keep moving, and ends when they stop (D27).  No proxy
+# is ever used: the transport block is handed none (SCAN-CONFIG-5); http.client
+# never follows a redirect, so a 3xx is an error answer (SCAN-HTTP-6).
 
 CLAIM_PATH = "/api/v1/worker/claim"
 ASSIGNMENT_PATH = "/api/v1/worker/assignments/%d"
@@ -1110,31 +1080,23 @@ def read_bounded(response, limit, budget):
     declared = announced_length(response)
     if declared is not None and declared > limit:
         raise WorkerClientError("an answer larger than its bound")  # refused before its body is read
-    chunks, count = [], 0
-    while count <= limit:
-        chunk = response.read(min(IO_CHUNK_BYTES, limit + 1 - count))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        count += len(chunk)
-    if count > limit:
+    data = read_at_most(response.read, limit + 1)
+    if len(data) > limit:
         raise WorkerClientError("an answer larger than its bound")
-    if STOP.should_abandon() or budget.expired() or (declared is not None and count < declared):
+    if STOP.should_abandon() or budget.expired() or (declared is not None and len(data) < declared):
         raise WorkerNetworkError("the answer ended early")  # a cut body is never taken for whole
-    return b"".join(chunks)
+    return data
 
 
-def parse_object(data):
-    """SCAN-HTTP-4, SCAN-PEER-1: None for an empty body, a JSON object otherwise; WorkerClientError else.
+def parse_object(data, empty=None):
+    """SCAN-HTTP-4, SCAN-PEER-1: a JSON object, else WorkerClientError; an empty body is None, or `empty` the error.
 
-    D24: floats anywhere, members in any order, and members nobody here
-    knows, as json.loads() takes them; refused: duplicate keys, NaN and
-    Infinity, integers beyond 2^53, nesting deeper than MAX_JSON_DEPTH, lone
-    surrogates.
+    D24: read as json.loads() reads it (floats, any member order, unknown
+    members), but for what the strict_json block refuses.
     """
-    if not data:
-        return None
-    return strict_object(data, "an answer")
+    if not data and empty is not None:
+        raise WorkerClientError(empty)
+    return strict_object(data, "an answer") if data else None
 
 
 def strict_object(data, what, error=WorkerClientError, canonical=False):
@@ -1211,47 +1173,36 @@ class ScanApi(object):
                                ssl_context_factory=tls_context)
         try:
             try:
-                if upload is None:
-                    with Watchdog(budget, lambda: shut(session.sock)):  # SCAN-HTTP-3: the whole, not each read
-                        session.open()
-                        conn = session.conn
-                        self._head(conn, method, path, token)
-                        if body is not None:
-                            conn.putheader("Content-Type", "application/json")
-                            conn.putheader("Content-Length", str(len(body)))
-                            conn.endheaders(body)
-                        else:
-                            conn.endheaders()
-                        return self._answer(conn, accept, budget, wait_callback)
-                session.open()  # D27: the connect deadline is budget_s, as for any request
-                conn = session.conn
-                self._head(conn, method, path, token)
-                upload(conn)  # SCAN-UPLOAD-1: its own headers, then the body, each piece within budget_s
-                budget = Deadline(budget_s)  # D27: the answer, whole, from the last byte on
+                # SCAN-HTTP-3: the whole, not each read (an upload's body: each piece, D27)
+                with Watchdog(budget, lambda: shut(session.sock)) if upload is None else contextlib.nullcontext():
+                    session.open()  # D27: the connect deadline is budget_s, as for any request
+                    conn = session.conn
+                    conn.putrequest(method, path)  # adds Host and Accept-Encoding: identity (SCAN-HTTP-2)
+                    conn.putheader("Authorization", "Bearer " + token)
+                    if upload is not None:
+                        upload(conn)  # SCAN-UPLOAD-1: its own headers, then the body, each piece within budget_s
+                        budget = Deadline(budget_s)  # D27: the answer, whole, from the last byte on
+                    elif body is not None:
+                        conn.putheader("Content-Type", "application/json")
+                        conn.putheader("Content-Length", str(len(body)))
+                        conn.endheaders(body)
+                    else:
+                        conn.endheaders()
                 with Watchdog(budget, lambda: shut(session.sock)):
-                    return self._answer(conn, accept, budget, wait_callback)
+                    if wait_callback is not None:
+                        wait_callback()
+                    response = conn.getresponse()
+                    if response.status in accept and 200 <= response.status < 300:
+                        data = read_bounded(response, MAX_API_RESPONSE_BYTES, budget)
+                        headers = dict((k.title(), v) for k, v in response.getheaders())
+                        return Answer(response.status, headers, data)
+                    raise error_from(response, budget)
             except (OSError, http.client.HTTPException, StopRequested) as exc:
                 if STOP.should_abandon():
                     raise StopRequested("stop requested") from None
                 raise WorkerNetworkError(type(exc).__name__) from None  # SCAN-SECRET-2: no text kept
         finally:
             session.close()
-
-    @staticmethod
-    def _head(conn, method, path, token):
-        conn.putrequest(method, path)  # adds Host and Accept-Encoding: identity (SCAN-HTTP-2)
-        conn.putheader("Authorization", "Bearer " + token)
-
-    @staticmethod
-    def _answer(conn, accept, budget, wait_callback):
-        if wait_callback is not None:
-            wait_callback()
-        response = conn.getresponse()
-        if response.status in accept and 200 <= response.status < 300:
-            data = read_bounded(response, MAX_API_RESPONSE_BYTES, budget)
-            headers = dict((k.title(), v) for k, v in response.getheaders())
-            return Answer(response.status, headers, data)
-        raise error_from(response, budget)
 
     def call(self, method, path, budget_s=None, body=None, upload=None, accept=(200,), wait_callback=None):
         """One request; after a 401, one immediate retry when the token file holds a new token (SCAN-TOKEN-7)."""
@@ -1269,25 +1220,17 @@ class ScanApi(object):
 
     def claim(self, request_id, build):
         """SCAN-CLAIM-2: the claim, with the persisted request id."""
-        answer = self.call("POST", CLAIM_PATH, body=canonical({"build": build, "request_id": request_id}),
-                           accept=(200, 201, 204))
-        return answer
+        return self.call("POST", CLAIM_PATH, body=canonical({"build": build, "request_id": request_id}),
+                         accept=(200, 201, 204))
 
     def status(self, reservation_id):
         """SCAN-RECONCILE-1: the status document, a JSON object (D6: an empty body is refused)."""
-        answer = self.call("GET", ASSIGNMENT_PATH % reservation_id)
-        value = parse_object(answer.body)
-        if value is None:
-            raise WorkerClientError("an empty status")
-        return value
+        return parse_object(self.call("GET", ASSIGNMENT_PATH % reservation_id).body, "an empty status")
 
     def terminal(self, reservation_id, report_bytes):
         """SCAN-TERMINAL-1: the stored report's exact bytes (SCAN-TERMINAL-4)."""
         answer = self.call("POST", (ASSIGNMENT_PATH % reservation_id) + "/terminal", body=report_bytes)
-        value = parse_object(answer.body)
-        if value is None:
-            raise WorkerClientError("an empty receipt")
-        return value
+        return parse_object(answer.body, "an empty receipt")
 
     def upload(self, reservation_id, fd, size, digest, on_sent):
         """SCAN-UPLOAD-1/2: PUT the bundle on `fd`, streamed; the send pass re-hashes (D14)."""
@@ -1307,16 +1250,11 @@ class ScanApi(object):
                 if left == 0 and hasher.hexdigest() != digest:
                     raise StorageFailure()  # D14: the last chunk is never sent under the wrong digest
                 view = memoryview(chunk)
-                for start in range(0, len(view), UPLOAD_PIECE_BYTES):
-                    # D27: each piece must leave within the socket's timeout (--http-timeout): a stalled
-                    # upload ends, one that keeps moving never does, however long the whole takes
+                for start in range(0, len(view), UPLOAD_PIECE_BYTES):  # D27: each within the socket's timeout
                     conn.send(view[start:start + UPLOAD_PIECE_BYTES])
         answer = self.call("PUT", (ASSIGNMENT_PATH % reservation_id) + "/bundle", upload=send, accept=(200, 201),
                            wait_callback=on_sent)
-        value = parse_object(answer.body)
-        if value is None:
-            raise WorkerClientError("an empty receipt")
-        return value
+        return parse_object(answer.body, "an empty receipt")
 
     def progress(self, reservation_id, event_bytes, budget_s):
         """SCAN-PROGRESS-2: one event, bounded by PROGRESS_REQUEST_TIMEOUT_S and the pass's budget."""
@@ -1354,7 +1292,6 @@ RUNNER_KEYS = frozenset([
     "scan_started_at", "scan_deadline_at", "watchdog_deadline_at", "operation", "timeout_phase", "attempt",
     "status", "identity", "last_event", "terminal_sha256"])
 RUNNER_STATUSES = ("created", "running", "stopping", "exited", "timed_out", "fenced")
-SCAN_STAGE_PHASES = ("preparing", "scanning", "bundling")  # SCAN-BUNDLE-1: what a timeout bundle may name
 
 
 def ensure_private_dir(path, error=StartupError, new=False):
@@ -1448,11 +1385,12 @@ def read_private(path, limit, error=WorkerClientError, what="a state file", owne
     return data
 
 
-def read_at_most(fd, limit):
-    """At most `limit` bytes from fd's position on, IO_CHUNK_BYTES at a time (memory bounded by the caller)."""
+def read_at_most(source, limit):
+    """At most `limit` bytes of a file descriptor (from its position on) or a read(size) callable, by IO_CHUNK_BYTES."""
+    read = source if callable(source) else (lambda size: os.read(source, size))
     chunks, count = [], 0
     while count < limit:
-        chunk = os.read(fd, min(IO_CHUNK_BYTES, limit - count))
+        chunk = read(min(IO_CHUNK_BYTES, limit - count))
         if not chunk:
             break
         chunks.append(chunk)
@@ -1488,9 +1426,7 @@ def runner_problem(runner, slot_id, reservation_id):
     """SCAN-RUNNER-2: the runner record's exact members and forms; None when it is good."""
     if not isinstance(runner, dict) or set(runner) != RUNNER_KEYS:
         return "runner members"
-    match = ROOT_NAME_RE.fullmatch(runner["root_name"]) if isinstance(runner["root_name"], str) else None
-    if match is None or int(match.group(1)) != slot_id or int(match.group(2)) != reservation_id \
-            or match.group(3) != runner["generation"]:
+    if not root_binds(runner["root_name"], slot_id, reservation_id, runner["generation"]):
         return "runner root conflicts with the slot"
     root = runner["root_name"]
     refs = {"input_ref": "input.json", "events_ref": "events.jsonl", "start_ref": "start.json",
@@ -1512,7 +1448,7 @@ def runner_problem(runner, slot_id, reservation_id):
         if runner["timeout_phase"] is not None:
             return "runner timeout phase"
     elif runner["operation"] == "timeout_bundle":
-        if runner["timeout_phase"] not in SCAN_STAGE_PHASES:
+        if runner["timeout_phase"] not in RUNNER_PHASES:
             return "runner timeout phase"
     else:
         return "runner operation"
@@ -1664,7 +1600,8 @@ def stale_record_for(assignment, status_code, code):
     rid, bundle_id, event_id = reservation_of(assignment)
     return {"schema": STALE_RECORD_SCHEMA, "outcome": "discarded_stale", "reservation_id": rid,
             "bundle_id": bundle_id, "scan_event_id": event_id, "status_code": status_code,
-            "code": error_code(code), "recorded_at": stale_recorded_at()}
+            "code": error_code(code),  # D9: recorded_at keeps the upstream's `+00:00` spelling
+            "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")}
 
 
 def stale_matches(record, assignment):
@@ -1757,6 +1694,19 @@ def require_members(value, members, detail):
     require(isinstance(value, dict) and frozenset(value) == members, detail)
 
 
+def binding_of(document):
+    """The members of a runner input, an outcome or a bundle header that name the slot's assignment."""
+    return {name: document[name] for name in _RUNNER_BINDING_MEMBERS}
+
+
+def bundle_header(binding, generation):
+    """SCAN-BUNDLE-1, -2: the header of `generation`'s bundle (its runner input, or its record in a slot state)."""
+    timed_out = generation["operation"] == "timeout_bundle"
+    return dict(binding, format=BUNDLE_FORMAT, generation=generation["generation"],
+                status="timed_out" if timed_out else "completed",
+                timeout_phase=generation["timeout_phase"] if timed_out else None)
+
+
 def check_binding(value, detail):
     """{slot_id, reservation_id, bundle_id, scan_event_id, execution_snapshot_sha256} (SCAN-RUNNER-6)."""
     require_members(value, _RUNNER_BINDING_MEMBERS, detail)
@@ -1783,7 +1733,7 @@ def validate_runner_input(value):
     require_members(value, _RUNNER_INPUT_MEMBERS, "runner input members")
     require(value["schema"] == 1 and is_int(value["schema"]), "runner input schema")
     require(is_text(value["generation"], REQUEST_ID_RE), "runner input generation")
-    check_binding({name: value[name] for name in _RUNNER_BINDING_MEMBERS}, "runner input")
+    check_binding(binding_of(value), "runner input")
     require(value["operation"] in RUNNER_OPERATIONS, "runner input operation")
     if value["operation"] == "execute":
         require(value["timeout_phase"] is None, "runner input timeout_phase")
@@ -1883,6 +1833,12 @@ def runner_root_name(slot_id, reservation_id, generation):
     return "worker-assignment-%d-%d-%s" % (slot_id, reservation_id, generation)
 
 
+def root_binds(name, slot_id, reservation_id, generation):
+    """Whether `name` is the runner root of this slot, reservation and generation, and nothing else."""
+    match = ROOT_NAME_RE.fullmatch(name) if isinstance(name, str) else None
+    return match is not None and match.groups() == (str(slot_id), str(reservation_id), generation)
+
+
 class RunnerPaths(object):
     """The fixed names inside one runner root (section The runner)."""
 
@@ -1918,9 +1874,7 @@ def write_new_private(path, data):
     """Create `path` (never an existing file, never through a symlink), 0600, with `data`, durably.
 
     O_EXCL|O_NOFOLLOW: a planted file or link makes this fail instead of
-    writing through it (SCAN-STATE-6).  The data and then the directory entry
-    are fsynced, so the file exists whole after a crash or not at all; a
-    failure before that removes what was created.
+    writing through it (SCAN-STATE-6).  A failure removes what was created.
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags, 0o600)
@@ -1943,15 +1897,11 @@ def create_runner_root(work_root, root_name, runner_input):
     """Make a runner root with its input (SCAN-STATE-4: before the spawn); (root path, input digest).
 
     The input is checked first, so the worker never writes one its runner
-    would refuse; the root must be new (a leftover of the same name is
-    someone's evidence, not ours to reuse).
+    would refuse; the root must be new (ensure_private_dir's `new`).
     """
-    match = ROOT_NAME_RE.fullmatch(root_name) if isinstance(root_name, str) else None
-    require(match is not None, "runner root name")
     validate_runner_input(runner_input)
-    require(match.group(3) == runner_input["generation"]
-                    and int(match.group(1)) == runner_input["slot_id"]
-                    and int(match.group(2)) == runner_input["reservation_id"], "runner root name binding")
+    require(root_binds(root_name, runner_input["slot_id"], runner_input["reservation_id"], runner_input["generation"]),
+            "runner root name binding")
     data = canonical_bytes(runner_input, ascii=True)
     require(len(data) <= MAX_RUNNER_INPUT_BYTES, "runner input size")
     root = os.path.join(work_root, root_name)
@@ -2063,9 +2013,7 @@ def stop_exact_identity(identity, timeout_s):
     the kernel has pidfds) a pidfd is opened and the identity checked AGAIN, so
     the process the pidfd holds is the recorded one.  The pid cannot be given
     to another process while that one lives, so the killpg() that follows hits
-    the runner's group (the runner leads its group: start_new_session).  The
-    wait for its end polls the pidfd, which becomes readable when the process
-    exits; an exited child of ours is reaped.
+    the runner's group (the runner leads its group: start_new_session).
 
     Remaining race: if the runner exits, is reaped by someone else (init, once
     the worker that spawned it is gone) and its pid is handed to a new group
@@ -2188,8 +2136,7 @@ def read_events(path, offset, generation, after_sequence):
     written and is read again next time.  Each line must be a canonical event
     of `generation` whose sequence follows the one before it with no gap
     (from 1 when reading from offset 0, else from `after_sequence` + 1);
-    anything else is RunnerProtocolError.  At most
-    MAX_RUNNER_EVENTS_READ_BYTES are read per call; the rest comes next call.
+    anything else is RunnerProtocolError.
     """
     opened = open_regular(path, RunnerProtocolError, "runner events")
     if opened is None:
@@ -2231,6 +2178,11 @@ def closing_terminal(generation, input_sha256, decision, reason):
     require(decision in ("timed_out", "fenced"), "runner terminal decision")
     check_runner_terminal(terminal)
     return terminal
+
+
+def worker_closes(paths, runner, decision, reason):
+    """Publish the worker's own terminal for `runner`'s generation: publish_terminal's answer."""
+    return publish_terminal(paths, closing_terminal(runner["generation"], runner["input_sha256"], decision, reason))
 
 
 def publish_terminal(paths, terminal, writer=None):
@@ -2283,7 +2235,7 @@ def check_bundle_header(value, error=BundleInvalid):
     try:
         require_members(value, _BUNDLE_HEADER_MEMBERS, "bundle header members")
         require(value["format"] == BUNDLE_FORMAT, "bundle header format")
-        check_binding({name: value[name] for name in _RUNNER_BINDING_MEMBERS}, "bundle header")
+        check_binding(binding_of(value), "bundle header")
         require(is_text(value["generation"], REQUEST_ID_RE), "bundle header generation")
         require(value["status"] in BUNDLE_STATUSES, "bundle header status")
         if value["status"] == "completed":
@@ -2314,11 +2266,10 @@ def bundle_event_line(event):
 class BundleWriter(object):
     """A bundle written as a stream into bundle/tmp/, then committed into bundle/ready/.
 
-    Lines go to disk as they come (buffered up to TARGET_CHUNK_BYTES), so a
-    bundle is never whole in memory; the writer keeps its size, the digest of
-    the event lines and their count.  `add` refuses an event that would make
-    the bundle, trailer included, exceed `max_bytes` (BundleTooLarge), so the
-    scan fails at once instead of after writing it (SCAN-BUNDLE-4).
+    Lines go to disk as they come, so a bundle is never whole in memory.
+    `add` refuses an event that would make the bundle, trailer included,
+    exceed `max_bytes` (BundleTooLarge), so the scan fails at once instead of
+    after writing it (SCAN-BUNDLE-4).
     """
 
     def __init__(self, tmp_path, header, max_bytes):
@@ -2393,9 +2344,7 @@ class BundleWriter(object):
 def validate_bundle(path, expected_header, max_bytes):
     """Check a bundle file as a stream (SCAN-BUNDLE-1..4); its metadata, or BundleInvalid.
 
-    Returns {"bytes", "payload_sha256", "events_sha256", "header",
-    "target_done"}: `target_done` lists the target_done events in order
-    (at most MAX_TARGETS); matching them with the assignment's targets is the
+    Matching its `target_done` events with the assignment's targets is the
     caller's (SCAN-BUNDLE-3).  Every line is read with a bound, so a line
     without an end costs MAX_BUNDLE_LINE_BYTES + 1 bytes of memory at most.
     """
@@ -2474,25 +2423,13 @@ def check_target_done(value):
 
 # Target download --------------------------------------------------------------
 
-def host_header(target):
-    host = "[%s]" % target.host if ":" in target.host else target.host
-    return host if target.port == 443 else "%s:%d" % (host, target.port)
-
-
 def fetch_target(target, stop, deadline, on_data):
     """GET one target as pinned, handing its body to `on_data` chunk by chunk (SCAN-RUNNER-10).
 
-    One request, no proxy (the exchange is given none: SCAN-CONFIG-5), TLS
-    verified against the default store (SSL_CERT_FILE when set), headers
-    exactly Host and Accept-Encoding: identity, so no credential of the
-    worker's can leave with it.  Only 200 is accepted: a 3xx is a failure,
-    never followed.  The Content-Length must equal the pinned size before a
-    byte of the body is read; at most that many bytes are read, 64 KiB at a
-    time, and their SHA-256 must equal the pin at the end.  The whole download
-    ends by `deadline` (a Watchdog shuts the socket down, since a read already
-    blocked is not interrupted otherwise).  TargetFailed(code) on failure, its
-    message the code alone: the URL is a credential.  StopRequested on a stop;
-    errors raised by `on_data` pass through unchanged.
+    No proxy (SCAN-CONFIG-5) and only Host and Accept-Encoding sent, so no
+    credential of the worker's can leave with it.  TargetFailed(code) on
+    failure, its message the code alone: the URL is a credential.
+    StopRequested on a stop; errors raised by `on_data` pass through.
     """
     size, expected = target["size"], target["sha256"]
     try:
@@ -2502,16 +2439,7 @@ def fetch_target(target, stop, deadline, on_data):
         raise TargetFailed(TARGET_URL_INVALID) from None
     if exchange.target.scheme != "https":  # SCAN-RUNNER-10: verified TLS, never plain HTTP
         raise TargetFailed(TARGET_URL_INVALID)
-
-    def shut_down():
-        sock = exchange.sock
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except (OSError, ValueError):
-                pass
-
-    watchdog = Watchdog(deadline, shut_down)
+    watchdog = Watchdog(deadline, lambda: shut(exchange.sock))  # the whole download; shutdown() ends a blocked read
 
     def network(call, *args):
         try:
@@ -2530,9 +2458,7 @@ def fetch_target(target, stop, deadline, on_data):
             conn = exchange.conn
 
             def send():
-                conn.putrequest("GET", exchange.target.request_target, skip_host=True, skip_accept_encoding=True)
-                conn.putheader("Host", host_header(exchange.target))
-                conn.putheader("Accept-Encoding", "identity")
+                conn.putrequest("GET", exchange.target.request_target)  # adds Host and Accept-Encoding: identity
                 conn.endheaders()
                 return conn.getresponse()
 
@@ -2616,7 +2542,7 @@ class Journal(object):
             raise StartupError("a journal that is not a private regular file")
         previous, keep = 0, 0
         self.read_offset = None
-        for sequence, end in self._lines(0):
+        for sequence, _event, end in self._lines(0):
             if sequence <= previous:
                 break  # out of order: what follows cannot be trusted; cut it
             if sequence > self.cursor and self.read_offset is None:
@@ -2630,9 +2556,8 @@ class Journal(object):
         self.next_sequence = max(previous, self.cursor) + 1
 
     def _lines(self, offset):
-        """(sequence, end offset) of each complete, valid line from `offset` on."""
-        position = offset
-        pending = b""
+        """(sequence, event, end offset) of each complete, valid line from `offset` on."""
+        position, pending = offset, b""
         while True:
             chunk = os.pread(self.fd, IO_CHUNK_BYTES, position)
             if not chunk:
@@ -2641,14 +2566,13 @@ class Journal(object):
             pending += chunk
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                start = position - len(pending) - len(line) - 1
                 try:
                     event = parse_lenient(line)
                 except JsonError:
                     return
                 if not isinstance(event, dict) or not is_int(event.get("sequence")):
                     return
-                yield event["sequence"], start + len(line) + 1
+                yield event["sequence"], event, position - len(pending)
             if len(pending) > MAX_BUNDLE_LINE_BYTES:
                 return
 
@@ -2664,19 +2588,7 @@ class Journal(object):
     def pending(self, limit):
         """Up to `limit` (sequence, event, end offset) past the cursor, read from the file."""
         with self.lock:
-            found, position, pending = [], self.read_offset, b""
-            while len(found) < limit:
-                chunk = os.pread(self.fd, IO_CHUNK_BYTES, position)
-                if not chunk:
-                    break
-                position += len(chunk)
-                pending += chunk
-                while b"\n" in pending and len(found) < limit:
-                    line, pending = pending.split(b"\n", 1)
-                    end = position - len(pending)
-                    event = parse_lenient(line)
-                    found.append((event["sequence"], event, end))
-            return found
+            return list(itertools.islice(self._lines(self.read_offset), limit))
 
     def advance(self, sequence, end):
         """SCAN-PROGRESS-3: the cursor moves past a delivered or skipped event, on disk first."""
@@ -2960,34 +2872,27 @@ def child_environment():
     return dict((name, os.environ[name]) for name in ("SSL_CERT_FILE", "TMPDIR") if name in os.environ)
 
 
-def expected_header(assignment, slot_id, generation, operation, timeout_phase):
-    """SCAN-BUNDLE-2: the header a generation's bundle must carry."""
+def assignment_binding(assignment, slot_id):
+    """SCAN-RUNNER-6: what binds a generation's input, outcome and bundle to this slot's assignment."""
     rid, bundle_id, event_id = reservation_of(assignment)
-    return {"format": BUNDLE_FORMAT, "reservation_id": rid, "bundle_id": bundle_id, "scan_event_id": event_id,
-            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "slot_id": slot_id,
-            "generation": generation, "status": "completed" if operation == OPERATION_EXECUTE else "timed_out",
-            "timeout_phase": None if operation == OPERATION_EXECUTE else timeout_phase}
+    return {"slot_id": slot_id, "reservation_id": rid, "bundle_id": bundle_id, "scan_event_id": event_id,
+            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"]}
 
 
 def validate_bundle_file(path, assignment, slot_id, header=None):
     """SCAN-BUNDLE-1..4: a bundle on disk, judged as a stream; its meta, or WorkerClientError.
 
-    With `header` the whole header must equal it; without, only the members
-    that name the reservation (a bundle found again after its runner record
-    was cleared).
+    With `header` the whole header must equal it; without, only its binding
+    (a bundle found again after its runner record was cleared).
     """
     plan = check_assignment(assignment, CAPABILITIES)
     try:
         meta = validate_bundle(path, header, plan["declared_bundle_bytes"])
     except (BundleInvalid, OSError):
         raise RunnerProtocolError(detail="a bundle that does not validate") from None
-    found = meta["header"]
-    rid, bundle_id, event_id = reservation_of(assignment)
-    if (found.get("reservation_id"), found.get("bundle_id"), found.get("scan_event_id"),
-            found.get("execution_snapshot_sha256"), found.get("slot_id")) != (
-            rid, bundle_id, event_id, assignment["execution_snapshot_sha256"], slot_id):
+    if binding_of(meta["header"]) != assignment_binding(assignment, slot_id):
         raise RunnerProtocolError(detail="a bundle for another reservation")
-    if found.get("status") == "completed":
+    if meta["header"]["status"] == "completed":
         done = [(e.get("target"), e.get("bytes"), e.get("sha256")) for e in meta["target_done"]]
         pins = [(t["name"], t["size"], t["sha256"]) for t in plan["targets"]]
         if done != pins:
@@ -3004,7 +2909,6 @@ class RunnerControl(object):
         """SCAN-STATE-4: the record (status created) and input.json are on disk before the spawn."""
         assignment = state["assignment"]
         plan = check_assignment(assignment, CAPABILITIES)  # the worker's own spelling of what it reads (D25)
-        rid, bundle_id, event_id = plan["reservation_id"], plan["bundle_id"], plan["scan_event_id"]
         now = time.time()
         deadline = plan["assignment_deadline"]
         if window is None:  # SCAN-RUNNER-4: fixed when the first generation starts, kept by every retry
@@ -3019,16 +2923,14 @@ class RunnerControl(object):
             if watchdog <= now:
                 raise RunnerProtocolError(detail="no time is left for a timeout bundle")
         generation = secrets.token_hex(16)
-        root_name = runner_root_name(self.slot_id, rid, generation)
-        runner_input = {
-            "schema": RUNNER_FILE_SCHEMA, "generation": generation, "slot_id": self.slot_id, "reservation_id": rid,
-            "bundle_id": bundle_id, "scan_event_id": event_id,
-            "execution_snapshot_sha256": assignment["execution_snapshot_sha256"], "operation": operation,
+        root_name = runner_root_name(self.slot_id, plan["reservation_id"], generation)
+        runner_input = dict(assignment_binding(assignment, self.slot_id), **{
+            "schema": RUNNER_FILE_SCHEMA, "generation": generation, "operation": operation,
             "timeout_phase": timeout_phase, "attempt": attempt, "scan_started_at": instant_text(window[0]),
             "scan_deadline_at": instant_text(window[1]), "watchdog_deadline_at": instant_text(watchdog),
             "declared_bundle_bytes": plan["declared_bundle_bytes"],
             "targets": plan["targets"],  # exactly the four members each: nothing unknown reaches the runner
-        }
+        })
         _root, input_sha256 = create_runner_root(self.worker.config.work_dir, root_name, runner_input)
         record = {
             "generation": generation, "input_sha256": input_sha256, "root_name": root_name,
@@ -3113,7 +3015,7 @@ class RunnerControl(object):
         while True:
             if stop_requested():  # SCAN-STOP-4: no runner outlives a stop; its record says fenced
                 self.kill_own(process, identity)
-                publish_terminal(paths, self.worker_terminal(runner, "fenced", "stop"))
+                worker_closes(paths, runner, "fenced", "stop")
                 self.save(dict(self.state, runner=dict(self.state["runner"], status="fenced")))
                 raise StopRequested("stop requested")
             code = process.poll()
@@ -3124,7 +3026,7 @@ class RunnerControl(object):
             if time.time() >= watchdog_at:  # SCAN-RUNNER-4: the watchdog, then the kill
                 reason = "scan_stage_deadline" if runner["operation"] == OPERATION_EXECUTE \
                     else "timeout_bundle_deadline"
-                terminal, won = publish_terminal(paths, self.worker_terminal(runner, "timed_out", reason))
+                terminal, won = worker_closes(paths, runner, "timed_out", reason)
                 if not self.kill_own(process, identity):
                     self.save(dict(self.state, runner=dict(self.state["runner"], status="stopping")))
                     raise ContainmentPending()
@@ -3137,16 +3039,12 @@ class RunnerControl(object):
         except RunnerProtocolError:
             return self.decided(None)  # a terminal nobody can read: closed, unusable
         if loaded is None:  # SCAN-RUNNER-7: it ended without a word: fenced as a crash
-            terminal, _won = publish_terminal(paths, self.worker_terminal(runner, "fenced", "runner_crash"))
+            terminal, _won = worker_closes(paths, runner, "fenced", "runner_crash")
             return self.decided(terminal)
         return self.decided(loaded[0])
 
-    def worker_terminal(self, runner, decision, reason):
-        return {"schema": RUNNER_FILE_SCHEMA, "decision": decision, "decided_at": utc_now_text(),
-                "generation": runner["generation"], "input_sha256": runner["input_sha256"], "reason": reason}
-
     def close_by_worker(self, state, paths, decision, reason):
-        terminal, _won = publish_terminal(paths, self.worker_terminal(state["runner"], decision, reason))
+        terminal, _won = worker_closes(paths, state["runner"], decision, reason)
         return self.decided(terminal)
 
     def decided(self, terminal):
@@ -3187,8 +3085,7 @@ class RunnerControl(object):
                 loaded = load_terminal(paths)
                 terminal = loaded[0] if loaded else None
                 if terminal is None:  # fence first: a runner still alive can no longer win
-                    terminal, _won = publish_terminal(paths, self.worker_terminal(
-                        runner, "fenced", "controller_recovery"))
+                    terminal, _won = worker_closes(paths, runner, "fenced", "controller_recovery")
             except RunnerProtocolError:
                 terminal = None  # malformed: closed but unusable
         identity = runner["identity"]
@@ -3249,7 +3146,7 @@ class RunnerControl(object):
                                        runner["timeout_phase"])
         if decision == "timed_out" or window[1] - time.time() < RUNNER_MIN_RETRY_S:
             last = runner["last_event"] or {}
-            phase = last.get("phase") if last.get("phase") in SCAN_STAGE_PHASES else "preparing"
+            phase = last.get("phase") if last.get("phase") in RUNNER_PHASES else "preparing"
             return self.new_generation(state, OPERATION_TIMEOUT, 1, window, phase)
         if runner["attempt"] >= RUNNER_MAX_ATTEMPTS:
             self.save(state)
@@ -3262,7 +3159,7 @@ class RunnerControl(object):
         """SCAN-RUNNER-6: a completed outcome, bound to this generation and slot, becomes bundle_ready."""
         runner = state["runner"]
         assignment = state["assignment"]
-        rid, bundle_id, event_id = reservation_of(assignment)
+        bundle_id = reservation_of(assignment)[1]
         root = self.root_of(runner)
         if root is None:
             raise RunnerProtocolError(detail="a completed generation whose root is gone")
@@ -3277,8 +3174,7 @@ class RunnerControl(object):
             raise RunnerProtocolError(detail="a terminal for another generation")
         if parse_instant(terminal["decided_at"]) > parse_instant(deadline):
             raise RunnerProtocolError(detail="a completion after its deadline")  # SCAN-RUNNER-5
-        identity = {"slot_id": self.slot_id, "reservation_id": rid, "bundle_id": bundle_id,
-                    "scan_event_id": event_id, "execution_snapshot_sha256": assignment["execution_snapshot_sha256"]}
+        identity = assignment_binding(assignment, self.slot_id)
         if not same(outcome["identity"], identity):
             raise RunnerProtocolError(detail="an outcome for another assignment")
         if outcome["last_event_sequence"] != self.last_sequence:
@@ -3290,8 +3186,7 @@ class RunnerControl(object):
             raise RunnerProtocolError(detail="a bundle in another place")
         source = os.path.join(root, "bundle", declared["ready_relative_path"])
         target = self.ready_path(bundle_id)
-        header = expected_header(assignment, self.slot_id, runner["generation"], runner["operation"],
-                                 runner["timeout_phase"])
+        header = bundle_header(identity, runner)
         found = source if os.path.lexists(source) else target  # a crash may have moved it already
         meta = validate_bundle_file(found, assignment, self.slot_id, header)
         if (meta["payload_sha256"], meta["bytes"], meta["events_sha256"]) != (
@@ -3476,7 +3371,8 @@ class Slot(RunnerControl):
 
     def _loop(self):
         while True:
-            check_stop()
+            if stop_requested():
+                raise StopRequested("stop requested before the next step")
             if not self.may_claim() and not self.files.exists():
                 reason = "graceful_drain" if FLOW.draining.is_set() else "lowered_parallelism_recovery_complete"
                 self.assignment = None
@@ -3661,14 +3557,11 @@ class Slot(RunnerControl):
 
     # -- resolutions -------------------------------------------------------------
     def ask_status(self, state):
-        """The reservation's status; None when the answer settled the state (stale, or resolved).
-
-        SCAN-RECONCILE-6: a 404, 409 or 410 to the status read itself marks the state stale.
-        """
+        """The reservation's status; None when the answer settled the state (stale, or resolved)."""
         try:
             status = self.api.status(reservation_of(state["assignment"])[0])
         except WorkerHTTPError as exc:
-            if exc.status in RECONCILED_STATUSES:
+            if exc.status in RECONCILED_STATUSES:  # SCAN-RECONCILE-6: to the status read itself, the state is stale
                 self.mark_stale(state, exc.status, exc.code)
                 return None
             raise
@@ -4073,11 +3966,10 @@ def finish(outcome):
 
 
 # 7.4 The runner child =========================================================
-# What `_assignment_runner --root ROOT` does.  It reads its
-# input, waits for the worker's start gate, then scans each target into a
-# bundle and publishes how the generation ended.  It prints nothing (its
-# stdout and stderr are /dev/null anyway) and never talks to the scan server:
-# everything it says goes through the files of its root.
+# What `_assignment_runner --root ROOT` does: it reads its input, waits for the
+# start gate, scans each target into a bundle and publishes how the generation
+# ended.  It prints nothing and never talks to the scan server: everything it
+# says goes through the files of its root.
 
 def wait_gate(paths, runner_input, input_sha256, stop, deadline):
     """True once start.json names this generation, this input and this process (SCAN-RUNNER-3).
@@ -4134,21 +4026,9 @@ class _RunnerGeneration(object):
                                       "phase": phase, "progress": progress, "timestamp": now,
                                       "phase_started_at": self.phase_started_at})
 
-    def binding(self):
-        return {name: self.input[name] for name in _RUNNER_BINDING_MEMBERS}
-
-    def header(self):
-        """SCAN-BUNDLE-1, -2: the header names the reservation, the slot and this generation."""
-        timed_out = self.input["operation"] == "timeout_bundle"
-        header = self.binding()
-        header.update({"format": BUNDLE_FORMAT, "generation": self.input["generation"],
-                       "status": "timed_out" if timed_out else "completed",
-                       "timeout_phase": self.input["timeout_phase"] if timed_out else None})
-        return header
-
     def publish(self, status, error_code, bundle):
         outcome = {"status": status, "error": None if error_code is None else {"code": error_code},
-                   "final_phase": self.phase, "identity": self.binding(),
+                   "final_phase": self.phase, "identity": binding_of(self.input),
                    "last_event_sequence": self.sequence, "bundle": bundle}
         terminal = {"schema": 1, "decision": "completed", "decided_at": utc_now_text(),
                     "generation": self.input["generation"], "input_sha256": self.input_sha256,
@@ -4167,7 +4047,8 @@ class _RunnerGeneration(object):
         self.emit("preparing", {})
         writer = None
         try:
-            writer = BundleWriter(self.paths.tmp_bundle(bundle_id, self.input["generation"]), self.header(),
+            header = bundle_header(binding_of(self.input), self.input)
+            writer = BundleWriter(self.paths.tmp_bundle(bundle_id, self.input["generation"]), header,
                                   self.input["declared_bundle_bytes"])
             if self.input["operation"] == "execute":  # a timeout bundle fetches nothing (SCAN-RUNNER-8)
                 for index, target in enumerate(self.input["targets"]):
@@ -4222,10 +4103,8 @@ def runner_main(root):
     paths = RunnerPaths(root)
     try:
         runner_input, input_sha256 = load_runner_input(paths)
-        match = ROOT_NAME_RE.fullmatch(paths.name)
-        require(match is not None and match.group(3) == runner_input["generation"]
-                        and int(match.group(1)) == runner_input["slot_id"]
-                        and int(match.group(2)) == runner_input["reservation_id"], "runner root name binding")
+        require(root_binds(paths.name, runner_input["slot_id"], runner_input["reservation_id"],
+                           runner_input["generation"]), "runner root name binding")
     except (RunnerProtocolError, OSError):
         return RUNNER_EXIT_FAILED
     watchdog_at = parse_instant(runner_input["watchdog_deadline_at"])

@@ -1,7 +1,7 @@
 """An answer's body is read whole, then measured: an endless body is held in memory."""
 NODE = "nodes/scan_worker.py"
 REPLACE = [(
-    '        chunk = response.read(min(IO_CHUNK_BYTES, limit + 1 - count))\n',
-    '        chunk = response.read()\n',
+    '    data = read_at_most(response.read, limit + 1)\n',
+    '    data = response.read()\n',
 )]
 KILLS = ["http.endless"]
