@@ -2295,7 +2295,7 @@ def lifecycle(config):
 
 def defect_outcome(exc):
     """A defect in this file still ends in one status line (CRAWLER-REPORT-5, D15); after a stop, the stop's."""
-    if STOP is not None and STOP.requested:
+    if STOP.requested:
         return Outcome(STOPPED, CRAWLER_CANCELLED)
     return Outcome(FAILED, CRAWLER_JOB_FAILED)
 
