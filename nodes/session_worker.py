@@ -485,8 +485,7 @@ MAX_CONTROL_RESPONSE_BYTES = 1 * MiB  # any other success answer of the control 
 MAX_ERROR_BODY_BYTES = 4 * KiB  # what is read of a refusal's body: only its code is wanted
 MIN_NONCE_CHARS, MAX_NONCE_CHARS = 32, 128  # the Service-mode lease nonce (SESSION-SERVICE-2, D15)
 MAX_SESSION_CAPABILITY_REMAINING_SECONDS = 1800  # a capability's window at admission: refused above, never clamped
-MAX_JSON_INTEGER = 2 ** 53 - 1  # every integer in every document (= MAX_SAFE_INTEGER of the strict_json block)
-# MAX_JSON_DEPTH (32), the nesting of any document the node parses, comes with the strict_json block.
+# MAX_JSON_DEPTH (32) and MAX_SAFE_INTEGER (2^53 - 1), the bounds of every document, are strict_json's.
 MAX_SOURCE_IDS = 32  # the lease's source allowlist (SESSION-LEASE-7)
 MIN_INTERVAL_S = 0.1  # the floor of the heartbeat and claim intervals (D24)
 # CONTRACT: above 0.1 the node is slower than the server asked (SESSION-HEARTBEAT-2, SESSION-CLAIM-3).
@@ -567,6 +566,7 @@ NOT_FOUND = "NOT_FOUND"
 CONTROL_PLANE_UNREACHABLE = "CONTROL_PLANE_UNREACHABLE"
 CONTROL_PLANE_RESPONSE_INVALID = "CONTROL_PLANE_RESPONSE_INVALID"
 CONTROL_PLANE_HTTP = "CONTROL_PLANE_HTTP_%d"  # an unexpected status and no code in the body
+SESSION_CALLBACK_NOT_ALLOWED = "SESSION_CALLBACK_NOT_ALLOWED"  # a call whose path the lease does not allow
 ATTEMPT_FENCE_STALE = "ATTEMPT_FENCE_STALE"
 ATTEMPT_STALE = "ATTEMPT_STALE"
 AUTHORIZATION_DENIED = "AUTHORIZATION_DENIED"
@@ -601,7 +601,6 @@ SESSION_CHILD_EXITED = "SESSION_CHILD_EXITED"
 SESSION_CHILD_PROTOCOL_INVALID = "SESSION_CHILD_PROTOCOL_INVALID"
 SESSION_DESCENDANT_CLEANUP_FAILED = "SESSION_DESCENDANT_CLEANUP_FAILED"
 SESSION_WORKER_FAILED = "SESSION_WORKER_FAILED"
-SESSION_CALLBACK_NOT_ALLOWED = "SESSION_CALLBACK_NOT_ALLOWED"  # a call whose path the lease does not allow
 
 CONSUMED_DISPATCH_CODES = frozenset((RESEARCH_SESSION_DISPATCH_ALREADY_CLAIMED, RESEARCH_SESSION_DISPATCH_CLOSED))
 # SESSION-CLAIM-6: another attempt owns the session; retrying works for nobody
@@ -809,7 +808,7 @@ def is_summary(doc, session_id):
     if not (isinstance(doc, dict) and set(doc) == SUMMARY_KEYS):
         return False
     counts = (doc["probes_answered"], doc["probes_failed"], doc["warm_pool_ready"])
-    if not all(is_int(count) and 0 <= count <= MAX_JSON_INTEGER for count in counts):
+    if not all(is_int(count) and 0 <= count <= MAX_SAFE_INTEGER for count in counts):
         return False
     terminal, failure = doc["terminal_state"], doc["failure_code"]
     if failure is None:
@@ -883,15 +882,11 @@ def parse_answer(data):
     """
     try:
         text = str(data, "utf-8-sig")  # strict UTF-8; a BOM is dropped, as json.loads drops it
-        depth = 0
-        for match in _JSON_TOKEN_RE.finditer(text):  # the strict_json block's scan: strings skipped whole
-            token = match.group()
-            if token == "[" or token == "{":
-                depth += 1
-                if depth > MAX_JSON_DEPTH:
-                    raise ValueError("nested too deep")
-            elif token == "]" or token == "}":
-                depth -= 1
+        # the strict_json block's scan (strings skipped whole): the deepest nesting, before json.loads
+        depths = itertools.accumulate((match.group() in "[{") - (match.group() in "]}")
+                                      for match in _JSON_TOKEN_RE.finditer(text))
+        if max(depths, default=0) > MAX_JSON_DEPTH:
+            raise ValueError("nested too deep")
         return json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_refuse_constant,
                           parse_int=_answer_int)
     except Exception:  # RecursionError and MemoryError included
@@ -1233,13 +1228,11 @@ def mint_identity_token(config, audience):
                 if count > MAX_METADATA_IDENTITY_TOKEN_BYTES or not _JWS_RE.fullmatch(view[:count]):
                     raise SessionError(SESSION_IDENTITY_UNAVAILABLE, "not a compact JWS")
             return buffer, count
-    except SessionError:
+    except Exception as exc:
         PROCESS.wipe(buffer)
         STOP.check("the identity token")  # SESSION-STOP-7: a stop explains a cut request first
-        raise
-    except Exception:
-        PROCESS.wipe(buffer)
-        STOP.check("the identity token")
+        if isinstance(exc, SessionError):
+            raise
         raise SessionError(SESSION_IDENTITY_UNAVAILABLE, "transport error") from None
 
 
@@ -1276,14 +1269,11 @@ def post_entry(url, token, length, body, failed_code, too_large_code):
             if count > MAX_SESSION_DISPATCH_RESPONSE_BYTES:  # SESSION-DISPATCH-4: too large, whatever the status
                 raise SessionError(too_large_code, "answer too large")
             return response.status, buffer, count
-    except SessionError:
+    except Exception as exc:
         PROCESS.wipe(buffer)
-        # SESSION-STOP-7: a stop that cut the request is a stop, not the request's failure
-        STOP.check("the entry request")
-        raise
-    except Exception:
-        PROCESS.wipe(buffer)
-        STOP.check("the entry request")
+        STOP.check("the entry request")  # SESSION-STOP-7: a stop that cut the request is a stop, not its failure
+        if isinstance(exc, SessionError):
+            raise
         raise SessionError(failed_code, "transport error or deadline") from None
     finally:
         PROCESS.wipe(authorization)  # SESSION-SECRET-5: used once
@@ -1298,6 +1288,20 @@ def refusal_code(buffer, count, fallback):
         return fallback
     code = doc.get("code") if isinstance(doc, dict) else None
     return code if is_code(code) else fallback  # SESSION-SECRET-3: the code only, never the detail
+
+
+def entry_answer(buffer, count, invalid_code):
+    """The lease document of an entry answer, an object (D41: read as json.loads reads it, so a later
+    release's members pass); else `invalid_code`, the buffer wiped."""
+    try:
+        with memoryview(buffer) as view:
+            doc = parse_answer(view[:count])
+    except JsonError:
+        doc = None
+    if not isinstance(doc, dict):
+        PROCESS.wipe(buffer)
+        raise SessionError(invalid_code, "not a JSON object")
+    return doc
 
 
 def exchange_dispatch(config, dispatch):
@@ -1324,16 +1328,7 @@ def exchange_dispatch(config, dispatch):
         if code in CONSUMED_DISPATCH_CODES:  # SESSION-DISPATCH-6: another task has it, or it is over
             raise SessionOver(terminal=DISPATCH_CONSUMED)
         raise SessionError(code, "the exchange was refused")
-    try:
-        with memoryview(buffer) as view:
-            doc = parse_answer(view[:count])  # SESSION-DISPATCH-5 (D41): as the upstream reads it
-    except JsonError:
-        PROCESS.wipe(buffer)
-        raise SessionError(SESSION_DISPATCH_RESPONSE_INVALID, "not strict JSON") from None
-    if not isinstance(doc, dict):
-        PROCESS.wipe(buffer)
-        raise SessionError(SESSION_DISPATCH_RESPONSE_INVALID, "not an object")
-    return doc, buffer
+    return entry_answer(buffer, count, SESSION_DISPATCH_RESPONSE_INVALID), buffer  # SESSION-DISPATCH-5
 
 
 def lease_session(config, start, nonce):
@@ -1354,16 +1349,7 @@ def lease_session(config, start, nonce):
         code = refusal_code(buffer, count, SESSION_LEASE_FAILED)  # SESSION-SERVICE-5: its code, or LEASE_FAILED
         PROCESS.wipe(buffer)
         raise SessionError(code, "the legacy lease was refused")
-    try:
-        with memoryview(buffer) as view:
-            doc = parse_answer(view[:count])  # D41: read as json.loads reads it, so a later release's members pass
-    except JsonError:
-        PROCESS.wipe(buffer)
-        raise SessionError(SESSION_LEASE_INVALID, "not strict JSON") from None
-    if not isinstance(doc, dict):
-        PROCESS.wipe(buffer)
-        raise SessionError(SESSION_LEASE_INVALID, "not an object")
-    return doc, buffer
+    return entry_answer(buffer, count, SESSION_LEASE_INVALID), buffer
 
 
 START_KEYS = frozenset(("schema_version", "session_id", "workspace_id", "lease_nonce", "lease_url"))
@@ -1710,7 +1696,7 @@ def event_id(attempt_id, sequence, name, payload_digest):
 def is_fact(value):
     """SESSION-PROGRESS-1: an integer in 0..2^53 - 1, or a short identifier-like string."""
     if is_int(value):
-        return 0 <= value <= MAX_JSON_INTEGER
+        return 0 <= value <= MAX_SAFE_INTEGER
     return isinstance(value, str) and bool(_FACT_RE.fullmatch(value))
 
 
@@ -1830,7 +1816,7 @@ Lease = collections.namedtuple(
 
 def is_interval(value):
     """SESSION-LEASE-6: a number (an integer or a fraction, never a boolean or a string) in (0, 2^53 - 1]."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_JSON_INTEGER
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_SAFE_INTEGER
 
 
 def admit_lease(doc):
@@ -1849,7 +1835,7 @@ def admit_lease(doc):
         if not is_canonical_uuid(doc[key]):  # SESSION-LEASE-2: pasted into paths and bodies: one spelling
             raise invalid(key)
     for key in ("generation", "fence"):
-        if not (is_int(doc[key]) and 1 <= doc[key] <= MAX_JSON_INTEGER):  # SESSION-LEASE-2: never true or 7.0
+        if not (is_int(doc[key]) and 1 <= doc[key] <= MAX_SAFE_INTEGER):  # SESSION-LEASE-2: never true or 7.0
             raise invalid(key)
     capability = doc["capability"]
     if not (isinstance(capability, str) and len(capability) <= MAX_CAPABILITY_BYTES
@@ -2074,10 +2060,11 @@ def sandbox_available():
     return prctl(PR_GET_SECCOMP) >= 0 and prctl(PR_GET_NO_NEW_PRIVS) >= 0
 
 
-def child_limits(config):
-    """(resource, value) of the policy's four limits (SESSION-ISOLATION-5)."""
-    return ((resource.RLIMIT_AS, PROBE_CHILD_ADDRESS_SPACE_BYTES), (resource.RLIMIT_CORE, PROBE_CHILD_CORE_BYTES),
-            (resource.RLIMIT_NOFILE, PROBE_CHILD_OPEN_FILES), (resource.RLIMIT_CPU, config.sandbox_cpu_s))
+def child_limits(config=None):
+    """(resource, value) of the policy's four limits (SESSION-ISOLATION-5); without a config, all but the CPU's."""
+    fixed = ((resource.RLIMIT_AS, PROBE_CHILD_ADDRESS_SPACE_BYTES), (resource.RLIMIT_CORE, PROBE_CHILD_CORE_BYTES),
+             (resource.RLIMIT_NOFILE, PROBE_CHILD_OPEN_FILES))
+    return fixed if config is None else fixed + ((resource.RLIMIT_CPU, config.sandbox_cpu_s),)
 
 
 def enter_sandbox():
@@ -2094,9 +2081,7 @@ def enter_sandbox():
         raise ProbeFailure(PROBE_FAILED)
     if os.getppid() != parent:  # the parent died before the line above took effect
         raise ProbeFailure(PROBE_FAILED)
-    for limit, value in ((resource.RLIMIT_AS, PROBE_CHILD_ADDRESS_SPACE_BYTES),
-                         (resource.RLIMIT_CORE, PROBE_CHILD_CORE_BYTES),
-                         (resource.RLIMIT_NOFILE, PROBE_CHILD_OPEN_FILES)):
+    for limit, value in child_limits():
         _soft, hard = resource.getrlimit(limit)
         lowered = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(limit, (lowered, lowered))  # the node sets them too; a direct run gets them here
@@ -2602,8 +2587,6 @@ COMPARISON_OPS = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
 NULL_TEST_OPS = frozenset(("is_null", "not_null"))
 JUNCTION_OPS = frozenset(("and", "or"))
 INFERRED_TYPES = frozenset(("null", "boolean", "integer", "number", "string", "mixed"))
-_UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # str(uuid.UUID(v)) == v
-_HEX64_RE = re.compile(r"[0-9a-f]{64}")
 _ENVELOPE_KEYS = ("probe_kind", "source_id", "content_sha256", "content_bytes", "data_format",
                   "sandbox_policy_digest")
 _COMMON_KEYS = frozenset(_ENVELOPE_KEYS + ("schema_version", "truncated", "rows_scanned"))
@@ -2627,7 +2610,7 @@ def _int_within(value, low, high):
 
 def _whole(value):
     """A count a JSON producer may write as 100.0 read as 100 (D43); anything else as it is."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) <= MAX_JSON_INTEGER:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) <= MAX_SAFE_INTEGER:
         return int(value)
     return value
 
@@ -2637,14 +2620,10 @@ def _is_name(value):
 
 
 def _is_literal(value):
-    """A string of 0..1024 characters, a boolean, an integer in the JSON range or a finite number."""
+    """A string of 0..1024 characters, or a cell but null: a boolean, a JSON-range integer, a finite number."""
     if isinstance(value, str):
         return len(value) <= MAX_LITERAL_CHARS
-    if isinstance(value, bool):
-        return True
-    if isinstance(value, int):
-        return -MAX_JSON_INTEGER <= value <= MAX_JSON_INTEGER
-    return isinstance(value, float) and math.isfinite(value)
+    return value is not None and is_cell(value)
 
 
 def _has_keys(document, keys):
@@ -2715,7 +2694,7 @@ def normalize_request(probe_kind, request):
     if not isinstance(request, dict) or "source_id" not in request or not set(request) <= allowed:
         raise _request_invalid()
     source_id = request["source_id"]
-    if not isinstance(source_id, str) or not _UUID_RE.fullmatch(source_id):
+    if not is_canonical_uuid(source_id):
         raise _request_invalid()
     normalized = {"source_id": source_id}
     if "scan_rows" in allowed:
@@ -2767,18 +2746,13 @@ def request_columns(probe_kind, request):
     return list(dict.fromkeys(names))
 
 
-def _same(value, expected):
-    """Equal as JSON values of one type: true is not 1, 1.0 is not 1."""
-    return type(value) is type(expected) and value == expected
-
-
 def _same_names(value, expected):
     return (isinstance(value, list) and len(value) == len(expected)
-            and all(_same(name, want) for name, want in zip(value, expected)))
+            and all(same(name, want) for name, want in zip(value, expected)))
 
 
 def _is_count(value):
-    return _int_within(value, 0, MAX_JSON_INTEGER)
+    return _int_within(value, 0, MAX_SAFE_INTEGER)
 
 
 def is_cell(value):
@@ -2786,7 +2760,7 @@ def is_cell(value):
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, int):
-        return -MAX_JSON_INTEGER <= value <= MAX_JSON_INTEGER
+        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
     if isinstance(value, float):
         return math.isfinite(value)
     # section 3's PREVIEW_MARKER, whatever its length, within the platform's room for it (SESSION-PROBE-6)
@@ -2812,10 +2786,10 @@ def result_problems(result, header, row_count, content_columns):
         return ["SESSION-PROBE-6: keys are not the kind's (extra %s, missing %s)"
                 % (sorted(set(result) - expected), sorted(expected - set(result)))]
     problems = []
-    if not _same(result["schema_version"], PROBE_SCHEMA_VERSION):
+    if not same(result["schema_version"], PROBE_SCHEMA_VERSION):
         problems.append("SESSION-PROBE-6: schema_version is not PROBE_SCHEMA_VERSION")
     for key in _ENVELOPE_KEYS:  # SESSION-PROBE-6: bound to the content this probe read
-        if not _same(result[key], header[key]):
+        if not same(result[key], header[key]):
             problems.append("SESSION-PROBE-6: %s is not the input's" % key)
     truncated, scanned = result["truncated"], result["rows_scanned"]
     if not isinstance(truncated, bool):
@@ -2843,7 +2817,7 @@ def result_problems(result, header, row_count, content_columns):
 def _inspect_problems(result, request, row_count, first_columns, wanted, scanned):
     problems = []
     digest = result["schema_digest"]
-    if not (isinstance(digest, str) and _HEX64_RE.fullmatch(digest)):
+    if not is_digest(digest):
         problems.append("SESSION-PROBE-6: schema_digest is not 64 lowercase hex")
     entries = result["columns"]
     if not (isinstance(entries, list) and all(_has_keys(entry, ("name", "inferred_type")) for entry in entries)):
@@ -2910,9 +2884,9 @@ def _profile_entry_problem(entry, scanned):
 def _evaluate_problems(result, request, row_count, first_columns, wanted, scanned):
     problems = []
     expression = request["expression"]
-    if not _same(result["aggregate"], expression["aggregate"]):
+    if not same(result["aggregate"], expression["aggregate"]):
         problems.append("SESSION-PROBE-6: aggregate is not the request's")
-    if "column" in expression and not _same(result["column"], expression["column"]):
+    if "column" in expression and not same(result["column"], expression["column"]):
         problems.append("SESSION-PROBE-6: column is not the request's")
     if not is_cell(result["value"]):
         problems.append("SESSION-PROBE-6: value is not a cell")
@@ -2922,7 +2896,7 @@ def _evaluate_problems(result, request, row_count, first_columns, wanted, scanne
     else:
         if scanned is not None and matched > scanned:
             problems.append("SESSION-PROBE-7: rows_matched over rows_scanned")
-        if expression["aggregate"] == "count" and not _same(result["value"], matched):
+        if expression["aggregate"] == "count" and not same(result["value"], matched):
             problems.append("SESSION-PROBE-7: a count's value is not rows_matched")
     return problems
 
@@ -2964,7 +2938,7 @@ class Probe(object):
         self.kind = doc.get("probe_kind")
         self.request = doc.get("request")
         ordinal = doc.get("ordinal")
-        self.ordinal = ordinal if is_int(ordinal) and 1 <= ordinal <= MAX_JSON_INTEGER else 1  # for watchers
+        self.ordinal = ordinal if is_int(ordinal) and 1 <= ordinal <= MAX_SAFE_INTEGER else 1  # for watchers
         self.source_id = self.request.get("source_id") if isinstance(self.request, dict) else None
         # SESSION-PROGRESS-1 (D36): narrated when a watcher can read its facts; every probe is reported
         self.narrated = self.kind in PROBE_KINDS and is_canonical_uuid(self.source_id)
@@ -3047,22 +3021,22 @@ class Session(object):
         self.state = ENTRY
         self.outcome = None  # (terminal state, failure code): the first one reached
         self.lease = None
+        self.policy_digest = digest_of(sandbox_policy(config))  # the sandbox's, known before any lease
         self.capability = None
         self.deadline = None
         self.callbacks = None
         self.progress = None
         self.heartbeat = None
-        self.pool = None
-        self.sandbox_ok = False
-        self.policy_digest = None
+        self.sandbox_ok = sandbox_available()  # D30: without it no probe child runs
         self.interval = None  # the interval in force (SESSION-CLAIM-3)
         self.answered = 0
         self.failed = 0
         self.warm_ready = 0
         self.attempt_begun = False  # attempt:start was answered or refused: attempt_finished may follow
+        self.pool = WarmPool(config, config.warm_pool if self.sandbox_ok else 0)  # filled by serve()
         self.drain_cap = None  # after a stop: what is left of STOP_GRACE_S (SESSION-STOP-5)
-        self.epochs = collections.Counter()  # source id -> acquisition epoch (SESSION-ACQUIRE-5)
         self.downloads = 0
+        self.epochs = collections.Counter()  # source id -> acquisition epoch (SESSION-ACQUIRE-5)
 
     # -- the frame --
 
@@ -3165,13 +3139,10 @@ class Session(object):
 
     def serve(self):
         """The warm pool, attempt:start, attempt_started, the heartbeat and the claim loop."""
-        lease, config = self.lease, self.config
+        lease = self.lease
         self.callbacks = Callbacks(lease, self.capability, self.deadline)
         self.progress = Progress(self.callbacks, lease, self.deadline)
         self.interval = lease.claim_poll_s  # SESSION-CLAIM-3: the lease's, until a claim answer says otherwise
-        self.policy_digest = digest_of(sandbox_policy(config))
-        self.sandbox_ok = sandbox_available()  # D30: without it no probe child runs
-        self.pool = WarmPool(config, config.warm_pool if self.sandbox_ok else 0)
         self.start_pool()  # SESSION-ISOLATION-8 (D11): before attempt:start
         self.warm_ready = self.pool.ready_count()  # SESSION-ISOLATION-8: ready when attempt:start is sent
         self.move("start_sent")
@@ -3449,13 +3420,10 @@ class Session(object):
         raw = judge_probe_child(child.proc.returncode, stdout, stderr, overflowed)
         try:
             result = parse_canonical(raw, floats=True)  # SESSION-PROBE-6: canonical, fractions allowed (D37)
-            problems = result_problems(result, header, row_count, columns)
-            envelope_ok = isinstance(result, dict) and all(same(result.get(key), header[key]) for key in (
-                "probe_kind", "source_id", "content_sha256", "content_bytes", "data_format",
-                "sandbox_policy_digest"))
+            problems = result_problems(result, header, row_count, columns)  # the envelope among them
         except Exception:
             raise ProbeFailure(PROBE_RESULT_INVALID) from None
-        if problems or not envelope_ok:  # SESSION-PROBE-6: a result that breaks a rule is never reported
+        if problems:  # SESSION-PROBE-6: a result that breaks a rule is never reported
             raise ProbeFailure(PROBE_RESULT_INVALID)
         probe.result, probe.result_bytes = result, len(raw)
 
@@ -3538,8 +3506,7 @@ class Session(object):
         """No probe child, no bundle, no secret left, whatever happened (SESSION-ISOLATION-6, SECRET-5)."""
         if self.heartbeat is not None:
             self.heartbeat.ended.set()
-        if self.pool is not None:
-            self.pool.close()
+        self.pool.close()
         for index in range(1, self.downloads + 1):
             remove(os.path.join(self.scratch, "bundle-%d" % index))
         PROCESS.wipe_all()
