@@ -94,18 +94,13 @@ import uuid
 PROGRAM = "session_worker.py"  # the name the usage text and stderr lines show
 IO_CHUNK_BYTES = 64 * 1024  # unit of every streaming read and write: downloads, child pipes
 
-# Deployment constants (contract: D38).  The upstream imports each of these
-# from a module of its platform that is not in its source (the generated
-# control-plane client, hosted_worker, session_probes, progress_events,
-# hosted_crawler_protocol), so the values here are this contract's guesses.
-# A platform whose values differ changes them here and judges the node with
-# the same ones: python3 -m conformance session NODE --deploy NAME=VALUE.
-# The machinery below KEEP derives everything from these names.
+# Deployment constants (contract: D38): the upstream imports them from modules
+# not in its source, so these are guesses.  A platform whose values differ
+# changes them here and judges the node with the same ones:
+# python3 -m conformance session NODE --deploy NAME=VALUE.
 #
-# The producer callbacks' paths (the generated client's operations).  Each is
-# under /internal/v3/producer/ (the lease's rule) and names the lease's attempt
-# as {attempt_id}; the result path names {probe_id}, the acquisition's
-# {crawler_session_id}.
+# The producer callbacks' paths (the generated client's operations), each under
+# /internal/v3/producer/ (the lease's rule).
 START_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}:start"
 HEARTBEAT_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}:heartbeat"
 EVENTS_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}/events:append"
@@ -158,13 +153,10 @@ PREVIEW_MARKER = "\u2026"  # SESSION-WORK-1: "…" ends a string cut to MAX_PREV
 def answer_probe(probe_kind, request, columns, rows, envelope):
     """Return the kind's result keys (everything but the envelope), rows_scanned and truncated included.  [EDIT]
 
-    probe_kind: one of the four kinds; request: the normalized request;
-    columns: the content's column names; rows: an iterator over its rows (one
-    value per column), read lazily: only the rows the answer needs are pulled,
-    never the whole content (up to MAX_SOURCE_BYTES).  envelope: the common
-    keys but `truncated`, so the whole result can be measured.  Raises
-    ProbeFailure with PROBE_AGGREGATE_NOT_NUMERIC or PROBE_FAILED (the framing
-    raises PROBE_PARSE_EMPTY from `rows` for a bad row line).
+    columns: the content's column names; rows: a lazy iterator of rows (one
+    value per column): pull only what the answer needs.  envelope: the common
+    keys but `truncated`, to measure the whole result.  Raises ProbeFailure
+    (`rows` itself raises PROBE_PARSE_EMPTY for a bad row line).
     """
     typed = csv_cell if envelope["data_format"] == "csv" else _as_held  # SESSION-WORK-1: only CSV strings are typed
     if probe_kind == "sample_rows":
@@ -469,11 +461,9 @@ def _compile(predicate, slot):
 # ---- Below this line: contract machinery [KEEP] ----
 
 # 4 Limits =====================================================================
-# Every number the contract fixes, with its unit and its reason.  The bounds
-# keep a hostile control plane, store or child from making the node read,
-# buffer or wait without end; a `# CONTRACT:` line under one says which clause
-# breaks when it is changed.  Wire names and document keys sit with the
-# section that uses them.
+# Every number the contract fixes, with its unit and its reason: the bounds
+# keep a hostile peer or child from making the node read, buffer or wait
+# without end; a `# CONTRACT:` line says which clause breaks when changed.
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -726,28 +716,21 @@ class SessionOver(SessionError):
 
 
 # 6 Protocol ===================================================================
-# The contract's protocol: the topics every node numbers alike (6.1 to 6.8),
-# then the session's own, in the order a session meets them: the lease, the
-# callbacks, the sandbox and the probe children, the acquisition and the probe
-# vocabulary.
+# The topics every node numbers alike (6.1 to 6.8), then the session's own, in
+# the order a session meets them.
 
 
 # 6.1 Process and output =======================================================
-# Four roles share this file: the monitor (the process the platform started,
-# or a Service's session process), the capability process (its one child, the
-# only holder of a secret), the Service and a probe child.  A signal handler
-# only records the stop and wakes the process's waits; ordinary code decides
-# (SESSION-STOP-1).  stdout carries the summary and nothing else
+# A signal handler only records the stop and wakes the waits; ordinary code
+# decides (SESSION-STOP-1).  stdout carries the summary and nothing else
 # (SESSION-EXIT-2); every stderr line is one line (SESSION-EXIT-3).
 
 ROLE_MONITOR = "monitor"
 ROLE_CAPABILITY = "capability"
 ROLE_SERVICE = "service"
 
-# PROCESS (the process block's wake pipe, secret registry and final line, with
-# this node's role) and STOP (the capability process's stop flag and in-flight
-# ledger) are made at the end of the file, after section 9: their classes are
-# the shared blocks', which Python must have run first.
+# PROCESS (the process block's state, with this node's role) and STOP (the
+# capability process's stop flag) are made after section 9, whose classes they use.
 
 
 def on_signal(signum, frame):
@@ -841,13 +824,9 @@ def start_process():
 
 # 6.2 Documents and forms ======================================================
 # Every body the node sends is canonical (contract: Documents, JSON, URLs and
-# codes): canonical_bytes, parse_lenient, parse_canonical, digest_of, same,
-# is_int and JsonError, the parsers' only error, are the strict_json block's
-# (section 9).  What a peer sends (the lease, every control-plane answer and
-# refusal) is read as the upstream reads it, with json.loads: parse_answer()
-# takes any number in any member and members nobody defined, and refuses only
-# what could be read two ways or cost without bound (D41).  The node's own
-# documents (its child's result, the bundle) keep the strict parsers.
+# codes), by the strict_json block (section 9).  What a peer sends is read as
+# the upstream reads it, by parse_answer() (D41); the node's own documents
+# (its child's result, the bundle) keep the strict parsers.
 
 SCHEMA_VERSION = "3.0.0"  # every command body, the lease, the start document (SESSION-CALLBACK-4, D2)
 
@@ -872,13 +851,10 @@ def _answer_int(text):
 def parse_answer(data):
     """A peer's JSON document, read as the upstream's json.loads reads it; JsonError otherwise.
 
-    D41: taken as json.loads takes them: a leading BOM, floats and integers
-    of any size in any member, members nobody defined; a number out of a
-    float's range is infinity, judged where (if) the node uses it.  Refused,
-    stricter than the upstream: a duplicate key (one document read two ways,
-    a binding or a fence among them), NaN and Infinity (not JSON), nesting past
-    MAX_JSON_DEPTH and integers past MAX_ANSWER_INTEGER_DIGITS (bounds on the
-    parser's stack and time).  Nothing but JsonError escapes.
+    D41: a BOM, numbers of any size, unknown members pass.  Refused, stricter
+    than the upstream: a duplicate key (one document read two ways), NaN and
+    Infinity, nesting past MAX_JSON_DEPTH and integers past
+    MAX_ANSWER_INTEGER_DIGITS (the parser's stack and time).
     """
     try:
         text = str(data, "utf-8-sig")  # strict UTF-8; a BOM is dropped, as json.loads drops it
@@ -1025,11 +1001,9 @@ def retry_after_of(response):
 
 
 # 6.3 Configuration ============================================================
-# Read once, before any request, from one place: a variable that breaks its
-# rule ends the run naming the variable, never its value, and nothing is
-# clamped (SESSION-CONFIG-1, -2).  Proxy and credential variables are never
-# read: the node's only authority is the identity token and the capability
-# (SESSION-CONFIG-5).
+# Read once, before any request; a bad variable ends the run naming it, never
+# its value; nothing is clamped (SESSION-CONFIG-1, -2).  Proxy and credential
+# variables are never read (SESSION-CONFIG-5).
 
 ORIGIN_ENV = "STUDIO_API_ORIGIN"
 LEASE_AUDIENCE_ENVS = ("MR_SESSION_WORKER_LEASE_AUDIENCE", "STUDIO_WORKER_BOOTSTRAP_AUDIENCE")  # in this order
@@ -1189,9 +1163,8 @@ ARGV_REFUSED = "the command line is not one this node answers (see --help)"
 
 
 # 6.4 Identity =================================================================
-# One identity token for one request: the dispatch exchange (Job mode) or the
-# legacy lease (Service mode), each sent exactly once, since a resend could
-# only strand the lease the first obtained (SESSION-DISPATCH-*, SESSION-SERVICE-5).
+# One identity token for one request, sent once: a resend could only strand
+# the lease the first obtained (SESSION-DISPATCH-*, SESSION-SERVICE-5).
 # The token and the raw answer live in bytearrays wiped once used (SESSION-SECRET-5).
 
 METADATA_IDENTITY_PATH = "/computeMetadata/v1/instance/service-accounts/default/identity"
@@ -1378,10 +1351,7 @@ def parse_start(data, config):
 # 6.5 HTTP exchanges ===========================================================
 # Each exchange runs under one elapsed deadline whose watchdog shuts the
 # socket: with per-read timeouts a server that drips a byte a second holds the
-# node for ever (SESSION-CALLBACK-6).  An answer is read into one bounded
-# buffer, its Content-Length judged first, and one cut short is never taken
-# for whole.  No proxy is ever used: the transport block is handed none
-# (SESSION-CONFIG-5), and a redirect is never followed: http.client does not.
+# node for ever (SESSION-CALLBACK-6).  No proxy (SESSION-CONFIG-5), no redirect.
 
 
 def tls_context():
@@ -1431,10 +1401,8 @@ def announced_length(response):
 def read_body(response, limit, budget):
     """(buffer, count): at most limit + 1 body bytes, in one buffer allocated as it fills.
 
-    A body that ends before its Content-Length, or that a stop or the deadline
-    cut (both look like an end of file), raises OSError: a truncated document
-    is never taken for whole.  The buffer is registered, so that a capability
-    in it is wiped on every path (SESSION-SECRET-5).
+    A body cut short (Content-Length, a stop, the deadline) raises OSError: never
+    taken for whole.  The buffer is wiped on every path (SESSION-SECRET-5).
     """
     declared = announced_length(response)
     buffer = PROCESS.hold_secret(bytearray(min(limit, declared if declared is not None else IO_CHUNK_BYTES) + 1))
@@ -1472,15 +1440,10 @@ def read_some(response, limit):
 
 
 # 6.7 Child framing ============================================================
-# --probe-child: this file, started by the node as a probe child
-# (SESSION-ISOLATION-5, -7), sets its sandbox before it reads a byte, reads
-# the probe input (one canonical header line, then exactly content_bytes bytes
-# of content), checks the content against its header, splits it into columns
-# and rows, and writes either the canonical result on stdout or the one
-# failure line on stderr.  The framing keeps that protocol whatever
-# answer_probe() does, so a checker can run this mode directly.  The Service's
-# session process (--legacy-bootstrap-fd N) is no child mode: it is a monitor,
-# with handlers and a summary, so configure() names it and lifecycle() runs it.
+# --probe-child (SESSION-ISOLATION-5, -7): the probe input is one canonical
+# header line, then exactly content_bytes bytes.  The framing keeps the
+# protocol whatever answer_probe() does, so a checker can run this mode
+# directly.  --legacy-bootstrap-fd N is no child mode: it is a monitor.
 
 PROBE_CHILD_FLAG = "--probe-child"  # the command line of a probe child (6.12 starts it)
 PROBE_INPUT_SCHEMA = "session-probe-input.v1"
@@ -1557,13 +1520,10 @@ def check_probe_input(header):
 def content_table(content, data_format):
     """(columns, rows) of the content; rows is a lazy iterator of checked rows (one value per column).
 
-    The content is read in whichever form it has (D45): the JSON lines our
-    crawler writes (CRAWLER-RESULT-10: a header line that is a JSON list of
-    names, then one JSON array per row); otherwise, as the receipt's format
-    says, CSV text (a header row, then rows of strings; a short row is padded
-    with empty fields) or JSON lines of objects (columns in first-seen order, a
-    missing member null).  Content in none of them, or a row that breaks its
-    form, is PROBE_PARSE_EMPTY (SESSION-WORK-1).
+    In whichever form it has (D45): our crawler's JSON lines (CRAWLER-RESULT-10);
+    else, as the receipt says, CSV (short rows padded) or JSON lines of objects
+    (first-seen column order, missing members null).  Anything else, or a row
+    that breaks its form, is PROBE_PARSE_EMPTY (SESSION-WORK-1).
     """
     if data_format not in DATA_FORMATS:
         raise ProbeFailure(PROBE_PARSE_EMPTY)
@@ -1675,10 +1635,8 @@ CHILD_MODES = (((PROBE_CHILD_FLAG,), probe_child_mode),)
 
 
 # 6.8 Progress =================================================================
-# The node narrates on the run's event log: attempt_started, a started and a
-# settled event per narrated probe, attempt_finished last.  Events are sent as
-# they are made, never retried, never allowed to fail the session, at most 256
-# per attempt, and dropped at the deadline (SESSION-PROGRESS-*).
+# Events are sent as made, never retried, never allowed to fail the session,
+# and dropped at the deadline (SESSION-PROGRESS-*).
 
 EVENT_TYPES = {"attempt_started": "attempt_started", "source_probe_started": "source_probe_started",
                "source_probe_settled": "source_probe_completed", "attempt_finished": "attempt_finished"}
@@ -1786,11 +1744,8 @@ _PLACEHOLDER_RE = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 def path_pattern(entry):
     """An allowed_callback_paths entry as the paths it allows (SESSION-CALLBACK-2, D16).
 
-    The entry itself, and what lies below it: after a `/` or a `:` (an entry
-    that ends in `/` is a prefix of the paths under it); each `{name}` stands
-    for one id, text without `/` or `:`.  So a template, a path with the
-    attempt id filled in, an attempt's own prefix and the bare producer
-    prefix each allow what a reader would expect.
+    The entry and what lies below it after a `/` or `:` (a trailing `/` is a
+    prefix); each `{name}` is one id, text without `/` or `:`.
     """
     parts, start = [], 0
     for match in _PLACEHOLDER_RE.finditer(entry):
@@ -1891,11 +1846,8 @@ def admit_lease(doc):
 class SessionDeadline(object):
     """The capability's expiry on two clocks (SESSION-DEADLINE-1).
 
-    At admission the remaining time r (expiry minus the wall clock) and the
-    monotonic clock m are recorded; the time left is then the smaller of the
-    expiry minus the wall clock and m + r minus the monotonic clock, so a wall
-    clock stepped back cannot lengthen the session and one stepped forward
-    shortens it.  Any clock error makes it 0.
+    The smaller of the wall clock's and the monotonic clock's time left, so a
+    wall clock stepped back cannot lengthen the session; a clock error is 0.
     """
 
     def __init__(self, expires_at):
@@ -1915,12 +1867,9 @@ class SessionDeadline(object):
 
 
 # 6.10 Callbacks ===============================================================
-# Every capability call goes to callback_base_url plus one allowed template,
-# with the capability as bearer, an Idempotency-Key and a canonical fenced
-# body, bounded by min(its limit, the time left) (SESSION-CALLBACK-1..6).  An
-# answer that is not the verb's status is a refusal named by its code, or by
-# the node (CONTROL_PLANE_*); a failed call is retried only where the contract
-# says, on one jittered schedule (SESSION-BACKOFF-*).
+# Every capability call: one allowed template, the capability as bearer, an
+# Idempotency-Key, a canonical fenced body, min(its limit, the time left)
+# (SESSION-CALLBACK-1..6); retried only where the contract says (SESSION-BACKOFF-*).
 
 Answer = collections.namedtuple("Answer", "status doc")
 _RANDOM = random.SystemRandom()  # draws the jitter; reads os.urandom only when used
@@ -2027,11 +1976,8 @@ class Callbacks(object):
 
 # 6.11 Sandbox =================================================================
 # A probe child parses content nobody vouches for: without the filter it could
-# open a socket or start a process and use the node's network.  The child
-# installs the crawler's filter on itself before it reads a byte; the node
-# sets its limits from outside with prlimit, since a preexec_fn in a process
-# that runs threads can deadlock (SESSION-ISOLATION-5, D30).  Where the filter
-# cannot be installed no probe child runs.
+# use the node's network.  The node sets its limits with prlimit, since a
+# preexec_fn in a threaded process can deadlock (SESSION-ISOLATION-5, D30).
 
 SANDBOX_POLICY_SCHEMA = "session-probe-sandbox.v1"
 
@@ -2096,10 +2042,9 @@ def enter_sandbox():
 
 
 # 6.12 Probe children ==========================================================
-# One child per probe, never given a second one, killed with its group and
-# reaped on every path; a warm pool started before attempt:start keeps an
-# interpreter's start out of a person's follow-up latency (SESSION-ISOLATION-6,
-# -8, D11).  Children are started from the capability process's main thread
+# One child per probe, killed with its group and reaped on every path; a warm
+# pool keeps an interpreter's start out of a follow-up's latency
+# (SESSION-ISOLATION-6, -8, D11).  Children are started from the main thread
 # only: a parent-death signal fires when the thread that forked exits.
 
 def node_file():
@@ -2315,12 +2260,9 @@ def judge_probe_child(returncode, stdout, stderr, overflowed):
 
 
 # 6.13 Acquisition =============================================================
-# A probe's bytes come only through the control plane: a create keyed by the
-# source and an epoch, reads of a pending acquisition, one re-open after an
-# expiry, a descriptor checked before any byte, one anonymous GET streamed into
-# a private file while it is hashed, and the bundle, a crawler result, held to
-# the crawler contract and bound to this acquisition before a byte reaches a
-# probe child (SESSION-ACQUIRE-*, D27, D35).
+# A probe's bytes come only through the control plane, and the bundle is bound
+# to this acquisition before a byte reaches a probe child (SESSION-ACQUIRE-*,
+# D27, D35).
 
 ADAPTER_ID = "public.https"
 DESCRIPTOR_KEYS = frozenset(("url", "bundle_size_bytes", "bundle_sha256", "expires_at", "crawler_session_id",
@@ -2331,11 +2273,9 @@ READY, FAILED = "result_ready", "failed"  # an acquisition's settled statuses; a
 def check_acquisition(doc, lease, source_id, crawler_session_id):
     """SESSION-ACQUIRE-3: the document is bound to this attempt and source: its crawler_session_id.
 
-    As the upstream compares them (D44): the ids and the adapter as strings,
-    the fence as a number (7.0 is 7), other members ignored.  The crawler
-    session id may be any spelling uuid.UUID() takes; the node uses its
-    canonical text.  A read that names another acquisition than the create's
-    is refused (stricter than the upstream, which never looks: a binding).
+    As the upstream compares them (D44): ids as strings, the fence as a number
+    (7.0 is 7).  A read naming another acquisition than the create's is
+    refused (stricter than the upstream: a binding).
     """
     expected = {"workspace_id": lease.workspace_id, "run_id": lease.run_id, "attempt_id": lease.attempt_id,
                 "research_session_id": lease.session_id, "source_id": source_id, "adapter_id": ADAPTER_ID}
@@ -2396,10 +2336,9 @@ DESCRIPTOR_BINDINGS = ("crawler_session_id", "request_digest", "source_id", "sou
 def check_descriptor(doc, crawler_session_id, source_id, config, lease):
     """SESSION-ACQUIRE-6: (url, size, sha256) of a ready acquisition, before any byte (D14, D44).
 
-    Members nobody defined are ignored.  Required: the URL (the result
-    authority's, SESSION-ACQUIRE-6: a path could not escape to another host),
-    the size and the SHA-256 (the download is verified against them); a
-    binding or an expiry the descriptor states must hold.
+    Required: the URL (on the result authority: no escape to another host),
+    the size and SHA-256 (the download is verified against them); a stated
+    binding or expiry must hold.
     """
     download = doc.get("result_download")
     # the acquisition's digests and attestation are compared with the bundle's: each must name something
@@ -2428,10 +2367,8 @@ def check_descriptor(doc, crawler_session_id, source_id, config, lease):
 def download_bundle(url, size, sha256, path, budget):
     """SESSION-ACQUIRE-7: one anonymous GET, streamed into a private file while hashed; None or raises.
 
-    A separate connection that carries no Authorization, no cookie, nothing of
-    the capability; no redirect is followed; the read stops one byte past the
-    declared size.  PROBE_SOURCE_DOWNLOAD_FAILED, or StopRequested, or the
-    caller's deadline (OSError when `budget` ran out).
+    Nothing of the capability, no redirect, no byte past the declared size.
+    Raises PROBE_SOURCE_DOWNLOAD_FAILED, StopRequested, or OSError (`budget`).
     """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
@@ -2475,12 +2412,9 @@ def write_all_checked(fd, view):
         view = view[os.write(fd, view):]
 
 
-# The bundle: a crawler result as the upstream crawler stores it (D27, D45).  What
-# makes its bytes safe to answer from is checked (canonical JSON, its schema, the
-# content's SHA-256 and length as its receipt states them, its bindings to this
-# acquisition and source); the receipt's description of the content (media type,
-# Reader fields, row counts) is the crawler's, and every answer is read off the
-# content itself (SESSION-PROBE-4), so other members are not judged.
+# The bundle: a crawler result as the upstream crawler stores it (D27, D45).  Only
+# what makes its bytes safe is checked; every answer is read off the content
+# itself (SESSION-PROBE-4), so the receipt's description is not judged.
 
 _decoded_bundle = {}  # the last bundle decoded, by its bytes' SHA-256: a follow-up probe downloads it again
 
@@ -2560,11 +2494,9 @@ def content_shape(content, content_sha256, data_format):
 PROBE_KINDS = ("source_inspect", "sample_rows", "profile_columns", "evaluate_expression")
 
 
-# The requests a node accepts and the results it may report (section "The probe
-# vocabulary"): every node keeps these, whatever its section 3 computes.  A
-# request is held to the vocabulary before any acquisition (SESSION-PROBE-1, -2)
-# and a probe child's result to its shape and relations before any report
-# (SESSION-PROBE-6, -7).  Both walk hostile documents without recursion.
+# A request is held to the vocabulary before any acquisition (SESSION-PROBE-1, -2),
+# a child's result to its shapes before any report (SESSION-PROBE-6, -7), whatever
+# section 3 computes.  Both walk hostile documents without recursion.
 
 # The defaults, within a deployment's bounds (a lower ceiling lowers the default, never refuses it).
 DEFAULT_SCAN_ROWS = min(10000, MAX_SCAN_ROWS)  # rows read from the first, when the request says nothing
@@ -2902,13 +2834,8 @@ def _evaluate_problems(result, request, row_count, first_columns, wanted, scanne
 
 
 # 7 Lifecycle ==================================================================
-# The session (7.1) is everything the capability process does, lease to
-# summary; the monitor (7.2) is the process the platform started: it forks the
-# capability process, keeps the deadline on its own clocks, forwards a stop,
-# kills on a second one, cleans up after it and writes the summary; Service
-# mode (7.3) is the legacy HTTP front that runs each session in a fresh
-# interpreter whose monitor is 7.2.  7.4 turns a run's outcome into its final
-# line and exit status.
+# The capability process's session (7.1), the monitor the platform started
+# (7.2), the legacy Service (7.3), and a run's outcome (7.4).
 
 
 # 7.1 The session ==============================================================
@@ -3572,13 +3499,9 @@ class Channel(object):
 
 
 # 7.2 The monitor ==============================================================
-# The process the platform started (or a Service's session process) holds no
-# secret: it forks the capability process before any secret exists, learns
-# only the session id, the expiry and the summary, keeps the deadline on its
-# own clocks, forwards a stop and kills at a second one or when the grace runs
-# out, adopts and kills whatever is left, removes the scratch directory and
-# writes the summary (SESSION-ISOLATION-1..4, -9, SESSION-DEADLINE-5,
-# SESSION-STOP-5, -6, SESSION-EXIT-1).
+# Holds no secret: it forks the capability process before any exists and
+# learns only the session id, the expiry and the summary (SESSION-ISOLATION-1..4,
+# -9, SESSION-DEADLINE-5, SESSION-STOP-5, -6, SESSION-EXIT-1).
 
 MONITOR_STARTING, MONITOR_RUNNING, MONITOR_STOPPING = "starting", "running", "stopping"
 MONITOR_TRANSITIONS = {
@@ -3892,11 +3815,9 @@ def fork_and_monitor(config, scratch, dispatch, bootstrap_fd):
 
 
 # 7.3 Service mode =============================================================
-# The legacy Service, kept for rollback: one instance serves sessions one
-# after another, each in a fresh interpreter that is the monitor of 7.2 and
-# receives its start document, nonce included, only through an inherited
-# descriptor (SESSION-SERVICE-1..7).  The threaded server never forks Python
-# code: subprocess execs at once.
+# The legacy Service, kept for rollback: each session's start document reaches
+# its fresh interpreter only through an inherited descriptor (SESSION-SERVICE-1..7).
+# The threaded server never forks Python code: subprocess execs at once.
 
 HEALTH_PATHS = ("/livez", "/healthz")
 START_PATH = "/sessions:start"
@@ -4199,9 +4120,8 @@ def service_main(config):
 
 
 # 7.4 Outcome and exit status ==================================================
-# A run ends in one outcome, a string constant with what its final line needs;
-# finish() writes that line once (the process block's settle()) and returns
-# the exit status EXIT_STATUS gives it (SESSION-EXIT-1..4).
+# A run ends in one outcome; finish() writes its final line once and returns
+# its exit status (SESSION-EXIT-1..4).
 
 
 def lifecycle(config):
@@ -4235,11 +4155,10 @@ def defect_outcome(exc):
 
 
 def finish(outcome):
-    """The process's final line, written once (PROCESS.settle), and its exit status (SESSION-EXIT-2..4).
+    """The final line, written once, and the exit status (SESSION-EXIT-2..4).
 
-    A summary goes to stdout, the last line there, and a failed one's code
-    then to stderr; a refusal or a Service failure is one stderr line; a
-    Service that stopped or went idle writes nothing.
+    A summary on stdout (a failed one's code then on stderr); a refusal or a
+    Service failure is one stderr line; a stopped Service writes nothing.
     """
     kind, detail = outcome
     if kind in (TERMINAL, FAILED):
@@ -4252,12 +4171,9 @@ def finish(outcome):
 
 
 # 8 main() =====================================================================
-# The command line is matched exactly and echoed nowhere, the stop handlers go
-# in before the first request (as PID 1 a SIGTERM with no handler is
-# ignored), and a defect in this file still ends in a summary or one stderr
-# line, never a traceback (SESSION-ARGV-1, SESSION-STOP-1, SESSION-EXIT-3).
-# configure() runs before the handlers: it reads argv and the environment and
-# sends nothing, and SESSION-STOP-1 wants them before the first request.
+# The command line is matched exactly and echoed nowhere (SESSION-ARGV-1); the
+# handlers go in before the first request, as PID 1 ignores an unhandled SIGTERM
+# (SESSION-STOP-1); configure() sends nothing; never a traceback (SESSION-EXIT-3).
 
 USAGE = """usage: %(prog)s --session-dispatch-id UUID4 --session-dispatch-exchange-url URL
                          --session-dispatch-audience ORIGIN          (Job mode)
