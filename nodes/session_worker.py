@@ -94,13 +94,10 @@ import uuid
 PROGRAM = "session_worker.py"  # the name the usage text and stderr lines show
 IO_CHUNK_BYTES = 64 * 1024  # unit of every streaming read and write: downloads, child pipes
 
-# Deployment constants (contract: D38): the upstream imports them from modules
-# not in its source, so these are guesses.  A platform whose values differ
-# changes them here and judges the node with the same ones:
-# python3 -m conformance session NODE --deploy NAME=VALUE.
-#
-# The producer callbacks' paths (the generated client's operations), each under
-# /internal/v3/producer/ (the lease's rule).
+# Deployment constants (contract: D38): guesses at the upstream's values.  A
+# platform whose values differ changes them here and judges the node with the
+# same ones: python3 -m conformance session NODE --deploy NAME=VALUE.
+# The producer callbacks' paths, each under /internal/v3/producer/ (the lease's rule).
 START_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}:start"
 HEARTBEAT_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}:heartbeat"
 EVENTS_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}/events:append"
@@ -141,11 +138,9 @@ CRAWLER_RESULT_SCHEMAS = ("mostlyright-crawler-result.v3", "mostlyright-crawler-
 # +-----------------------------------------------------------------------------
 
 # 3.1 Hooks [EDIT] =============================================================
-# The reference prober (SESSION-WORK-1 to -7) answers from the content as the
-# contract's example work does; replace it to read cells, infer types, compare
-# and aggregate your own way (D28).  What any replacement must keep is below
-# the KEEP line: the request vocabulary, the result shapes and the relations of
-# SESSION-PROBE-7.
+# The reference prober does the contract's example work (SESSION-WORK-1 to -7);
+# replace it with your own (D28).  The vocabulary, the result shapes and the
+# relations of SESSION-PROBE-7 stay below the KEEP line, whatever you compute.
 
 PREVIEW_MARKER = "\u2026"  # SESSION-WORK-1: "…" ends a string cut to MAX_PREVIEW_CHARS
 
@@ -242,9 +237,7 @@ def _inferred_type(types):
 def _distinct_key(cell):
     """A key equal for two cells exactly when their previews' canonical encodings are (SESSION-WORK-4).
 
-    Encoding every cell would cost a json.dumps per cell; instead a string is
-    its preview, and any other cell its type and repr(), which is the text the
-    encoder writes (so 1, 1.0, True and "1" stay four values, 0.0 and -0.0 two).
+    No json.dumps per cell: 1, 1.0, True and "1" stay four values, 0.0 and -0.0 two.
     """
     return preview(cell) if isinstance(cell, str) else (type(cell), repr(cell))
 
@@ -526,10 +519,8 @@ WALL_CLOCK_RECHECK_S = 1.0  # a long wait wakes this often to see a wall clock s
 
 
 # 5 Errors =====================================================================
-# The contract's codes, the terminal states, and the classes of a probe's
-# outcome.  An error's text is its code: no body the node received, no URL and
-# no secret is ever put in one (SESSION-SECRET-3), and every failure has a code
-# from the contract or a control plane, never an exception's class (D20).
+# An error's text is its code: no body received, no URL and no secret is ever
+# put in one (SESSION-SECRET-3), and never an exception's class (D20).
 
 SESSION_DISPATCH_ARGUMENTS_INVALID = "SESSION_DISPATCH_ARGUMENTS_INVALID"
 SESSION_DISPATCH_INVALID = "SESSION_DISPATCH_INVALID"
@@ -638,9 +629,8 @@ def outcome_class(display_code):
 class SessionError(Exception):
     """Root of every failure the node names; `code` is the contract's (or a control plane's) code.
 
-    The exception's text is its code: `detail` is a fixed phrase for whoever
-    steps through this in a debugger and is printed only by configuration
-    errors, where it names a variable and never its value (SESSION-CONFIG-1).
+    The text is its code; `detail`, a fixed phrase, is printed only by
+    configuration errors, naming a variable, never its value (SESSION-CONFIG-1).
     """
 
     def __init__(self, code, detail=""):
@@ -652,10 +642,8 @@ class SessionError(Exception):
 class UsageError(SessionError):
     """A command line or environment the node does not run with: nothing was read, sent or started.
 
-    `text` is the one stderr line main() writes, a fixed phrase after the code
-    that names the option or variable and never its value (argv or the
-    environment may hold a secret put there by mistake: SESSION-ARGV-1,
-    SESSION-CONFIG-1); `exit_code` is the contract's for it (SESSION-EXIT-4).
+    `text` names the option or variable, never its value (it may hold a secret
+    by mistake: SESSION-ARGV-1, SESSION-CONFIG-1); `exit_code`: SESSION-EXIT-4.
     """
 
     def __init__(self, code, detail, exit_code=EXIT_USAGE):
@@ -813,20 +801,16 @@ def failure_line(doc):
 def start_process():
     """The wake pipe and the stop handlers (SESSION-STOP-1), before the first request and before a listen.
 
-    As PID 1 a SIGTERM with no handler is ignored, so nothing that can take
-    time comes before them.  No wakeup fd: the monitor's one thread sleeps on
-    the pipe the handler writes, and the capability process opens its own
-    (STOP.open(), after the fork).
+    As PID 1 a SIGTERM with no handler is ignored, so nothing that takes time
+    comes first.  The capability process opens its own pipe after the fork.
     """
     PROCESS.open_wake()
     install_handlers(on_signal)
 
 
 # 6.2 Documents and forms ======================================================
-# Every body the node sends is canonical (contract: Documents, JSON, URLs and
-# codes), by the strict_json block (section 9).  What a peer sends is read as
-# the upstream reads it, by parse_answer() (D41); the node's own documents
-# (its child's result, the bundle) keep the strict parsers.
+# What the node sends is canonical (contract: Documents, JSON, URLs and codes);
+# a peer's document is read as the upstream reads it (parse_answer(), D41).
 
 SCHEMA_VERSION = "3.0.0"  # every command body, the lease, the start document (SESSION-CALLBACK-4, D2)
 
@@ -851,10 +835,9 @@ def _answer_int(text):
 def parse_answer(data):
     """A peer's JSON document, read as the upstream's json.loads reads it; JsonError otherwise.
 
-    D41: a BOM, numbers of any size, unknown members pass.  Refused, stricter
-    than the upstream: a duplicate key (one document read two ways), NaN and
-    Infinity, nesting past MAX_JSON_DEPTH and integers past
-    MAX_ANSWER_INTEGER_DIGITS (the parser's stack and time).
+    D41.  Refused, stricter than the upstream: a duplicate key (one document
+    read two ways), NaN and Infinity, and what would cost the parser's stack or
+    time without bound (MAX_JSON_DEPTH, MAX_ANSWER_INTEGER_DIGITS).
     """
     try:
         text = str(data, "utf-8-sig")  # strict UTF-8; a BOM is dropped, as json.loads drops it
@@ -981,11 +964,6 @@ def is_origin(value):
     return parts is not None and parts[2] == ""
 
 
-def strip_slash(value):
-    """STUDIO_API_ORIGIN and callback_base_url lose one trailing / before the rules apply."""
-    return value[:-1] if isinstance(value, str) and value.endswith("/") else value
-
-
 def origin_of(url, scheme="https"):
     """scheme://host[:port] of a URL that passed https_parts()."""
     host, port, _path = https_parts(url, scheme)
@@ -1029,9 +1007,8 @@ Config = collections.namedtuple(
 def _decimal(environ, name, default, highest):
     """A number in (0, highest], read as the upstream reads it (float()): (float, Decimal); ConfigError.
 
-    SESSION-CONFIG-2 (D39): every text Python's float() takes (spaces, a sign,
-    an exponent, "30.0") is taken, as the upstream's deployments may write it;
-    NaN, infinity and a value out of range are refused, never clamped.
+    SESSION-CONFIG-2 (D39): any text float() takes, as deployments may write
+    it; NaN, infinity and a value out of range are refused, never clamped.
     """
     text = environ.get(name) or str(default)  # SESSION-CONFIG-1: set but empty counts as unset
     if len(text) > MAX_CONFIG_NUMBER_CHARS:  # a bound: float() and Decimal() of a long text cost its length
@@ -1135,9 +1112,8 @@ def parse_argv(tokens):
 def configure(tokens, environ):
     """The run's Config, its mode and entry included; None for --help.  UsageError otherwise.
 
-    The command line first (SESSION-ARGV-1..3: matched exactly, routing data
-    checked before any request or file), then the environment, once
-    (SESSION-CONFIG-1).  Nothing here sends, opens or starts anything.
+    The command line first (SESSION-ARGV-1..3), then the environment, once
+    (SESSION-CONFIG-1); nothing here sends, opens or starts anything.
     """
     if tokens in (["--help"], ["-h"]):  # SESSION-NODE-2: nothing read, nothing sent
         return None
@@ -1218,9 +1194,8 @@ def bearer(token, length):
 def post_entry(url, token, length, body, failed_code, too_large_code):
     """The one POST of the exchange or the legacy lease: (status, buffer, count); the caller wipes.
 
-    SESSION-DISPATCH-3, -4 and SESSION-SERVICE-5: exactly Host, Authorization,
-    Content-Type, Accept and Content-Length; sent once; never redirected; the
-    answer judged on its size first, whatever its status.
+    SESSION-DISPATCH-3, -4, SESSION-SERVICE-5: exactly five headers, sent once,
+    never redirected; the answer judged on its size first, whatever its status.
     """
     budget = Deadline(EXCHANGE_TIMEOUT_S)
     authorization = bearer(token, length)
@@ -1278,11 +1253,7 @@ def entry_answer(buffer, count, invalid_code):
 
 
 def exchange_dispatch(config, dispatch):
-    """The Job-mode entry (SESSION-DISPATCH-1..6): the lease document, or SessionOver/SessionError.
-
-    Returns (lease document, raw buffer); the caller wipes the buffer once the
-    capability is out of it.
-    """
+    """The Job-mode entry (SESSION-DISPATCH-1..6): (lease document, raw buffer the caller wipes)."""
     # SESSION-DISPATCH-1: before any token: the URL and the audience must name this control plane
     if dispatch.exchange_url != config.origin + EXCHANGE_PATH % dispatch.dispatch_id:
         raise SessionError(SESSION_DISPATCH_URL_UNRECOGNIZED, "the exchange URL is not this origin's")
@@ -1372,10 +1343,9 @@ def shut(sock):
 
 @contextlib.contextmanager
 def http_exchange(url, budget, holder=None):
-    """An open HttpExchange whose whole life, connect to last byte, is bounded by `budget`.
+    """An open HttpExchange whose whole life is bounded by `budget`.
 
-    `holder`, when given, has its `exchange` attribute set while the exchange
-    lives, so another thread can cut it (the heartbeat's end).
+    `holder.exchange`, when given, is set while it lives, so another thread can cut it.
     """
     session = HttpExchange(url, STOP, timeout_s=max(0.05, budget.remaining()),
                            connect_deadline_s=budget.remaining(), budget=budget, ssl_context_factory=tls_context)
@@ -1440,10 +1410,8 @@ def read_some(response, limit):
 
 
 # 6.7 Child framing ============================================================
-# --probe-child (SESSION-ISOLATION-5, -7): the probe input is one canonical
-# header line, then exactly content_bytes bytes.  The framing keeps the
-# protocol whatever answer_probe() does, so a checker can run this mode
-# directly.  --legacy-bootstrap-fd N is no child mode: it is a monitor.
+# --probe-child (SESSION-ISOLATION-5, -7): the framing keeps the protocol
+# whatever answer_probe() does, so a checker can run this mode directly.
 
 PROBE_CHILD_FLAG = "--probe-child"  # the command line of a probe child (6.12 starts it)
 PROBE_INPUT_SCHEMA = "session-probe-input.v1"
@@ -1520,10 +1488,8 @@ def check_probe_input(header):
 def content_table(content, data_format):
     """(columns, rows) of the content; rows is a lazy iterator of checked rows (one value per column).
 
-    In whichever form it has (D45): our crawler's JSON lines (CRAWLER-RESULT-10);
-    else, as the receipt says, CSV (short rows padded) or JSON lines of objects
-    (first-seen column order, missing members null).  Anything else, or a row
-    that breaks its form, is PROBE_PARSE_EMPTY (SESSION-WORK-1).
+    Our crawler's JSON lines (CRAWLER-RESULT-10), else the receipt's format (D45);
+    anything else, or a row that breaks its form, is PROBE_PARSE_EMPTY (SESSION-WORK-1).
     """
     if data_format not in DATA_FORMATS:
         raise ProbeFailure(PROBE_PARSE_EMPTY)
@@ -1712,8 +1678,6 @@ class Progress(object):
 # 6.9 The lease ================================================================
 # Every rule is checked before the first capability call; a lease that breaks
 # one is refused and its capability discarded unused (contract: The lease).
-# Only a capability-shaped string ever becomes a bearer (SESSION-LEASE-3), and
-# only the templates the lease lists are ever called (SESSION-CALLBACK-2, D16).
 
 LEASE_KEYS = frozenset((
     "schema_version", "session_id", "workspace_id", "run_id", "attempt_id", "generation", "fence", "capability",
@@ -1846,8 +1810,7 @@ def admit_lease(doc):
 class SessionDeadline(object):
     """The capability's expiry on two clocks (SESSION-DEADLINE-1).
 
-    The smaller of the wall clock's and the monotonic clock's time left, so a
-    wall clock stepped back cannot lengthen the session; a clock error is 0.
+    A wall clock stepped back cannot lengthen the session; a clock error is 0.
     """
 
     def __init__(self, expires_at):
@@ -1878,8 +1841,7 @@ _RANDOM = random.SystemRandom()  # draws the jitter; reads os.urandom only when 
 def backoff_delay(attempt, base, retry_after_s=None):
     """SESSION-BACKOFF-1, -2 (D25): the attempt-th retry waits U[v/2, v], v = min(16 base, base 2^(n-1)).
 
-    Equal jitter keeps at least half the delay; a Retry-After the refusal
-    carried is a floor.
+    A refusal's Retry-After is a floor.
     """
     ceiling = min(BACKOFF_CAP_FACTOR * base, base * 2 ** min(attempt - 1, 16))
     delay = _RANDOM.uniform(ceiling / 2, ceiling)
@@ -1903,8 +1865,7 @@ class Callbacks(object):
              need_object=False):
         """One capability call: an Answer, or Refusal, StopRequested or DeadlinePassed.
 
-        `cap`, a Deadline, bounds the call further (the acquisition ceiling,
-        the stop's grace); one already run out is a call that got no answer.
+        `cap` (the acquisition ceiling, the stop's grace) bounds it further.
         """
         method = TEMPLATES[verb][0]
         path = verb_path(verb, self.lease.attempt_id, ids)
@@ -2042,8 +2003,7 @@ def enter_sandbox():
 
 
 # 6.12 Probe children ==========================================================
-# One child per probe, killed with its group and reaped on every path; a warm
-# pool keeps an interpreter's start out of a follow-up's latency
+# A warm pool keeps an interpreter's start out of a follow-up's latency
 # (SESSION-ISOLATION-6, -8, D11).  Children are started from the main thread
 # only: a parent-death signal fires when the thread that forked exits.
 
@@ -2171,8 +2131,7 @@ def drive_probe_child(child, data, ceiling, deadline):
     """Feed `data` to the child, drain its outputs, until it exits: (stdout, stderr, overflowed).
 
     Raises StopRequested (SESSION-STOP-2), DeadlinePassed (SESSION-DEADLINE-4)
-    or SANDBOX_TIMEOUT at the ceiling (SESSION-ISOLATION-6); the caller kills
-    and reaps the child on every path.
+    or SANDBOX_TIMEOUT (SESSION-ISOLATION-6); the caller kills and reaps.
     """
     proc = child.proc
     fds = {"in": proc.stdin.fileno(), "out": proc.stdout.fileno(), "err": proc.stderr.fileno()}
@@ -2240,9 +2199,8 @@ def child_exited(pid):
 def judge_probe_child(returncode, stdout, stderr, overflowed):
     """The result a finished child wrote (canonical bytes, to be checked), or its ProbeFailure.
 
-    SESSION-ISOLATION-7: exit 0, nothing on stderr and a result on stdout; or
-    exit 1, nothing on stdout and the one failure line; anything else is
-    PROBE_FAILED.
+    SESSION-ISOLATION-7: exit 0 and stdout only, or exit 1 and the one failure
+    line only; anything else is PROBE_FAILED.
     """
     if returncode == 0 and not stderr and stdout:
         if overflowed:  # SESSION-PROBE-6: a result above PROBE_RESULT_MAX_BYTES is never reported
@@ -2265,17 +2223,14 @@ def judge_probe_child(returncode, stdout, stderr, overflowed):
 # D27, D35).
 
 ADAPTER_ID = "public.https"
-DESCRIPTOR_KEYS = frozenset(("url", "bundle_size_bytes", "bundle_sha256", "expires_at", "crawler_session_id",
-                             "request_digest", "source_id", "source_authority_digest"))
 READY, FAILED = "result_ready", "failed"  # an acquisition's settled statuses; any other is "not yet"
 
 
 def check_acquisition(doc, lease, source_id, crawler_session_id):
     """SESSION-ACQUIRE-3: the document is bound to this attempt and source: its crawler_session_id.
 
-    As the upstream compares them (D44): ids as strings, the fence as a number
-    (7.0 is 7).  A read naming another acquisition than the create's is
-    refused (stricter than the upstream: a binding).
+    As the upstream compares them (D44), the fence as a number (7.0 is 7); a read
+    naming another acquisition than the create's is refused (a binding).
     """
     expected = {"workspace_id": lease.workspace_id, "run_id": lease.run_id, "attempt_id": lease.attempt_id,
                 "research_session_id": lease.session_id, "source_id": source_id, "adapter_id": ADAPTER_ID}
@@ -2336,9 +2291,8 @@ DESCRIPTOR_BINDINGS = ("crawler_session_id", "request_digest", "source_id", "sou
 def check_descriptor(doc, crawler_session_id, source_id, config, lease):
     """SESSION-ACQUIRE-6: (url, size, sha256) of a ready acquisition, before any byte (D14, D44).
 
-    Required: the URL (on the result authority: no escape to another host),
-    the size and SHA-256 (the download is verified against them); a stated
-    binding or expiry must hold.
+    The URL on the result authority (no escape to another host), the size and
+    SHA-256 the download is verified against; a stated binding or expiry holds.
     """
     download = doc.get("result_download")
     # the acquisition's digests and attestation are compared with the bundle's: each must name something
@@ -2468,9 +2422,8 @@ def verify_bundle(data):
     return content, receipt["normalized_data_format"], bound
 
 
-# The shape of content already read, by the content's SHA-256 and format: a person's
-# follow-up probes of one source deliver the same bytes again, and reading every row is most
-# of a probe's time.  A few entries bound the memory (SESSION-NODE-4).
+# Follow-up probes of one source deliver the same bytes again, and reading every row is
+# most of a probe's time: the shapes already read, a few (SESSION-NODE-4).
 SHAPE_MEMO_ENTRIES = 8
 _shape_memo = collections.OrderedDict()
 
@@ -2566,8 +2519,7 @@ def _has_keys(document, keys):
 def _check_where(where):
     """SESSION-PROBE-2: a predicate tree on the grammar, at most 8 deep and 64 predicates.
 
-    Iterative, and it stops at the 65th predicate or the 9th level, so a
-    100,000-deep or shared-subtree request costs at most 64 visits.
+    Iterative and bounded: a 100,000-deep or shared-subtree request costs at most 64 visits.
     """
     stack, seen = [(where, 1)], 0
     while stack:
@@ -2617,8 +2569,8 @@ def _check_expression(expression):
 def normalize_request(probe_kind, request):
     """SESSION-PROBE-2, -3: the normalized request (a new dict, defaults filled in), or PROBE_REQUEST_INVALID.
 
-    Every form is checked before the request is encoded to be measured, so the
-    encoder only ever sees a document whose depth the grammar bounds.
+    Every form is checked before the request is encoded, so the encoder only
+    sees a depth the grammar bounds.
     """
     if not isinstance(probe_kind, str) or probe_kind not in REQUEST_KEYS:
         raise _request_invalid()
@@ -2703,10 +2655,8 @@ def is_cell(value):
 def result_problems(result, header, row_count, content_columns):
     """SESSION-PROBE-6, -7: what is wrong with a probe child's result; an empty list when nothing is.
 
-    header: the probe input header the child was given (its request normalized);
     row_count and content_columns: what the node read off the content itself.
-    Never raises, whatever `result` holds: a broken child is PROBE_RESULT_INVALID,
-    not a crash of the session.
+    Never raises: a broken child is PROBE_RESULT_INVALID, not a crashed session.
     """
     kind, request = header["probe_kind"], header["request"]
     if not isinstance(result, dict):
@@ -2932,10 +2882,8 @@ class Heartbeat(threading.Thread):
 class Session(object):
     """One session in the capability process: entry, admission, start, claims, probes, the end.
 
-    Every way out goes through run(): the first outcome reached decides the
-    summary (SESSION-EXIT-1), finish() sends attempt_finished where the
-    contract wants it (SESSION-PROGRESS-7), and clean_up() kills the probe
-    children and wipes the secrets on every path.
+    Every way out goes through run(): the first outcome decides the summary
+    (SESSION-EXIT-1); finish() sends attempt_finished (SESSION-PROGRESS-7).
     """
 
     def __init__(self, config, channel, scratch, dispatch=None, start=None, nonce=None):
@@ -3007,9 +2955,8 @@ class Session(object):
     def pause(self, seconds, cap=None, stoppable=True):
         """Wait `seconds`, or less: a stop ends it (StopRequested), the deadline caps it (DeadlinePassed).
 
-        SESSION-DEADLINE-3, SESSION-STOP-2 (D13): every wait sleeps in the
-        kernel, wakes at a stop, and never passes the deadline; `cap` (the
-        acquisition ceiling, the drain) ends it early without an error.
+        SESSION-DEADLINE-3, SESSION-STOP-2 (D13); `cap` (the acquisition
+        ceiling, the drain) ends it early without an error.
         """
         end = time.monotonic() + seconds
         while True:
@@ -3153,8 +3100,7 @@ class Session(object):
     def take_interval(self, value):
         """SESSION-CLAIM-3 (D4): a number above 0 replaces the interval; absent, null, 0 or junk keeps it.
 
-        A number may come as text the upstream's float() reads ("2.5"): it is
-        read the same (D43); a boolean is never a number here.
+        Text float() reads ("2.5") is read the same (D43); a boolean is no number.
         """
         if isinstance(value, str) and len(value) <= MAX_CONFIG_NUMBER_CHARS:
             try:
@@ -4171,9 +4117,8 @@ def finish(outcome):
 
 
 # 8 main() =====================================================================
-# The command line is matched exactly and echoed nowhere (SESSION-ARGV-1); the
-# handlers go in before the first request, as PID 1 ignores an unhandled SIGTERM
-# (SESSION-STOP-1); configure() sends nothing; never a traceback (SESSION-EXIT-3).
+# The command line is matched exactly and echoed nowhere (SESSION-ARGV-1);
+# configure() sends nothing, so it may precede the handlers (SESSION-STOP-1).
 
 USAGE = """usage: %(prog)s --session-dispatch-id UUID4 --session-dispatch-exchange-url URL
                          --session-dispatch-audience ORIGIN          (Job mode)
