@@ -94,18 +94,10 @@ import uuid
 PROGRAM = "session_worker.py"  # the name the usage text and stderr lines show
 IO_CHUNK_BYTES = 64 * 1024  # unit of every streaming read and write: downloads, child pipes
 
-# Deployment constants (contract: D38).  The upstream imports each of these
-# from a module of its platform that is not in its source (the generated
-# control-plane client, hosted_worker, session_probes, progress_events,
-# hosted_crawler_protocol), so the values here are this contract's guesses.
-# A platform whose values differ changes them here and judges the node with
-# the same ones: python3 -m conformance session NODE --deploy NAME=VALUE.
-# The machinery below KEEP derives everything from these names.
-#
-# The producer callbacks' paths (the generated client's operations).  Each is
-# under /internal/v3/producer/ (the lease's rule) and names the lease's attempt
-# as {attempt_id}; the result path names {probe_id}, the acquisition's
-# {crawler_session_id}.
+# Deployment constants (contract: D38): guesses at the upstream's values.  A
+# platform whose values differ changes them here and judges the node with the
+# same ones: python3 -m conformance session NODE --deploy NAME=VALUE.
+# The producer callbacks' paths, each under /internal/v3/producer/ (the lease's rule).
 START_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}:start"
 HEARTBEAT_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}:heartbeat"
 EVENTS_PATH_TEMPLATE = "/internal/v3/producer/attempts/{attempt_id}/events:append"
@@ -146,11 +138,9 @@ CRAWLER_RESULT_SCHEMAS = ("mostlyright-crawler-result.v3", "mostlyright-crawler-
 # +-----------------------------------------------------------------------------
 
 # 3.1 Hooks [EDIT] =============================================================
-# The reference prober (SESSION-WORK-1 to -7) answers from the content as the
-# contract's example work does; replace it to read cells, infer types, compare
-# and aggregate your own way (D28).  What any replacement must keep is below
-# the KEEP line: the request vocabulary, the result shapes and the relations of
-# SESSION-PROBE-7.
+# The reference prober does the contract's example work (SESSION-WORK-1 to -7);
+# replace it with your own (D28).  The vocabulary, the result shapes and the
+# relations of SESSION-PROBE-7 stay below the KEEP line, whatever you compute.
 
 PREVIEW_MARKER = "\u2026"  # SESSION-WORK-1: "…" ends a string cut to MAX_PREVIEW_CHARS
 
@@ -158,13 +148,10 @@ PREVIEW_MARKER = "\u2026"  # SESSION-WORK-1: "…" ends a string cut to MAX_PREV
 def answer_probe(probe_kind, request, columns, rows, envelope):
     """Return the kind's result keys (everything but the envelope), rows_scanned and truncated included.  [EDIT]
 
-    probe_kind: one of the four kinds; request: the normalized request;
-    columns: the content's column names; rows: an iterator over its rows (one
-    value per column), read lazily: only the rows the answer needs are pulled,
-    never the whole content (up to MAX_SOURCE_BYTES).  envelope: the common
-    keys but `truncated`, so the whole result can be measured.  Raises
-    ProbeFailure with PROBE_AGGREGATE_NOT_NUMERIC or PROBE_FAILED (the framing
-    raises PROBE_PARSE_EMPTY from `rows` for a bad row line).
+    columns: the content's column names; rows: a lazy iterator of rows (one
+    value per column): pull only what the answer needs.  envelope: the common
+    keys but `truncated`, to measure the whole result.  Raises ProbeFailure
+    (`rows` itself raises PROBE_PARSE_EMPTY for a bad row line).
     """
     typed = csv_cell if envelope["data_format"] == "csv" else _as_held  # SESSION-WORK-1: only CSV strings are typed
     if probe_kind == "sample_rows":
@@ -250,9 +237,7 @@ def _inferred_type(types):
 def _distinct_key(cell):
     """A key equal for two cells exactly when their previews' canonical encodings are (SESSION-WORK-4).
 
-    Encoding every cell would cost a json.dumps per cell; instead a string is
-    its preview, and any other cell its type and repr(), which is the text the
-    encoder writes (so 1, 1.0, True and "1" stay four values, 0.0 and -0.0 two).
+    No json.dumps per cell: 1, 1.0, True and "1" stay four values, 0.0 and -0.0 two.
     """
     return preview(cell) if isinstance(cell, str) else (type(cell), repr(cell))
 
@@ -469,11 +454,9 @@ def _compile(predicate, slot):
 # ---- Below this line: contract machinery [KEEP] ----
 
 # 4 Limits =====================================================================
-# Every number the contract fixes, with its unit and its reason.  The bounds
-# keep a hostile control plane, store or child from making the node read,
-# buffer or wait without end; a `# CONTRACT:` line under one says which clause
-# breaks when it is changed.  Wire names and document keys sit with the
-# section that uses them.
+# Every number the contract fixes, with its unit and its reason: the bounds
+# keep a hostile peer or child from making the node read, buffer or wait
+# without end; a `# CONTRACT:` line says which clause breaks when changed.
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -485,8 +468,7 @@ MAX_CONTROL_RESPONSE_BYTES = 1 * MiB  # any other success answer of the control 
 MAX_ERROR_BODY_BYTES = 4 * KiB  # what is read of a refusal's body: only its code is wanted
 MIN_NONCE_CHARS, MAX_NONCE_CHARS = 32, 128  # the Service-mode lease nonce (SESSION-SERVICE-2, D15)
 MAX_SESSION_CAPABILITY_REMAINING_SECONDS = 1800  # a capability's window at admission: refused above, never clamped
-MAX_JSON_INTEGER = 2 ** 53 - 1  # every integer in every document (= MAX_SAFE_INTEGER of the strict_json block)
-# MAX_JSON_DEPTH (32), the nesting of any document the node parses, comes with the strict_json block.
+# MAX_JSON_DEPTH (32) and MAX_SAFE_INTEGER (2^53 - 1), the bounds of every document, are strict_json's.
 MAX_SOURCE_IDS = 32  # the lease's source allowlist (SESSION-LEASE-7)
 MIN_INTERVAL_S = 0.1  # the floor of the heartbeat and claim intervals (D24)
 # CONTRACT: above 0.1 the node is slower than the server asked (SESSION-HEARTBEAT-2, SESSION-CLAIM-3).
@@ -537,10 +519,8 @@ WALL_CLOCK_RECHECK_S = 1.0  # a long wait wakes this often to see a wall clock s
 
 
 # 5 Errors =====================================================================
-# The contract's codes, the terminal states, and the classes of a probe's
-# outcome.  An error's text is its code: no body the node received, no URL and
-# no secret is ever put in one (SESSION-SECRET-3), and every failure has a code
-# from the contract or a control plane, never an exception's class (D20).
+# An error's text is its code: no body received, no URL and no secret is ever
+# put in one (SESSION-SECRET-3), and never an exception's class (D20).
 
 SESSION_DISPATCH_ARGUMENTS_INVALID = "SESSION_DISPATCH_ARGUMENTS_INVALID"
 SESSION_DISPATCH_INVALID = "SESSION_DISPATCH_INVALID"
@@ -567,6 +547,7 @@ NOT_FOUND = "NOT_FOUND"
 CONTROL_PLANE_UNREACHABLE = "CONTROL_PLANE_UNREACHABLE"
 CONTROL_PLANE_RESPONSE_INVALID = "CONTROL_PLANE_RESPONSE_INVALID"
 CONTROL_PLANE_HTTP = "CONTROL_PLANE_HTTP_%d"  # an unexpected status and no code in the body
+SESSION_CALLBACK_NOT_ALLOWED = "SESSION_CALLBACK_NOT_ALLOWED"  # a call whose path the lease does not allow
 ATTEMPT_FENCE_STALE = "ATTEMPT_FENCE_STALE"
 ATTEMPT_STALE = "ATTEMPT_STALE"
 AUTHORIZATION_DENIED = "AUTHORIZATION_DENIED"
@@ -601,7 +582,6 @@ SESSION_CHILD_EXITED = "SESSION_CHILD_EXITED"
 SESSION_CHILD_PROTOCOL_INVALID = "SESSION_CHILD_PROTOCOL_INVALID"
 SESSION_DESCENDANT_CLEANUP_FAILED = "SESSION_DESCENDANT_CLEANUP_FAILED"
 SESSION_WORKER_FAILED = "SESSION_WORKER_FAILED"
-SESSION_CALLBACK_NOT_ALLOWED = "SESSION_CALLBACK_NOT_ALLOWED"  # a call whose path the lease does not allow
 
 CONSUMED_DISPATCH_CODES = frozenset((RESEARCH_SESSION_DISPATCH_ALREADY_CLAIMED, RESEARCH_SESSION_DISPATCH_CLOSED))
 # SESSION-CLAIM-6: another attempt owns the session; retrying works for nobody
@@ -649,9 +629,8 @@ def outcome_class(display_code):
 class SessionError(Exception):
     """Root of every failure the node names; `code` is the contract's (or a control plane's) code.
 
-    The exception's text is its code: `detail` is a fixed phrase for whoever
-    steps through this in a debugger and is printed only by configuration
-    errors, where it names a variable and never its value (SESSION-CONFIG-1).
+    The text is its code; `detail`, a fixed phrase, is printed only by
+    configuration errors, naming a variable, never its value (SESSION-CONFIG-1).
     """
 
     def __init__(self, code, detail=""):
@@ -663,10 +642,8 @@ class SessionError(Exception):
 class UsageError(SessionError):
     """A command line or environment the node does not run with: nothing was read, sent or started.
 
-    `text` is the one stderr line main() writes, a fixed phrase after the code
-    that names the option or variable and never its value (argv or the
-    environment may hold a secret put there by mistake: SESSION-ARGV-1,
-    SESSION-CONFIG-1); `exit_code` is the contract's for it (SESSION-EXIT-4).
+    `text` names the option or variable, never its value (it may hold a secret
+    by mistake: SESSION-ARGV-1, SESSION-CONFIG-1); `exit_code`: SESSION-EXIT-4.
     """
 
     def __init__(self, code, detail, exit_code=EXIT_USAGE):
@@ -727,28 +704,21 @@ class SessionOver(SessionError):
 
 
 # 6 Protocol ===================================================================
-# The contract's protocol: the topics every node numbers alike (6.1 to 6.8),
-# then the session's own, in the order a session meets them: the lease, the
-# callbacks, the sandbox and the probe children, the acquisition and the probe
-# vocabulary.
+# The topics every node numbers alike (6.1 to 6.8), then the session's own, in
+# the order a session meets them.
 
 
 # 6.1 Process and output =======================================================
-# Four roles share this file: the monitor (the process the platform started,
-# or a Service's session process), the capability process (its one child, the
-# only holder of a secret), the Service and a probe child.  A signal handler
-# only records the stop and wakes the process's waits; ordinary code decides
-# (SESSION-STOP-1).  stdout carries the summary and nothing else
+# A signal handler only records the stop and wakes the waits; ordinary code
+# decides (SESSION-STOP-1).  stdout carries the summary and nothing else
 # (SESSION-EXIT-2); every stderr line is one line (SESSION-EXIT-3).
 
 ROLE_MONITOR = "monitor"
 ROLE_CAPABILITY = "capability"
 ROLE_SERVICE = "service"
 
-# PROCESS (the process block's wake pipe, secret registry and final line, with
-# this node's role) and STOP (the capability process's stop flag and in-flight
-# ledger) are made at the end of the file, after section 9: their classes are
-# the shared blocks', which Python must have run first.
+# PROCESS (the process block's state, with this node's role) and STOP (the
+# capability process's stop flag) are made after section 9, whose classes they use.
 
 
 def on_signal(signum, frame):
@@ -809,7 +779,7 @@ def is_summary(doc, session_id):
     if not (isinstance(doc, dict) and set(doc) == SUMMARY_KEYS):
         return False
     counts = (doc["probes_answered"], doc["probes_failed"], doc["warm_pool_ready"])
-    if not all(is_int(count) and 0 <= count <= MAX_JSON_INTEGER for count in counts):
+    if not all(is_int(count) and 0 <= count <= MAX_SAFE_INTEGER for count in counts):
         return False
     terminal, failure = doc["terminal_state"], doc["failure_code"]
     if failure is None:
@@ -831,24 +801,16 @@ def failure_line(doc):
 def start_process():
     """The wake pipe and the stop handlers (SESSION-STOP-1), before the first request and before a listen.
 
-    As PID 1 a SIGTERM with no handler is ignored, so nothing that can take
-    time comes before them.  No wakeup fd: the monitor's one thread sleeps on
-    the pipe the handler writes, and the capability process opens its own
-    (STOP.open(), after the fork).
+    As PID 1 a SIGTERM with no handler is ignored, so nothing that takes time
+    comes first.  The capability process opens its own pipe after the fork.
     """
     PROCESS.open_wake()
     install_handlers(on_signal)
 
 
 # 6.2 Documents and forms ======================================================
-# Every body the node sends is canonical (contract: Documents, JSON, URLs and
-# codes): canonical_bytes, parse_lenient, parse_canonical, digest_of, same,
-# is_int and JsonError, the parsers' only error, are the strict_json block's
-# (section 9).  What a peer sends (the lease, every control-plane answer and
-# refusal) is read as the upstream reads it, with json.loads: parse_answer()
-# takes any number in any member and members nobody defined, and refuses only
-# what could be read two ways or cost without bound (D41).  The node's own
-# documents (its child's result, the bundle) keep the strict parsers.
+# What the node sends is canonical (contract: Documents, JSON, URLs and codes);
+# a peer's document is read as the upstream reads it (parse_answer(), D41).
 
 SCHEMA_VERSION = "3.0.0"  # every command body, the lease, the start document (SESSION-CALLBACK-4, D2)
 
@@ -873,25 +835,17 @@ def _answer_int(text):
 def parse_answer(data):
     """A peer's JSON document, read as the upstream's json.loads reads it; JsonError otherwise.
 
-    D41: taken as json.loads takes them: a leading BOM, floats and integers
-    of any size in any member, members nobody defined; a number out of a
-    float's range is infinity, judged where (if) the node uses it.  Refused,
-    stricter than the upstream: a duplicate key (one document read two ways,
-    a binding or a fence among them), NaN and Infinity (not JSON), nesting past
-    MAX_JSON_DEPTH and integers past MAX_ANSWER_INTEGER_DIGITS (bounds on the
-    parser's stack and time).  Nothing but JsonError escapes.
+    D41.  Refused, stricter than the upstream: a duplicate key (one document
+    read two ways), NaN and Infinity, and what would cost the parser's stack or
+    time without bound (MAX_JSON_DEPTH, MAX_ANSWER_INTEGER_DIGITS).
     """
     try:
         text = str(data, "utf-8-sig")  # strict UTF-8; a BOM is dropped, as json.loads drops it
-        depth = 0
-        for match in _JSON_TOKEN_RE.finditer(text):  # the strict_json block's scan: strings skipped whole
-            token = match.group()
-            if token == "[" or token == "{":
-                depth += 1
-                if depth > MAX_JSON_DEPTH:
-                    raise ValueError("nested too deep")
-            elif token == "]" or token == "}":
-                depth -= 1
+        # the strict_json block's scan (strings skipped whole): the deepest nesting, before json.loads
+        depths = itertools.accumulate((match.group() in "[{") - (match.group() in "]}")
+                                      for match in _JSON_TOKEN_RE.finditer(text))
+        if max(depths, default=0) > MAX_JSON_DEPTH:
+            raise ValueError("nested too deep")
         return json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_refuse_constant,
                           parse_int=_answer_int)
     except Exception:  # RecursionError and MemoryError included
@@ -1010,11 +964,6 @@ def is_origin(value):
     return parts is not None and parts[2] == ""
 
 
-def strip_slash(value):
-    """STUDIO_API_ORIGIN and callback_base_url lose one trailing / before the rules apply."""
-    return value[:-1] if isinstance(value, str) and value.endswith("/") else value
-
-
 def origin_of(url, scheme="https"):
     """scheme://host[:port] of a URL that passed https_parts()."""
     host, port, _path = https_parts(url, scheme)
@@ -1030,11 +979,9 @@ def retry_after_of(response):
 
 
 # 6.3 Configuration ============================================================
-# Read once, before any request, from one place: a variable that breaks its
-# rule ends the run naming the variable, never its value, and nothing is
-# clamped (SESSION-CONFIG-1, -2).  Proxy and credential variables are never
-# read: the node's only authority is the identity token and the capability
-# (SESSION-CONFIG-5).
+# Read once, before any request; a bad variable ends the run naming it, never
+# its value; nothing is clamped (SESSION-CONFIG-1, -2).  Proxy and credential
+# variables are never read (SESSION-CONFIG-5).
 
 ORIGIN_ENV = "STUDIO_API_ORIGIN"
 LEASE_AUDIENCE_ENVS = ("MR_SESSION_WORKER_LEASE_AUDIENCE", "STUDIO_WORKER_BOOTSTRAP_AUDIENCE")  # in this order
@@ -1060,9 +1007,8 @@ Config = collections.namedtuple(
 def _decimal(environ, name, default, highest):
     """A number in (0, highest], read as the upstream reads it (float()): (float, Decimal); ConfigError.
 
-    SESSION-CONFIG-2 (D39): every text Python's float() takes (spaces, a sign,
-    an exponent, "30.0") is taken, as the upstream's deployments may write it;
-    NaN, infinity and a value out of range are refused, never clamped.
+    SESSION-CONFIG-2 (D39): any text float() takes, as deployments may write
+    it; NaN, infinity and a value out of range are refused, never clamped.
     """
     text = environ.get(name) or str(default)  # SESSION-CONFIG-1: set but empty counts as unset
     if len(text) > MAX_CONFIG_NUMBER_CHARS:  # a bound: float() and Decimal() of a long text cost its length
@@ -1166,9 +1112,8 @@ def parse_argv(tokens):
 def configure(tokens, environ):
     """The run's Config, its mode and entry included; None for --help.  UsageError otherwise.
 
-    The command line first (SESSION-ARGV-1..3: matched exactly, routing data
-    checked before any request or file), then the environment, once
-    (SESSION-CONFIG-1).  Nothing here sends, opens or starts anything.
+    The command line first (SESSION-ARGV-1..3), then the environment, once
+    (SESSION-CONFIG-1); nothing here sends, opens or starts anything.
     """
     if tokens in (["--help"], ["-h"]):  # SESSION-NODE-2: nothing read, nothing sent
         return None
@@ -1194,9 +1139,8 @@ ARGV_REFUSED = "the command line is not one this node answers (see --help)"
 
 
 # 6.4 Identity =================================================================
-# One identity token for one request: the dispatch exchange (Job mode) or the
-# legacy lease (Service mode), each sent exactly once, since a resend could
-# only strand the lease the first obtained (SESSION-DISPATCH-*, SESSION-SERVICE-5).
+# One identity token for one request, sent once: a resend could only strand
+# the lease the first obtained (SESSION-DISPATCH-*, SESSION-SERVICE-5).
 # The token and the raw answer live in bytearrays wiped once used (SESSION-SECRET-5).
 
 METADATA_IDENTITY_PATH = "/computeMetadata/v1/instance/service-accounts/default/identity"
@@ -1233,13 +1177,11 @@ def mint_identity_token(config, audience):
                 if count > MAX_METADATA_IDENTITY_TOKEN_BYTES or not _JWS_RE.fullmatch(view[:count]):
                     raise SessionError(SESSION_IDENTITY_UNAVAILABLE, "not a compact JWS")
             return buffer, count
-    except SessionError:
+    except Exception as exc:
         PROCESS.wipe(buffer)
         STOP.check("the identity token")  # SESSION-STOP-7: a stop explains a cut request first
-        raise
-    except Exception:
-        PROCESS.wipe(buffer)
-        STOP.check("the identity token")
+        if isinstance(exc, SessionError):
+            raise
         raise SessionError(SESSION_IDENTITY_UNAVAILABLE, "transport error") from None
 
 
@@ -1252,9 +1194,8 @@ def bearer(token, length):
 def post_entry(url, token, length, body, failed_code, too_large_code):
     """The one POST of the exchange or the legacy lease: (status, buffer, count); the caller wipes.
 
-    SESSION-DISPATCH-3, -4 and SESSION-SERVICE-5: exactly Host, Authorization,
-    Content-Type, Accept and Content-Length; sent once; never redirected; the
-    answer judged on its size first, whatever its status.
+    SESSION-DISPATCH-3, -4, SESSION-SERVICE-5: exactly five headers, sent once,
+    never redirected; the answer judged on its size first, whatever its status.
     """
     budget = Deadline(EXCHANGE_TIMEOUT_S)
     authorization = bearer(token, length)
@@ -1276,14 +1217,11 @@ def post_entry(url, token, length, body, failed_code, too_large_code):
             if count > MAX_SESSION_DISPATCH_RESPONSE_BYTES:  # SESSION-DISPATCH-4: too large, whatever the status
                 raise SessionError(too_large_code, "answer too large")
             return response.status, buffer, count
-    except SessionError:
+    except Exception as exc:
         PROCESS.wipe(buffer)
-        # SESSION-STOP-7: a stop that cut the request is a stop, not the request's failure
-        STOP.check("the entry request")
-        raise
-    except Exception:
-        PROCESS.wipe(buffer)
-        STOP.check("the entry request")
+        STOP.check("the entry request")  # SESSION-STOP-7: a stop that cut the request is a stop, not its failure
+        if isinstance(exc, SessionError):
+            raise
         raise SessionError(failed_code, "transport error or deadline") from None
     finally:
         PROCESS.wipe(authorization)  # SESSION-SECRET-5: used once
@@ -1300,12 +1238,22 @@ def refusal_code(buffer, count, fallback):
     return code if is_code(code) else fallback  # SESSION-SECRET-3: the code only, never the detail
 
 
-def exchange_dispatch(config, dispatch):
-    """The Job-mode entry (SESSION-DISPATCH-1..6): the lease document, or SessionOver/SessionError.
+def entry_answer(buffer, count, invalid_code):
+    """The lease document of an entry answer, an object (D41: read as json.loads reads it, so a later
+    release's members pass); else `invalid_code`, the buffer wiped."""
+    try:
+        with memoryview(buffer) as view:
+            doc = parse_answer(view[:count])
+    except JsonError:
+        doc = None
+    if not isinstance(doc, dict):
+        PROCESS.wipe(buffer)
+        raise SessionError(invalid_code, "not a JSON object")
+    return doc
 
-    Returns (lease document, raw buffer); the caller wipes the buffer once the
-    capability is out of it.
-    """
+
+def exchange_dispatch(config, dispatch):
+    """The Job-mode entry (SESSION-DISPATCH-1..6): (lease document, raw buffer the caller wipes)."""
     # SESSION-DISPATCH-1: before any token: the URL and the audience must name this control plane
     if dispatch.exchange_url != config.origin + EXCHANGE_PATH % dispatch.dispatch_id:
         raise SessionError(SESSION_DISPATCH_URL_UNRECOGNIZED, "the exchange URL is not this origin's")
@@ -1324,16 +1272,7 @@ def exchange_dispatch(config, dispatch):
         if code in CONSUMED_DISPATCH_CODES:  # SESSION-DISPATCH-6: another task has it, or it is over
             raise SessionOver(terminal=DISPATCH_CONSUMED)
         raise SessionError(code, "the exchange was refused")
-    try:
-        with memoryview(buffer) as view:
-            doc = parse_answer(view[:count])  # SESSION-DISPATCH-5 (D41): as the upstream reads it
-    except JsonError:
-        PROCESS.wipe(buffer)
-        raise SessionError(SESSION_DISPATCH_RESPONSE_INVALID, "not strict JSON") from None
-    if not isinstance(doc, dict):
-        PROCESS.wipe(buffer)
-        raise SessionError(SESSION_DISPATCH_RESPONSE_INVALID, "not an object")
-    return doc, buffer
+    return entry_answer(buffer, count, SESSION_DISPATCH_RESPONSE_INVALID), buffer  # SESSION-DISPATCH-5
 
 
 def lease_session(config, start, nonce):
@@ -1354,16 +1293,7 @@ def lease_session(config, start, nonce):
         code = refusal_code(buffer, count, SESSION_LEASE_FAILED)  # SESSION-SERVICE-5: its code, or LEASE_FAILED
         PROCESS.wipe(buffer)
         raise SessionError(code, "the legacy lease was refused")
-    try:
-        with memoryview(buffer) as view:
-            doc = parse_answer(view[:count])  # D41: read as json.loads reads it, so a later release's members pass
-    except JsonError:
-        PROCESS.wipe(buffer)
-        raise SessionError(SESSION_LEASE_INVALID, "not strict JSON") from None
-    if not isinstance(doc, dict):
-        PROCESS.wipe(buffer)
-        raise SessionError(SESSION_LEASE_INVALID, "not an object")
-    return doc, buffer
+    return entry_answer(buffer, count, SESSION_LEASE_INVALID), buffer
 
 
 START_KEYS = frozenset(("schema_version", "session_id", "workspace_id", "lease_nonce", "lease_url"))
@@ -1392,10 +1322,7 @@ def parse_start(data, config):
 # 6.5 HTTP exchanges ===========================================================
 # Each exchange runs under one elapsed deadline whose watchdog shuts the
 # socket: with per-read timeouts a server that drips a byte a second holds the
-# node for ever (SESSION-CALLBACK-6).  An answer is read into one bounded
-# buffer, its Content-Length judged first, and one cut short is never taken
-# for whole.  No proxy is ever used: the transport block is handed none
-# (SESSION-CONFIG-5), and a redirect is never followed: http.client does not.
+# node for ever (SESSION-CALLBACK-6).  No proxy (SESSION-CONFIG-5), no redirect.
 
 
 def tls_context():
@@ -1416,10 +1343,9 @@ def shut(sock):
 
 @contextlib.contextmanager
 def http_exchange(url, budget, holder=None):
-    """An open HttpExchange whose whole life, connect to last byte, is bounded by `budget`.
+    """An open HttpExchange whose whole life is bounded by `budget`.
 
-    `holder`, when given, has its `exchange` attribute set while the exchange
-    lives, so another thread can cut it (the heartbeat's end).
+    `holder.exchange`, when given, is set while it lives, so another thread can cut it.
     """
     session = HttpExchange(url, STOP, timeout_s=max(0.05, budget.remaining()),
                            connect_deadline_s=budget.remaining(), budget=budget, ssl_context_factory=tls_context)
@@ -1445,10 +1371,8 @@ def announced_length(response):
 def read_body(response, limit, budget):
     """(buffer, count): at most limit + 1 body bytes, in one buffer allocated as it fills.
 
-    A body that ends before its Content-Length, or that a stop or the deadline
-    cut (both look like an end of file), raises OSError: a truncated document
-    is never taken for whole.  The buffer is registered, so that a capability
-    in it is wiped on every path (SESSION-SECRET-5).
+    A body cut short (Content-Length, a stop, the deadline) raises OSError: never
+    taken for whole.  The buffer is wiped on every path (SESSION-SECRET-5).
     """
     declared = announced_length(response)
     buffer = PROCESS.hold_secret(bytearray(min(limit, declared if declared is not None else IO_CHUNK_BYTES) + 1))
@@ -1486,15 +1410,8 @@ def read_some(response, limit):
 
 
 # 6.7 Child framing ============================================================
-# --probe-child: this file, started by the node as a probe child
-# (SESSION-ISOLATION-5, -7), sets its sandbox before it reads a byte, reads
-# the probe input (one canonical header line, then exactly content_bytes bytes
-# of content), checks the content against its header, splits it into columns
-# and rows, and writes either the canonical result on stdout or the one
-# failure line on stderr.  The framing keeps that protocol whatever
-# answer_probe() does, so a checker can run this mode directly.  The Service's
-# session process (--legacy-bootstrap-fd N) is no child mode: it is a monitor,
-# with handlers and a summary, so configure() names it and lifecycle() runs it.
+# --probe-child (SESSION-ISOLATION-5, -7): the framing keeps the protocol
+# whatever answer_probe() does, so a checker can run this mode directly.
 
 PROBE_CHILD_FLAG = "--probe-child"  # the command line of a probe child (6.12 starts it)
 PROBE_INPUT_SCHEMA = "session-probe-input.v1"
@@ -1571,13 +1488,8 @@ def check_probe_input(header):
 def content_table(content, data_format):
     """(columns, rows) of the content; rows is a lazy iterator of checked rows (one value per column).
 
-    The content is read in whichever form it has (D45): the JSON lines our
-    crawler writes (CRAWLER-RESULT-10: a header line that is a JSON list of
-    names, then one JSON array per row); otherwise, as the receipt's format
-    says, CSV text (a header row, then rows of strings; a short row is padded
-    with empty fields) or JSON lines of objects (columns in first-seen order, a
-    missing member null).  Content in none of them, or a row that breaks its
-    form, is PROBE_PARSE_EMPTY (SESSION-WORK-1).
+    Our crawler's JSON lines (CRAWLER-RESULT-10), else the receipt's format (D45);
+    anything else, or a row that breaks its form, is PROBE_PARSE_EMPTY (SESSION-WORK-1).
     """
     if data_format not in DATA_FORMATS:
         raise ProbeFailure(PROBE_PARSE_EMPTY)
@@ -1689,10 +1601,8 @@ CHILD_MODES = (((PROBE_CHILD_FLAG,), probe_child_mode),)
 
 
 # 6.8 Progress =================================================================
-# The node narrates on the run's event log: attempt_started, a started and a
-# settled event per narrated probe, attempt_finished last.  Events are sent as
-# they are made, never retried, never allowed to fail the session, at most 256
-# per attempt, and dropped at the deadline (SESSION-PROGRESS-*).
+# Events are sent as made, never retried, never allowed to fail the session,
+# and dropped at the deadline (SESSION-PROGRESS-*).
 
 EVENT_TYPES = {"attempt_started": "attempt_started", "source_probe_started": "source_probe_started",
                "source_probe_settled": "source_probe_completed", "attempt_finished": "attempt_finished"}
@@ -1710,7 +1620,7 @@ def event_id(attempt_id, sequence, name, payload_digest):
 def is_fact(value):
     """SESSION-PROGRESS-1: an integer in 0..2^53 - 1, or a short identifier-like string."""
     if is_int(value):
-        return 0 <= value <= MAX_JSON_INTEGER
+        return 0 <= value <= MAX_SAFE_INTEGER
     return isinstance(value, str) and bool(_FACT_RE.fullmatch(value))
 
 
@@ -1768,8 +1678,6 @@ class Progress(object):
 # 6.9 The lease ================================================================
 # Every rule is checked before the first capability call; a lease that breaks
 # one is refused and its capability discarded unused (contract: The lease).
-# Only a capability-shaped string ever becomes a bearer (SESSION-LEASE-3), and
-# only the templates the lease lists are ever called (SESSION-CALLBACK-2, D16).
 
 LEASE_KEYS = frozenset((
     "schema_version", "session_id", "workspace_id", "run_id", "attempt_id", "generation", "fence", "capability",
@@ -1800,11 +1708,8 @@ _PLACEHOLDER_RE = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 def path_pattern(entry):
     """An allowed_callback_paths entry as the paths it allows (SESSION-CALLBACK-2, D16).
 
-    The entry itself, and what lies below it: after a `/` or a `:` (an entry
-    that ends in `/` is a prefix of the paths under it); each `{name}` stands
-    for one id, text without `/` or `:`.  So a template, a path with the
-    attempt id filled in, an attempt's own prefix and the bare producer
-    prefix each allow what a reader would expect.
+    The entry and what lies below it after a `/` or `:` (a trailing `/` is a
+    prefix); each `{name}` is one id, text without `/` or `:`.
     """
     parts, start = [], 0
     for match in _PLACEHOLDER_RE.finditer(entry):
@@ -1830,7 +1735,7 @@ Lease = collections.namedtuple(
 
 def is_interval(value):
     """SESSION-LEASE-6: a number (an integer or a fraction, never a boolean or a string) in (0, 2^53 - 1]."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_JSON_INTEGER
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_SAFE_INTEGER
 
 
 def admit_lease(doc):
@@ -1849,7 +1754,7 @@ def admit_lease(doc):
         if not is_canonical_uuid(doc[key]):  # SESSION-LEASE-2: pasted into paths and bodies: one spelling
             raise invalid(key)
     for key in ("generation", "fence"):
-        if not (is_int(doc[key]) and 1 <= doc[key] <= MAX_JSON_INTEGER):  # SESSION-LEASE-2: never true or 7.0
+        if not (is_int(doc[key]) and 1 <= doc[key] <= MAX_SAFE_INTEGER):  # SESSION-LEASE-2: never true or 7.0
             raise invalid(key)
     capability = doc["capability"]
     if not (isinstance(capability, str) and len(capability) <= MAX_CAPABILITY_BYTES
@@ -1905,11 +1810,7 @@ def admit_lease(doc):
 class SessionDeadline(object):
     """The capability's expiry on two clocks (SESSION-DEADLINE-1).
 
-    At admission the remaining time r (expiry minus the wall clock) and the
-    monotonic clock m are recorded; the time left is then the smaller of the
-    expiry minus the wall clock and m + r minus the monotonic clock, so a wall
-    clock stepped back cannot lengthen the session and one stepped forward
-    shortens it.  Any clock error makes it 0.
+    A wall clock stepped back cannot lengthen the session; a clock error is 0.
     """
 
     def __init__(self, expires_at):
@@ -1929,12 +1830,9 @@ class SessionDeadline(object):
 
 
 # 6.10 Callbacks ===============================================================
-# Every capability call goes to callback_base_url plus one allowed template,
-# with the capability as bearer, an Idempotency-Key and a canonical fenced
-# body, bounded by min(its limit, the time left) (SESSION-CALLBACK-1..6).  An
-# answer that is not the verb's status is a refusal named by its code, or by
-# the node (CONTROL_PLANE_*); a failed call is retried only where the contract
-# says, on one jittered schedule (SESSION-BACKOFF-*).
+# Every capability call: one allowed template, the capability as bearer, an
+# Idempotency-Key, a canonical fenced body, min(its limit, the time left)
+# (SESSION-CALLBACK-1..6); retried only where the contract says (SESSION-BACKOFF-*).
 
 Answer = collections.namedtuple("Answer", "status doc")
 _RANDOM = random.SystemRandom()  # draws the jitter; reads os.urandom only when used
@@ -1943,8 +1841,7 @@ _RANDOM = random.SystemRandom()  # draws the jitter; reads os.urandom only when 
 def backoff_delay(attempt, base, retry_after_s=None):
     """SESSION-BACKOFF-1, -2 (D25): the attempt-th retry waits U[v/2, v], v = min(16 base, base 2^(n-1)).
 
-    Equal jitter keeps at least half the delay; a Retry-After the refusal
-    carried is a floor.
+    A refusal's Retry-After is a floor.
     """
     ceiling = min(BACKOFF_CAP_FACTOR * base, base * 2 ** min(attempt - 1, 16))
     delay = _RANDOM.uniform(ceiling / 2, ceiling)
@@ -1968,8 +1865,7 @@ class Callbacks(object):
              need_object=False):
         """One capability call: an Answer, or Refusal, StopRequested or DeadlinePassed.
 
-        `cap`, a Deadline, bounds the call further (the acquisition ceiling,
-        the stop's grace); one already run out is a call that got no answer.
+        `cap` (the acquisition ceiling, the stop's grace) bounds it further.
         """
         method = TEMPLATES[verb][0]
         path = verb_path(verb, self.lease.attempt_id, ids)
@@ -2041,11 +1937,8 @@ class Callbacks(object):
 
 # 6.11 Sandbox =================================================================
 # A probe child parses content nobody vouches for: without the filter it could
-# open a socket or start a process and use the node's network.  The child
-# installs the crawler's filter on itself before it reads a byte; the node
-# sets its limits from outside with prlimit, since a preexec_fn in a process
-# that runs threads can deadlock (SESSION-ISOLATION-5, D30).  Where the filter
-# cannot be installed no probe child runs.
+# use the node's network.  The node sets its limits with prlimit, since a
+# preexec_fn in a threaded process can deadlock (SESSION-ISOLATION-5, D30).
 
 SANDBOX_POLICY_SCHEMA = "session-probe-sandbox.v1"
 
@@ -2074,10 +1967,11 @@ def sandbox_available():
     return prctl(PR_GET_SECCOMP) >= 0 and prctl(PR_GET_NO_NEW_PRIVS) >= 0
 
 
-def child_limits(config):
-    """(resource, value) of the policy's four limits (SESSION-ISOLATION-5)."""
-    return ((resource.RLIMIT_AS, PROBE_CHILD_ADDRESS_SPACE_BYTES), (resource.RLIMIT_CORE, PROBE_CHILD_CORE_BYTES),
-            (resource.RLIMIT_NOFILE, PROBE_CHILD_OPEN_FILES), (resource.RLIMIT_CPU, config.sandbox_cpu_s))
+def child_limits(config=None):
+    """(resource, value) of the policy's four limits (SESSION-ISOLATION-5); without a config, all but the CPU's."""
+    fixed = ((resource.RLIMIT_AS, PROBE_CHILD_ADDRESS_SPACE_BYTES), (resource.RLIMIT_CORE, PROBE_CHILD_CORE_BYTES),
+             (resource.RLIMIT_NOFILE, PROBE_CHILD_OPEN_FILES))
+    return fixed if config is None else fixed + ((resource.RLIMIT_CPU, config.sandbox_cpu_s),)
 
 
 def enter_sandbox():
@@ -2094,9 +1988,7 @@ def enter_sandbox():
         raise ProbeFailure(PROBE_FAILED)
     if os.getppid() != parent:  # the parent died before the line above took effect
         raise ProbeFailure(PROBE_FAILED)
-    for limit, value in ((resource.RLIMIT_AS, PROBE_CHILD_ADDRESS_SPACE_BYTES),
-                         (resource.RLIMIT_CORE, PROBE_CHILD_CORE_BYTES),
-                         (resource.RLIMIT_NOFILE, PROBE_CHILD_OPEN_FILES)):
+    for limit, value in child_limits():
         _soft, hard = resource.getrlimit(limit)
         lowered = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(limit, (lowered, lowered))  # the node sets them too; a direct run gets them here
@@ -2111,10 +2003,8 @@ def enter_sandbox():
 
 
 # 6.12 Probe children ==========================================================
-# One child per probe, never given a second one, killed with its group and
-# reaped on every path; a warm pool started before attempt:start keeps an
-# interpreter's start out of a person's follow-up latency (SESSION-ISOLATION-6,
-# -8, D11).  Children are started from the capability process's main thread
+# A warm pool keeps an interpreter's start out of a follow-up's latency
+# (SESSION-ISOLATION-6, -8, D11).  Children are started from the main thread
 # only: a parent-death signal fires when the thread that forked exits.
 
 def node_file():
@@ -2241,8 +2131,7 @@ def drive_probe_child(child, data, ceiling, deadline):
     """Feed `data` to the child, drain its outputs, until it exits: (stdout, stderr, overflowed).
 
     Raises StopRequested (SESSION-STOP-2), DeadlinePassed (SESSION-DEADLINE-4)
-    or SANDBOX_TIMEOUT at the ceiling (SESSION-ISOLATION-6); the caller kills
-    and reaps the child on every path.
+    or SANDBOX_TIMEOUT (SESSION-ISOLATION-6); the caller kills and reaps.
     """
     proc = child.proc
     fds = {"in": proc.stdin.fileno(), "out": proc.stdout.fileno(), "err": proc.stderr.fileno()}
@@ -2310,9 +2199,8 @@ def child_exited(pid):
 def judge_probe_child(returncode, stdout, stderr, overflowed):
     """The result a finished child wrote (canonical bytes, to be checked), or its ProbeFailure.
 
-    SESSION-ISOLATION-7: exit 0, nothing on stderr and a result on stdout; or
-    exit 1, nothing on stdout and the one failure line; anything else is
-    PROBE_FAILED.
+    SESSION-ISOLATION-7: exit 0 and stdout only, or exit 1 and the one failure
+    line only; anything else is PROBE_FAILED.
     """
     if returncode == 0 and not stderr and stdout:
         if overflowed:  # SESSION-PROBE-6: a result above PROBE_RESULT_MAX_BYTES is never reported
@@ -2330,27 +2218,19 @@ def judge_probe_child(returncode, stdout, stderr, overflowed):
 
 
 # 6.13 Acquisition =============================================================
-# A probe's bytes come only through the control plane: a create keyed by the
-# source and an epoch, reads of a pending acquisition, one re-open after an
-# expiry, a descriptor checked before any byte, one anonymous GET streamed into
-# a private file while it is hashed, and the bundle, a crawler result, held to
-# the crawler contract and bound to this acquisition before a byte reaches a
-# probe child (SESSION-ACQUIRE-*, D27, D35).
+# A probe's bytes come only through the control plane, and the bundle is bound
+# to this acquisition before a byte reaches a probe child (SESSION-ACQUIRE-*,
+# D27, D35).
 
 ADAPTER_ID = "public.https"
-DESCRIPTOR_KEYS = frozenset(("url", "bundle_size_bytes", "bundle_sha256", "expires_at", "crawler_session_id",
-                             "request_digest", "source_id", "source_authority_digest"))
 READY, FAILED = "result_ready", "failed"  # an acquisition's settled statuses; any other is "not yet"
 
 
 def check_acquisition(doc, lease, source_id, crawler_session_id):
     """SESSION-ACQUIRE-3: the document is bound to this attempt and source: its crawler_session_id.
 
-    As the upstream compares them (D44): the ids and the adapter as strings,
-    the fence as a number (7.0 is 7), other members ignored.  The crawler
-    session id may be any spelling uuid.UUID() takes; the node uses its
-    canonical text.  A read that names another acquisition than the create's
-    is refused (stricter than the upstream, which never looks: a binding).
+    As the upstream compares them (D44), the fence as a number (7.0 is 7); a read
+    naming another acquisition than the create's is refused (a binding).
     """
     expected = {"workspace_id": lease.workspace_id, "run_id": lease.run_id, "attempt_id": lease.attempt_id,
                 "research_session_id": lease.session_id, "source_id": source_id, "adapter_id": ADAPTER_ID}
@@ -2411,10 +2291,8 @@ DESCRIPTOR_BINDINGS = ("crawler_session_id", "request_digest", "source_id", "sou
 def check_descriptor(doc, crawler_session_id, source_id, config, lease):
     """SESSION-ACQUIRE-6: (url, size, sha256) of a ready acquisition, before any byte (D14, D44).
 
-    Members nobody defined are ignored.  Required: the URL (the result
-    authority's, SESSION-ACQUIRE-6: a path could not escape to another host),
-    the size and the SHA-256 (the download is verified against them); a
-    binding or an expiry the descriptor states must hold.
+    The URL on the result authority (no escape to another host), the size and
+    SHA-256 the download is verified against; a stated binding or expiry holds.
     """
     download = doc.get("result_download")
     # the acquisition's digests and attestation are compared with the bundle's: each must name something
@@ -2443,10 +2321,8 @@ def check_descriptor(doc, crawler_session_id, source_id, config, lease):
 def download_bundle(url, size, sha256, path, budget):
     """SESSION-ACQUIRE-7: one anonymous GET, streamed into a private file while hashed; None or raises.
 
-    A separate connection that carries no Authorization, no cookie, nothing of
-    the capability; no redirect is followed; the read stops one byte past the
-    declared size.  PROBE_SOURCE_DOWNLOAD_FAILED, or StopRequested, or the
-    caller's deadline (OSError when `budget` ran out).
+    Nothing of the capability, no redirect, no byte past the declared size.
+    Raises PROBE_SOURCE_DOWNLOAD_FAILED, StopRequested, or OSError (`budget`).
     """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
@@ -2490,12 +2366,9 @@ def write_all_checked(fd, view):
         view = view[os.write(fd, view):]
 
 
-# The bundle: a crawler result as the upstream crawler stores it (D27, D45).  What
-# makes its bytes safe to answer from is checked (canonical JSON, its schema, the
-# content's SHA-256 and length as its receipt states them, its bindings to this
-# acquisition and source); the receipt's description of the content (media type,
-# Reader fields, row counts) is the crawler's, and every answer is read off the
-# content itself (SESSION-PROBE-4), so other members are not judged.
+# The bundle: a crawler result as the upstream crawler stores it (D27, D45).  Only
+# what makes its bytes safe is checked; every answer is read off the content
+# itself (SESSION-PROBE-4), so the receipt's description is not judged.
 
 _decoded_bundle = {}  # the last bundle decoded, by its bytes' SHA-256: a follow-up probe downloads it again
 
@@ -2549,9 +2422,8 @@ def verify_bundle(data):
     return content, receipt["normalized_data_format"], bound
 
 
-# The shape of content already read, by the content's SHA-256 and format: a person's
-# follow-up probes of one source deliver the same bytes again, and reading every row is most
-# of a probe's time.  A few entries bound the memory (SESSION-NODE-4).
+# Follow-up probes of one source deliver the same bytes again, and reading every row is
+# most of a probe's time: the shapes already read, a few (SESSION-NODE-4).
 SHAPE_MEMO_ENTRIES = 8
 _shape_memo = collections.OrderedDict()
 
@@ -2575,11 +2447,9 @@ def content_shape(content, content_sha256, data_format):
 PROBE_KINDS = ("source_inspect", "sample_rows", "profile_columns", "evaluate_expression")
 
 
-# The requests a node accepts and the results it may report (section "The probe
-# vocabulary"): every node keeps these, whatever its section 3 computes.  A
-# request is held to the vocabulary before any acquisition (SESSION-PROBE-1, -2)
-# and a probe child's result to its shape and relations before any report
-# (SESSION-PROBE-6, -7).  Both walk hostile documents without recursion.
+# A request is held to the vocabulary before any acquisition (SESSION-PROBE-1, -2),
+# a child's result to its shapes before any report (SESSION-PROBE-6, -7), whatever
+# section 3 computes.  Both walk hostile documents without recursion.
 
 # The defaults, within a deployment's bounds (a lower ceiling lowers the default, never refuses it).
 DEFAULT_SCAN_ROWS = min(10000, MAX_SCAN_ROWS)  # rows read from the first, when the request says nothing
@@ -2602,8 +2472,6 @@ COMPARISON_OPS = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
 NULL_TEST_OPS = frozenset(("is_null", "not_null"))
 JUNCTION_OPS = frozenset(("and", "or"))
 INFERRED_TYPES = frozenset(("null", "boolean", "integer", "number", "string", "mixed"))
-_UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")  # str(uuid.UUID(v)) == v
-_HEX64_RE = re.compile(r"[0-9a-f]{64}")
 _ENVELOPE_KEYS = ("probe_kind", "source_id", "content_sha256", "content_bytes", "data_format",
                   "sandbox_policy_digest")
 _COMMON_KEYS = frozenset(_ENVELOPE_KEYS + ("schema_version", "truncated", "rows_scanned"))
@@ -2627,7 +2495,7 @@ def _int_within(value, low, high):
 
 def _whole(value):
     """A count a JSON producer may write as 100.0 read as 100 (D43); anything else as it is."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) <= MAX_JSON_INTEGER:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) <= MAX_SAFE_INTEGER:
         return int(value)
     return value
 
@@ -2637,14 +2505,10 @@ def _is_name(value):
 
 
 def _is_literal(value):
-    """A string of 0..1024 characters, a boolean, an integer in the JSON range or a finite number."""
+    """A string of 0..1024 characters, or a cell but null: a boolean, a JSON-range integer, a finite number."""
     if isinstance(value, str):
         return len(value) <= MAX_LITERAL_CHARS
-    if isinstance(value, bool):
-        return True
-    if isinstance(value, int):
-        return -MAX_JSON_INTEGER <= value <= MAX_JSON_INTEGER
-    return isinstance(value, float) and math.isfinite(value)
+    return value is not None and is_cell(value)
 
 
 def _has_keys(document, keys):
@@ -2655,8 +2519,7 @@ def _has_keys(document, keys):
 def _check_where(where):
     """SESSION-PROBE-2: a predicate tree on the grammar, at most 8 deep and 64 predicates.
 
-    Iterative, and it stops at the 65th predicate or the 9th level, so a
-    100,000-deep or shared-subtree request costs at most 64 visits.
+    Iterative and bounded: a 100,000-deep or shared-subtree request costs at most 64 visits.
     """
     stack, seen = [(where, 1)], 0
     while stack:
@@ -2706,8 +2569,8 @@ def _check_expression(expression):
 def normalize_request(probe_kind, request):
     """SESSION-PROBE-2, -3: the normalized request (a new dict, defaults filled in), or PROBE_REQUEST_INVALID.
 
-    Every form is checked before the request is encoded to be measured, so the
-    encoder only ever sees a document whose depth the grammar bounds.
+    Every form is checked before the request is encoded, so the encoder only
+    sees a depth the grammar bounds.
     """
     if not isinstance(probe_kind, str) or probe_kind not in REQUEST_KEYS:
         raise _request_invalid()
@@ -2715,7 +2578,7 @@ def normalize_request(probe_kind, request):
     if not isinstance(request, dict) or "source_id" not in request or not set(request) <= allowed:
         raise _request_invalid()
     source_id = request["source_id"]
-    if not isinstance(source_id, str) or not _UUID_RE.fullmatch(source_id):
+    if not is_canonical_uuid(source_id):
         raise _request_invalid()
     normalized = {"source_id": source_id}
     if "scan_rows" in allowed:
@@ -2767,18 +2630,13 @@ def request_columns(probe_kind, request):
     return list(dict.fromkeys(names))
 
 
-def _same(value, expected):
-    """Equal as JSON values of one type: true is not 1, 1.0 is not 1."""
-    return type(value) is type(expected) and value == expected
-
-
 def _same_names(value, expected):
     return (isinstance(value, list) and len(value) == len(expected)
-            and all(_same(name, want) for name, want in zip(value, expected)))
+            and all(same(name, want) for name, want in zip(value, expected)))
 
 
 def _is_count(value):
-    return _int_within(value, 0, MAX_JSON_INTEGER)
+    return _int_within(value, 0, MAX_SAFE_INTEGER)
 
 
 def is_cell(value):
@@ -2786,7 +2644,7 @@ def is_cell(value):
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, int):
-        return -MAX_JSON_INTEGER <= value <= MAX_JSON_INTEGER
+        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
     if isinstance(value, float):
         return math.isfinite(value)
     # section 3's PREVIEW_MARKER, whatever its length, within the platform's room for it (SESSION-PROBE-6)
@@ -2797,10 +2655,8 @@ def is_cell(value):
 def result_problems(result, header, row_count, content_columns):
     """SESSION-PROBE-6, -7: what is wrong with a probe child's result; an empty list when nothing is.
 
-    header: the probe input header the child was given (its request normalized);
     row_count and content_columns: what the node read off the content itself.
-    Never raises, whatever `result` holds: a broken child is PROBE_RESULT_INVALID,
-    not a crash of the session.
+    Never raises: a broken child is PROBE_RESULT_INVALID, not a crashed session.
     """
     kind, request = header["probe_kind"], header["request"]
     if not isinstance(result, dict):
@@ -2812,10 +2668,10 @@ def result_problems(result, header, row_count, content_columns):
         return ["SESSION-PROBE-6: keys are not the kind's (extra %s, missing %s)"
                 % (sorted(set(result) - expected), sorted(expected - set(result)))]
     problems = []
-    if not _same(result["schema_version"], PROBE_SCHEMA_VERSION):
+    if not same(result["schema_version"], PROBE_SCHEMA_VERSION):
         problems.append("SESSION-PROBE-6: schema_version is not PROBE_SCHEMA_VERSION")
     for key in _ENVELOPE_KEYS:  # SESSION-PROBE-6: bound to the content this probe read
-        if not _same(result[key], header[key]):
+        if not same(result[key], header[key]):
             problems.append("SESSION-PROBE-6: %s is not the input's" % key)
     truncated, scanned = result["truncated"], result["rows_scanned"]
     if not isinstance(truncated, bool):
@@ -2843,7 +2699,7 @@ def result_problems(result, header, row_count, content_columns):
 def _inspect_problems(result, request, row_count, first_columns, wanted, scanned):
     problems = []
     digest = result["schema_digest"]
-    if not (isinstance(digest, str) and _HEX64_RE.fullmatch(digest)):
+    if not is_digest(digest):
         problems.append("SESSION-PROBE-6: schema_digest is not 64 lowercase hex")
     entries = result["columns"]
     if not (isinstance(entries, list) and all(_has_keys(entry, ("name", "inferred_type")) for entry in entries)):
@@ -2910,9 +2766,9 @@ def _profile_entry_problem(entry, scanned):
 def _evaluate_problems(result, request, row_count, first_columns, wanted, scanned):
     problems = []
     expression = request["expression"]
-    if not _same(result["aggregate"], expression["aggregate"]):
+    if not same(result["aggregate"], expression["aggregate"]):
         problems.append("SESSION-PROBE-6: aggregate is not the request's")
-    if "column" in expression and not _same(result["column"], expression["column"]):
+    if "column" in expression and not same(result["column"], expression["column"]):
         problems.append("SESSION-PROBE-6: column is not the request's")
     if not is_cell(result["value"]):
         problems.append("SESSION-PROBE-6: value is not a cell")
@@ -2922,19 +2778,14 @@ def _evaluate_problems(result, request, row_count, first_columns, wanted, scanne
     else:
         if scanned is not None and matched > scanned:
             problems.append("SESSION-PROBE-7: rows_matched over rows_scanned")
-        if expression["aggregate"] == "count" and not _same(result["value"], matched):
+        if expression["aggregate"] == "count" and not same(result["value"], matched):
             problems.append("SESSION-PROBE-7: a count's value is not rows_matched")
     return problems
 
 
 # 7 Lifecycle ==================================================================
-# The session (7.1) is everything the capability process does, lease to
-# summary; the monitor (7.2) is the process the platform started: it forks the
-# capability process, keeps the deadline on its own clocks, forwards a stop,
-# kills on a second one, cleans up after it and writes the summary; Service
-# mode (7.3) is the legacy HTTP front that runs each session in a fresh
-# interpreter whose monitor is 7.2.  7.4 turns a run's outcome into its final
-# line and exit status.
+# The capability process's session (7.1), the monitor the platform started
+# (7.2), the legacy Service (7.3), and a run's outcome (7.4).
 
 
 # 7.1 The session ==============================================================
@@ -2964,7 +2815,7 @@ class Probe(object):
         self.kind = doc.get("probe_kind")
         self.request = doc.get("request")
         ordinal = doc.get("ordinal")
-        self.ordinal = ordinal if is_int(ordinal) and 1 <= ordinal <= MAX_JSON_INTEGER else 1  # for watchers
+        self.ordinal = ordinal if is_int(ordinal) and 1 <= ordinal <= MAX_SAFE_INTEGER else 1  # for watchers
         self.source_id = self.request.get("source_id") if isinstance(self.request, dict) else None
         # SESSION-PROGRESS-1 (D36): narrated when a watcher can read its facts; every probe is reported
         self.narrated = self.kind in PROBE_KINDS and is_canonical_uuid(self.source_id)
@@ -3031,10 +2882,8 @@ class Heartbeat(threading.Thread):
 class Session(object):
     """One session in the capability process: entry, admission, start, claims, probes, the end.
 
-    Every way out goes through run(): the first outcome reached decides the
-    summary (SESSION-EXIT-1), finish() sends attempt_finished where the
-    contract wants it (SESSION-PROGRESS-7), and clean_up() kills the probe
-    children and wipes the secrets on every path.
+    Every way out goes through run(): the first outcome decides the summary
+    (SESSION-EXIT-1); finish() sends attempt_finished (SESSION-PROGRESS-7).
     """
 
     def __init__(self, config, channel, scratch, dispatch=None, start=None, nonce=None):
@@ -3047,22 +2896,22 @@ class Session(object):
         self.state = ENTRY
         self.outcome = None  # (terminal state, failure code): the first one reached
         self.lease = None
+        self.policy_digest = digest_of(sandbox_policy(config))  # the sandbox's, known before any lease
         self.capability = None
         self.deadline = None
         self.callbacks = None
         self.progress = None
         self.heartbeat = None
-        self.pool = None
-        self.sandbox_ok = False
-        self.policy_digest = None
+        self.sandbox_ok = sandbox_available()  # D30: without it no probe child runs
         self.interval = None  # the interval in force (SESSION-CLAIM-3)
         self.answered = 0
         self.failed = 0
         self.warm_ready = 0
         self.attempt_begun = False  # attempt:start was answered or refused: attempt_finished may follow
+        self.pool = WarmPool(config, config.warm_pool if self.sandbox_ok else 0)  # filled by serve()
         self.drain_cap = None  # after a stop: what is left of STOP_GRACE_S (SESSION-STOP-5)
-        self.epochs = collections.Counter()  # source id -> acquisition epoch (SESSION-ACQUIRE-5)
         self.downloads = 0
+        self.epochs = collections.Counter()  # source id -> acquisition epoch (SESSION-ACQUIRE-5)
 
     # -- the frame --
 
@@ -3106,9 +2955,8 @@ class Session(object):
     def pause(self, seconds, cap=None, stoppable=True):
         """Wait `seconds`, or less: a stop ends it (StopRequested), the deadline caps it (DeadlinePassed).
 
-        SESSION-DEADLINE-3, SESSION-STOP-2 (D13): every wait sleeps in the
-        kernel, wakes at a stop, and never passes the deadline; `cap` (the
-        acquisition ceiling, the drain) ends it early without an error.
+        SESSION-DEADLINE-3, SESSION-STOP-2 (D13); `cap` (the acquisition
+        ceiling, the drain) ends it early without an error.
         """
         end = time.monotonic() + seconds
         while True:
@@ -3165,13 +3013,10 @@ class Session(object):
 
     def serve(self):
         """The warm pool, attempt:start, attempt_started, the heartbeat and the claim loop."""
-        lease, config = self.lease, self.config
+        lease = self.lease
         self.callbacks = Callbacks(lease, self.capability, self.deadline)
         self.progress = Progress(self.callbacks, lease, self.deadline)
         self.interval = lease.claim_poll_s  # SESSION-CLAIM-3: the lease's, until a claim answer says otherwise
-        self.policy_digest = digest_of(sandbox_policy(config))
-        self.sandbox_ok = sandbox_available()  # D30: without it no probe child runs
-        self.pool = WarmPool(config, config.warm_pool if self.sandbox_ok else 0)
         self.start_pool()  # SESSION-ISOLATION-8 (D11): before attempt:start
         self.warm_ready = self.pool.ready_count()  # SESSION-ISOLATION-8: ready when attempt:start is sent
         self.move("start_sent")
@@ -3255,8 +3100,7 @@ class Session(object):
     def take_interval(self, value):
         """SESSION-CLAIM-3 (D4): a number above 0 replaces the interval; absent, null, 0 or junk keeps it.
 
-        A number may come as text the upstream's float() reads ("2.5"): it is
-        read the same (D43); a boolean is never a number here.
+        Text float() reads ("2.5") is read the same (D43); a boolean is no number.
         """
         if isinstance(value, str) and len(value) <= MAX_CONFIG_NUMBER_CHARS:
             try:
@@ -3449,13 +3293,10 @@ class Session(object):
         raw = judge_probe_child(child.proc.returncode, stdout, stderr, overflowed)
         try:
             result = parse_canonical(raw, floats=True)  # SESSION-PROBE-6: canonical, fractions allowed (D37)
-            problems = result_problems(result, header, row_count, columns)
-            envelope_ok = isinstance(result, dict) and all(same(result.get(key), header[key]) for key in (
-                "probe_kind", "source_id", "content_sha256", "content_bytes", "data_format",
-                "sandbox_policy_digest"))
+            problems = result_problems(result, header, row_count, columns)  # the envelope among them
         except Exception:
             raise ProbeFailure(PROBE_RESULT_INVALID) from None
-        if problems or not envelope_ok:  # SESSION-PROBE-6: a result that breaks a rule is never reported
+        if problems:  # SESSION-PROBE-6: a result that breaks a rule is never reported
             raise ProbeFailure(PROBE_RESULT_INVALID)
         probe.result, probe.result_bytes = result, len(raw)
 
@@ -3538,8 +3379,7 @@ class Session(object):
         """No probe child, no bundle, no secret left, whatever happened (SESSION-ISOLATION-6, SECRET-5)."""
         if self.heartbeat is not None:
             self.heartbeat.ended.set()
-        if self.pool is not None:
-            self.pool.close()
+        self.pool.close()
         for index in range(1, self.downloads + 1):
             remove(os.path.join(self.scratch, "bundle-%d" % index))
         PROCESS.wipe_all()
@@ -3605,13 +3445,9 @@ class Channel(object):
 
 
 # 7.2 The monitor ==============================================================
-# The process the platform started (or a Service's session process) holds no
-# secret: it forks the capability process before any secret exists, learns
-# only the session id, the expiry and the summary, keeps the deadline on its
-# own clocks, forwards a stop and kills at a second one or when the grace runs
-# out, adopts and kills whatever is left, removes the scratch directory and
-# writes the summary (SESSION-ISOLATION-1..4, -9, SESSION-DEADLINE-5,
-# SESSION-STOP-5, -6, SESSION-EXIT-1).
+# Holds no secret: it forks the capability process before any exists and
+# learns only the session id, the expiry and the summary (SESSION-ISOLATION-1..4,
+# -9, SESSION-DEADLINE-5, SESSION-STOP-5, -6, SESSION-EXIT-1).
 
 MONITOR_STARTING, MONITOR_RUNNING, MONITOR_STOPPING = "starting", "running", "stopping"
 MONITOR_TRANSITIONS = {
@@ -3925,11 +3761,9 @@ def fork_and_monitor(config, scratch, dispatch, bootstrap_fd):
 
 
 # 7.3 Service mode =============================================================
-# The legacy Service, kept for rollback: one instance serves sessions one
-# after another, each in a fresh interpreter that is the monitor of 7.2 and
-# receives its start document, nonce included, only through an inherited
-# descriptor (SESSION-SERVICE-1..7).  The threaded server never forks Python
-# code: subprocess execs at once.
+# The legacy Service, kept for rollback: each session's start document reaches
+# its fresh interpreter only through an inherited descriptor (SESSION-SERVICE-1..7).
+# The threaded server never forks Python code: subprocess execs at once.
 
 HEALTH_PATHS = ("/livez", "/healthz")
 START_PATH = "/sessions:start"
@@ -4232,9 +4066,8 @@ def service_main(config):
 
 
 # 7.4 Outcome and exit status ==================================================
-# A run ends in one outcome, a string constant with what its final line needs;
-# finish() writes that line once (the process block's settle()) and returns
-# the exit status EXIT_STATUS gives it (SESSION-EXIT-1..4).
+# A run ends in one outcome; finish() writes its final line once and returns
+# its exit status (SESSION-EXIT-1..4).
 
 
 def lifecycle(config):
@@ -4268,11 +4101,10 @@ def defect_outcome(exc):
 
 
 def finish(outcome):
-    """The process's final line, written once (PROCESS.settle), and its exit status (SESSION-EXIT-2..4).
+    """The final line, written once, and the exit status (SESSION-EXIT-2..4).
 
-    A summary goes to stdout, the last line there, and a failed one's code
-    then to stderr; a refusal or a Service failure is one stderr line; a
-    Service that stopped or went idle writes nothing.
+    A summary on stdout (a failed one's code then on stderr); a refusal or a
+    Service failure is one stderr line; a stopped Service writes nothing.
     """
     kind, detail = outcome
     if kind in (TERMINAL, FAILED):
@@ -4285,12 +4117,8 @@ def finish(outcome):
 
 
 # 8 main() =====================================================================
-# The command line is matched exactly and echoed nowhere, the stop handlers go
-# in before the first request (as PID 1 a SIGTERM with no handler is
-# ignored), and a defect in this file still ends in a summary or one stderr
-# line, never a traceback (SESSION-ARGV-1, SESSION-STOP-1, SESSION-EXIT-3).
-# configure() runs before the handlers: it reads argv and the environment and
-# sends nothing, and SESSION-STOP-1 wants them before the first request.
+# The command line is matched exactly and echoed nowhere (SESSION-ARGV-1);
+# configure() sends nothing, so it may precede the handlers (SESSION-STOP-1).
 
 USAGE = """usage: %(prog)s --session-dispatch-id UUID4 --session-dispatch-exchange-url URL
                          --session-dispatch-audience ORIGIN          (Job mode)

@@ -1,7 +1,7 @@
-"""answer_probe() reads MAX_JSON_INTEGER, a machinery constant its frame does not list: a newer copy of the machinery that renames it breaks the copier's prober, unwarned."""
+"""answer_probe() reads MAX_SAFE_INTEGER, a machinery constant its frame does not list: a newer copy of the machinery that renames it breaks the copier's prober, unwarned."""
 NODE = "nodes/session_worker.py"
 REPLACE = [(
     '        keys["truncated"] = False\n',
-    '        keys["truncated"] = not MAX_JSON_INTEGER\n',
+    '        keys["truncated"] = not MAX_SAFE_INTEGER\n',
 )]
 KILLS = ["node.edit-surface"]
