@@ -208,7 +208,6 @@ class StepFailure(Exception):
     """
 
     outcome = OUTCOME_TRANSIENT
-    retryable = True
 
     def __init__(self, message, status=None, maybe_stored=False):
         super().__init__(message)
@@ -225,7 +224,6 @@ class Permanent(StepFailure):
     """A bad input, document or configuration: no retry can fix it."""
 
     outcome = OUTCOME_PERMANENT
-    retryable = False
 
 
 class Transient(StepFailure):
@@ -242,7 +240,6 @@ class WorkRefused(StepFailure):
     def __init__(self, code, message):
         super().__init__(message)
         self.outcome = OUTCOME_PERMANENT if code == OUTCOME_PERMANENT else OUTCOME_TRANSIENT
-        self.retryable = self.outcome != OUTCOME_PERMANENT
 
 
 class UsageError(StepFailure):
@@ -257,26 +254,21 @@ class UsageError(StepFailure):
 # 6 Protocol ===================================================================
 
 # 6.1 Process and output =======================================================
-# One line per message, redacted, written whole: the log is public and kept as
-# a 1000-line tail, so a URL in it is a leak and progress must not crowd out
-# the reason a run failed (STEP-REDACT-*, STEP-PROGRESS-*).
+# One line per message, redacted, written whole: the log is public, so a URL
+# in it is a leak (STEP-REDACT-*).
 
 SECRETS = set()  # credential values seen in any envelope, removed from every printed line
 # STOP and PROCESS are made at the end of the file: their classes come from section 9.
 
 
 def say(message):
-    """One diagnostic line on stderr, prefixed and redacted."""
-    # STEP-REDACT-1/-2: redacted, one line: the log is public
+    """One diagnostic line on stderr, prefixed (STEP-REDACT-1/-2: redacted, one line)."""
     write_all(2, ("%s: %s\n" % (PROGRAM, redact(message, SECRETS))).encode("utf-8", "backslashreplace"))
 
 
 def describe(exc):
-    """A printable account of an exception that cannot carry a URL.
-
-    OSError text is the system's; anything else (http.client quotes request
-    targets in some messages) is named by its type only.
-    """
+    """A printable account of an exception, never with a URL: OSError text is the system's;
+    anything else is named by its type (http.client quotes request targets in some messages)."""
     if isinstance(exc, (StepFailure, StopRequested)):
         return str(exc)  # written by this node, never with a URL in it
     if isinstance(exc, OSError):
@@ -321,16 +313,12 @@ def compose_result(metrics, attempt, params, facts, not_claimed):
     if len(data) <= MAX_RESULT_BYTES:
         return data
     shape = isinstance(params, dict)
-    summary = {  # STEP-RESULT-2: the params echo gives way first
-        "attempt": attempt,
+    summary.update({  # STEP-RESULT-2: the params echo gives way first
         "params": None,
         "params_omitted": "params are not echoed: the document would exceed the 1 MiB ceiling",
         "params_keys": sorted(params)[:PARAMS_KEYS_SHOWN] if shape else None,
         "params_count": len(params) if shape else None,
-    }
-    if not_claimed:
-        summary["facts_not_claimed"] = not_claimed
-    document["summary"] = summary
+    })
     data = dump_document(document)
     say("result.json: %s" % ("params left out, they would pass the 1 MiB ceiling" if params
                               else "over the 1 MiB ceiling with no params to leave out"))
@@ -497,12 +485,6 @@ def tls_context():
     return _TLS_CONTEXTS[0]
 
 
-def check_stop(what):
-    """Raise StopRequested when a stop was requested and the current work may be cut."""
-    if STOP.should_abandon():
-        raise StopRequested("stopped on request during %s" % what)
-
-
 def network_failure(what, exc):
     """The StepFailure an exception raised by the network stands for."""
     if isinstance(exc, StepFailure):
@@ -603,7 +585,7 @@ def get_document(url, what, limit):
             raise
         except Exception as exc:
             raise network_failure(what, exc) from None
-        check_stop(what)  # a shut-down socket reads as a short body
+        STOP.check(what)  # a shut-down socket reads as a short body
         return bytes(data)
 
 
@@ -620,12 +602,7 @@ def bytes_payload(data):
 
 
 def release_page_cache(fd, dirty):
-    """Ask the kernel to drop a file's cached pages; best effort.
-
-    Page cache filled by a container's own reads and writes is charged to its
-    memory limit, so a process whose own memory stays flat can still be
-    OOM-killed moving a large file.  Dirty pages cannot be dropped: sync first.
-    """
+    """Ask the kernel to drop a file's cached pages, best effort (dirty ones cannot be: sync first)."""
     try:
         if dirty:
             os.fsync(fd)
@@ -642,18 +619,16 @@ def write_file(fd, view):
 
 
 def stream_verified(read_into, out_fd, pins, buffer, what, tally):
-    """Copy a source to out_fd, hashing it and showing each chunk to scan_chunk.
+    """Copy a source to out_fd, hashing it and showing each chunk to scan_chunk: (sha256 hex, size).
 
-    `read_into(view)` fills a memoryview and returns the byte count, 0 at the
-    end.  Returns (sha256 hex, size); raises Permanent the moment the source
-    outgrows its size pin (STEP-INPUT-2).  One pass over the bytes: a second
-    read of a 1 GiB input would double the node's I/O and CPU.
+    `read_into(view)` fills a memoryview and returns the byte count, 0 at the end.  One pass
+    over the bytes: a second read of a 1 GiB input would double the node's I/O and CPU.
     """
     view = memoryview(buffer)
     digest = hashlib.sha256()
     size = pending = 0
     while True:
-        check_stop(what)  # STEP-STOP-2: checked after every chunk
+        STOP.check(what)  # STEP-STOP-2: checked after every chunk
         count = read_into(view)
         if not count:
             break
@@ -672,12 +647,11 @@ def stream_verified(read_into, out_fd, pins, buffer, what, tally):
             pending = 0
     if size >= CACHE_DROP_BYTES:
         release_page_cache(out_fd, dirty=True)  # STEP-STREAM-2: and the tail (a small file's cache dies with it)
-    check_stop(what)  # a stop's shutdown ends the body early: report the stop, not a short input
+    STOP.check(what)  # a stop's shutdown ends the body early: report the stop, not a short input
     return digest.hexdigest(), size
 
 
 def verify(what, pins, digest, size):
-    # STEP-INPUT-2: the platform verifies what a step writes, never what it read
     if pins.size is not None and size != pins.size:
         raise Permanent("%s: %d bytes, but its size pin says %d" % (what, size, pins.size))
     if digest != pins.sha256:  # STEP-INPUT-2: the platform checks what a step wrote, never what it read
@@ -709,7 +683,7 @@ def copy_into(fd, payload, buffer):
     pending = 0
     with open(payload.path, "rb", buffering=0) as source:
         while True:
-            check_stop("a staging copy")
+            STOP.check("a staging copy")
             count = source.readinto(view)
             if not count:
                 break
@@ -776,11 +750,7 @@ CHILD_MODES = ()
 
 
 class Progress(object):
-    """`@lspo:progress` lines: never decreasing, at most PROGRESS_MAX_LINES.
-
-    Before-input lines are thinned to one per 1/200 of the run, so a job with
-    1,000 inputs still ends with its `done` line.
-    """
+    """`@lspo:progress` lines, thinned so that a job with 1,000 inputs still ends with its `done` line."""
 
     def __init__(self):
         self.lines = 0
@@ -835,12 +805,8 @@ def remember_secrets(envelope):
 
 
 def post_fields(post):
-    """staging.post.fields as the upstream read them: dict(fields or {}).
-
-    So null, absent, {} and every other value JSON counts as false mean no
-    fields, and a list of [name, value] pairs is read in its order; anything
-    dict() refuses raises TypeError or ValueError.
-    """
+    """staging.post.fields as the upstream read them: any false value is no fields, a list of
+    [name, value] pairs is read in its order; dict() raises TypeError or ValueError for the rest."""
     return dict(post.get("fields") or {})
 
 
@@ -881,10 +847,8 @@ def validate_envelope(envelope):
 
 
 def read_envelope(path, variable):
-    """Parse and validate the envelope file: (envelope, expiry epoch or None).
-
-    Messages name the variable, never the path or the content.
-    """
+    """The envelope file, parsed and validated: (envelope, expiry epoch or None).
+    Messages name the variable, never the path or the content."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_CREDENTIALS_BYTES + 1)
@@ -907,11 +871,7 @@ def read_envelope(path, variable):
 
 
 class Credentials(object):
-    """The envelope, re-read from its path whenever it may be out of date.
-
-    The agent rotates the file by writing a new one and renaming it over the
-    old, without a signal: re-opening the path is how a node sees the new one.
-    """
+    """The envelope, re-read from its path whenever it may be out of date."""
 
     def __init__(self, path, variable):
         self.path = path
@@ -978,8 +938,7 @@ def input_pins(spec, label):
 
 
 def check_relpath(relpath):
-    """Refuse a name the marker parser would refuse (it drops the whole document)."""
-    # STEP-OUTPUT-2: the collector refuses a whole marker for one bad relpath
+    """Refuse a name the marker parser would refuse: it drops the whole marker (STEP-OUTPUT-2)."""
     if not isinstance(relpath, str) or not relpath:
         raise Permanent("an object name is empty or not a string")
     shown = relpath[:MAX_NAME_CHARS]
@@ -1001,9 +960,8 @@ def numbered(path, n):
 
 
 # 6.11 Uploads =================================================================
-# Inventory first, then the upload; an upload that got no answer is never sent
-# again: the store may commit a body whose answer never came (STEP-MARKER-5,
-# STEP-OUTPUT-6).
+# An upload that got no answer is never sent again: the store may commit a
+# body whose answer never came (STEP-OUTPUT-6).
 
 
 def send_payload(sock, payload, buffer):
@@ -1148,8 +1106,6 @@ class Run(object):
 
     The inventory lives here, not inside the work loop, so a failed or stopped
     run still lists every object it wrote or began writing (STEP-MARKER-5).
-    The first group of methods is what section 3 may call; the rest is the
-    contract machinery that calls section 3.
     """
 
     def __init__(self, config, creds):
@@ -1223,11 +1179,9 @@ class Run(object):
     def check_stop(self, what):
         """End the work (raise StopRequested) if a stop was requested: call it between
         chunks of any long local loop, so a stop is never kept waiting (STEP-STOP-2)."""
-        check_stop(what)
+        STOP.check(what)
 
-    # -- internal: contract machinery, not for [EDIT] code --
-
-    # -- the run, start to end --
+    # -- internal: contract machinery, not for [EDIT] code; the run, start to end --
 
     def execute(self):
         """Do the work, settle the outcome, write the receipt; return the outcome."""
@@ -1277,7 +1231,7 @@ class Run(object):
     def process(self):
         total = len(self.creds.get().get("inputs") or [])  # STEP-CREDS-7: null (any JSON false) means []
         for index in range(total):  # STEP-INPUT-3: one at a time, in list order
-            check_stop("the next input")  # STEP-STOP-4: no new input after a stop
+            STOP.check("the next input")  # STEP-STOP-4: no new input after a stop
             self.phase = "reading input %d of %d" % (index + 1, total)
             self.progress.report(index / total, WORK_PHASE)  # STEP-PROGRESS-2: shows the run moving
             item = self.fetch_input(index)
@@ -1286,13 +1240,13 @@ class Run(object):
                 do_work(self, item)
             finally:
                 remove_file(item.path)
-        check_stop("the work after the last input")  # STEP-STOP-4: nothing new starts after a stop
+        STOP.check("the work after the last input")  # STEP-STOP-4: nothing new starts after a stop
         self.phase = "finishing the work after the last input"
         finish_work(self)
         self.phase = "writing result.json"
         self.write_result(inventory_first=True)  # STEP-RESULT-1: inventory first on the normal path
         self.progress.report(1.0, "done")  # STEP-PROGRESS-2: after result.json, before the marker
-        check_stop("the end of the work")  # a stop during result.json ends the run as cancelled
+        STOP.check("the end of the work")  # a stop during result.json ends the run as cancelled
 
     # -- inputs --
 
