@@ -14,27 +14,22 @@ Judge it against its contract:
 Contract: contract/step.md, version 4.  Each line that exists because of a
 clause carries its ID and what breaks without it (grep -n STEP-STOP-2 finds
 the clause, this code and its checks):
-    CREDS     where the envelope is, what it must hold, re-read near expiry and
-              once after an expired-looking refusal, stale fallback for the marker
+    CREDS     the envelope: where, what it holds, re-reads, the marker's fallback
     MANIFEST  bounded read; identity from the manifest, else the environment
     INPUT     pins required and checked while streaming, one input at a time
-    OUTPUT    canonical, unique relpaths, the presigned POST wire format, local
-              staging, the 1 GiB ceiling, no redirects, no re-send of an
-              ambiguous upload
+    OUTPUT    unique canonical relpaths, the presigned POST, local staging, the
+              1 GiB ceiling, no redirects, no re-send of an ambiguous upload
     RESULT    result.json: shape, facts, 1 MiB ceiling, the failure-path report
     MARKER    the one receipt: shape, inventory, identity, always the last write
     PROGRESS  `@lspo:progress {...}` lines on stdout, at most 201 of them
     EXIT      0 succeeded, 1 transient, 10 permanent, 20 cancelled
-    STOP      SIGTERM/SIGINT, also as PID 1, end in-flight I/O at once; the
-              receipt is never abandoned and has its own 20 s budget
+    STOP      SIGTERM/SIGINT end in-flight I/O at once; the receipt's own 20 s
     STREAM    memory flat in object size, page cache released, scratch in TMPDIR
     HTTP      refusal classification, User-Agent, bounded error bodies
     PROXY     HTTPS_PROXY / HTTP_PROXY / NO_PROXY: CONNECT tunnel, forwarding
-    PEER      every document, answer and variable read as the upstream read it:
-              unknown members ignored, 6.0 read as 6, any ISO 8601 instant
+    PEER      every document and variable read as the upstream read it (6.0 is 6)
     REDACT    no credential in any output, never a traceback
-    WORK      this node's example work (section 3): a copy of each input, its
-              lines counted, one `input` fact per copy; judged with --reference
+    WORK      the example work (section 3): copies, judged with --reference
 
 Layout (`grep -n '^# [0-9]' nodes/hello_node.py` prints it):
     1 Imports               standard library only
@@ -223,12 +218,8 @@ PARAMS_KEYS_SHOWN = 64  # keys listed when the params echo gives way
 
 
 class StepFailure(Exception):
-    """Root of every failure this node reports; `outcome` is what it maps to.
-
-    `status` is the HTTP status when the store answered (a definite outcome);
-    `maybe_stored` is true when bytes went out and no answer came back, so the
-    store may hold the object (STEP-OUTPUT-6).
-    """
+    """Root of every failure this node reports; `outcome` is what it maps to.  `status`: the store
+    answered with it; `maybe_stored`: bytes went out, no answer came back (STEP-OUTPUT-6)."""
 
     outcome = OUTCOME_TRANSIENT
 
@@ -309,8 +300,7 @@ def start_process():
 
 # 6.2 Documents and forms ======================================================
 # result.json and the marker, composed exactly: the collector refuses a marker of
-# the wrong shape, and the result reader anything over 1 MiB (STEP-RESULT-*,
-# STEP-MARKER-2).
+# the wrong shape (STEP-RESULT-*, STEP-MARKER-2).
 
 _FACT_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")
 _FACT_FORBIDDEN_RE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
@@ -390,17 +380,13 @@ _DECIMAL_RE = re.compile(r"[0-9]+\Z")
 
 def env_positive_int(raw):
     """An identity variable's value: decimal digits only, at least 1, else None."""
-    if raw is None:
-        return None
-    text = raw.strip()
+    text = (raw or "").strip()
     if not _DECIMAL_RE.match(text):  # STEP-MANIFEST-4 (D12): no sign, no other digits
         return None
-    value = int(text)
-    return value if value >= 1 else None
+    return int(text) or None
 
 
 def load_config(environ):
-    """Read every environment variable this node uses, once."""
     primary = environ.get(CREDENTIALS_ENV, "")
     legacy = environ.get(LEGACY_CREDENTIALS_ENV, "")
     if primary:  # STEP-CREDS-1: the agent's variable wins
@@ -487,10 +473,8 @@ def resolve_identity(manifest, config):
 
 
 # 6.5 HTTP exchanges ===========================================================
-# Every request goes through one transport whose connect has one deadline and
-# whose socket a stop can shut down, since a blocked read never looks at a flag
-# (STEP-STOP-2, -3).  Refusals are classified by status and at most 4 KiB of
-# body (STEP-HTTP-*); a redirect is never followed (STEP-OUTPUT-5).
+# One transport: one deadline over the connect, and a socket a stop can shut
+# down, since a blocked read never looks at a flag (STEP-STOP-2, -3).
 
 _TLS_CONTEXTS = []  # one TLS context per process, made on first use
 PROXIES = []  # the environment's proxies (a Proxies), read once by load_config: importing reads nothing
@@ -543,7 +527,6 @@ def classify(what, status, reason, body):
 
 
 def check_status(response, what):
-    """Return on 2xx; raise the classified failure otherwise."""
     status = response.status
     if 200 <= status < 300:
         return
@@ -604,9 +587,7 @@ def get_document(url, what, limit):
                 data += chunk
                 if len(data) > limit:  # STEP-MANIFEST-2: stop reading past the ceiling
                     raise Permanent("%s: more than %d bytes; stopped reading" % (what, limit))
-        except StepFailure:
-            raise
-        except Exception as exc:
+        except Exception as exc:  # a StepFailure passes through network_failure unchanged
             raise network_failure(what, exc) from None
         STOP.check(what)  # a shut-down socket reads as a short body
         return bytes(data)
@@ -698,7 +679,6 @@ def file_sha256(path, buffer):
 
 
 def copy_into(fd, payload, buffer):
-    """Copy a payload into an open file, with stop checks and page-cache release."""
     if payload.data is not None:
         write_file(fd, memoryview(payload.data))
         return
@@ -722,19 +702,15 @@ def copy_into(fd, payload, buffer):
 
 
 def write_local(root, relpath, payload, what, buffer):
-    """Write into a local staging directory (STEP-OUTPUT-7)."""
     destination = os.path.join(root, *relpath.split("/"))
     try:
         os.makedirs(os.path.dirname(destination), exist_ok=True)
         atomic_write(destination, lambda fd: copy_into(fd, payload, buffer), mode=0o644)  # STEP-OUTPUT-7: temp, fsync, rename
-    except StepFailure:
-        raise
     except OSError as exc:
         raise Transient("%s: %s" % (what, describe(exc))) from None
 
 
 def make_scratch(parent):
-    """A private scratch directory under TMPDIR (or the system default)."""
     try:
         return tempfile.mkdtemp(prefix=PROGRAM + "-", dir=parent)
     except OSError as exc:
@@ -749,7 +725,6 @@ def remove_file(path):
 
 
 def read_local_document(path, what, limit):
-    """A local document, reading at most limit + 1 bytes."""
     if not isinstance(path, str) or not path:
         raise Permanent("%s: the path is not a non-empty string" % what)
     try:
@@ -805,11 +780,8 @@ class Progress(object):
 def remember_secrets(envelope):
     """Add every credential the envelope carries to SECRETS (STEP-REDACT-1)."""
     def visit(value):
-        if isinstance(value, dict):
-            for item in value.values():
-                visit(item)
-        elif isinstance(value, list):
-            for item in value:
+        if isinstance(value, (dict, list)):
+            for item in (value.values() if isinstance(value, dict) else value):
                 visit(item)
         elif isinstance(value, str) and "://" in value:
             parts = urllib.parse.urlsplit(value)
@@ -926,9 +898,8 @@ class Credentials(object):
 
 
 # 6.10 Inputs, names and relpaths ==============================================
-# Pins are checked before any GET and a relpath before any byte is written: the
-# platform re-hashes what a step writes, never what it read, and refuses a
-# whole marker for one bad relpath (STEP-INPUT-*, STEP-OUTPUT-2).
+# Pins are checked before any GET, a relpath before any byte is written
+# (STEP-INPUT-*, STEP-OUTPUT-2).
 
 Pins = collections.namedtuple("Pins", "sha256 size")
 VerifiedInput = collections.namedtuple("VerifiedInput", "index name port path sha256 size tally")
@@ -1063,7 +1034,6 @@ def _early_answer(session):
 
 
 def post_object(post, key, payload, what, buffer, budget=None):
-    """Upload through the presigned POST policy (STEP-OUTPUT-3)."""
     boundary, head, tail = multipart_frame(post, key)
     with exchange(post["url"], what, UPLOAD_TIMEOUT_S, budget) as session:
         stage = "request"
@@ -1271,8 +1241,6 @@ class Run(object):
         self.progress.report(1.0, "done")  # STEP-PROGRESS-2: after result.json, before the marker
         STOP.check("the end of the work")  # a stop during result.json ends the run as cancelled
 
-    # -- inputs --
-
     def input_spec(self, envelope, index):
         inputs = envelope.get("inputs") or []
         if index >= len(inputs):
@@ -1338,8 +1306,6 @@ class Run(object):
         # STEP-INPUT-3: nothing to read is permanent
         raise Permanent("%s has neither a get_url nor a local_path" % what)
 
-    # -- credentials --
-
     def with_refresh(self, operation, what, envelope=None):
         """operation(envelope); after an expired-looking refusal, once more if the file changed."""
         used = self.creds.get() if envelope is None else envelope
@@ -1351,8 +1317,6 @@ class Run(object):
                 raise
             say("%s was refused as expired; retrying once with the rotated credentials" % what)
             return operation(fresh)  # STEP-CREDS-4: once; a second refusal ends the run
-
-    # -- outputs, inventory, facts --
 
     def record(self, relpath, sha256, size, port):
         if relpath in self.inventory:  # STEP-MARKER-5: no duplicate relpaths
@@ -1390,8 +1354,6 @@ class Run(object):
                 self.forget(relpath)  # definitely not stored: the marker must not name it
             raise
 
-    # -- result.json --
-
     def result_document(self):
         counted = ["%d %s" % (self.unclaimed[k], k) for k in UNCLAIMED_ORDER if self.unclaimed[k]]
         not_claimed = "not claimed as search facts: " + "; ".join(counted) if counted else None
@@ -1425,8 +1387,6 @@ class Run(object):
         if not inventory_first:
             self.record(RESULT_FILENAME, payload.sha256, payload.size, REPORT_PORT)  # STEP-RESULT-4: ...then inventoried
 
-    # -- failure path --
-
     def decide_failure(self, exc):
         """(status, outcome, reason) for a run that ended with `exc`."""
         stopped = STOP.requested or isinstance(exc, (StopRequested, KeyboardInterrupt))
@@ -1455,8 +1415,6 @@ class Run(object):
                 self.write_result(inventory_first=False)  # STEP-RESULT-4: the facts so far, before the marker
             except BaseException as exc:
                 say("could not write result.json: %s" % describe(exc))
-
-    # -- the receipt --
 
     def conclude(self, status, outcome, reason):
         """Write the one receipt; return the outcome decided before it."""
@@ -1504,12 +1462,10 @@ def lifecycle(config):
     creds = Credentials(config.credentials_path, config.credentials_variable)
     try:
         creds.get()  # STEP-CREDS-5: a broken envelope is refused before any request
-    except StepFailure as exc:
-        say("could not start: %s" % exc.message)
-        return OUTCOME_CANCELLED if STOP.requested else exc.outcome
     except Exception as exc:
-        say("could not start: internal error: %s" % describe(exc))
-        return OUTCOME_CANCELLED if STOP.requested else OUTCOME_TRANSIENT
+        failure = exc if isinstance(exc, StepFailure) else Transient("internal error: " + describe(exc))
+        say("could not start: %s" % failure.message)
+        return OUTCOME_CANCELLED if STOP.requested else failure.outcome
     return Run(config, creds).execute()
 
 

@@ -3,8 +3,7 @@ NODE = "nodes/hello_node.py"
 REPLACE = [(
     "    if not _DECIMAL_RE.match(text):  # STEP-MANIFEST-4 (D12): no sign, no other digits\n"
     "        return None\n"
-    "    value = int(text)\n"
-    "    return value if value >= 1 else None\n",
+    "    return int(text) or None\n",
     "    try:\n"
     "        return int(text)\n"
     "    except ValueError:\n"
