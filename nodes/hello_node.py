@@ -106,11 +106,9 @@ METRICS = ("files", "total_bytes", "lines")  # STEP-RESULT-1: result.json's metr
 def scan_chunk(tally, data, count):
     """Look at one chunk of an input while it streams in.  [EDIT]
 
-    data[:count] is the chunk, in the one reused buffer: read it here, never
-    keep it.  Called in the same pass that hashes the input, before the input
-    is verified, so a count made here costs no second read of a large file
-    (STEP-STREAM-1).  `tally` is this input's dict; do_work gets it back as
-    item.tally, and it is thrown away if the input fails its pins.
+    data[:count] is the chunk, in the one reused buffer: read it, never keep it.  The
+    same pass hashes the input, so a count here costs no second read (STEP-STREAM-1).
+    `tally` is this input's dict: do_work gets it as item.tally, unless the pins fail.
     """
     tally["lines"] = tally.get("lines", 0) + data.count(b"\n", 0, count)  # STEP-WORK-4: every \n byte
 
@@ -118,12 +116,9 @@ def scan_chunk(tally, data, count):
 def do_work(run, item):
     """Turn one verified input into this step's outputs.  [EDIT]
 
-    `item` is a VerifiedInput: item.name, item.port (where it came from),
-    item.size, item.sha256, item.tally (from scan_chunk), and item.path, a
-    scratch file already checked against its pins and deleted after this
-    returns.  A step that transforms its input writes a new file under
-    run.scratch and publishes that (publish_file hashes it when no sha256 is
-    given); one that builds one output from all inputs publishes it in finish_work.
+    `item`: item.name, item.port (where it came from), item.size, item.sha256, item.tally
+    (scan_chunk's), and item.path, a scratch file checked against its pins, deleted after
+    this returns.  A transforming step publishes a new file written under run.scratch.
     """
     relpath = run.output_relpath(item.port, item.name)  # STEP-WORK-2: outputs/<name>, unique in the run
     # STEP-WORK-1: the copy is the input's verified bytes
@@ -212,9 +207,8 @@ MAX_FACT_VALUE_CHARS = 512  # the platform's column limit
 PARAMS_KEYS_SHOWN = 64  # keys listed when the params echo gives way
 
 # 5 Errors =====================================================================
-# One root error; each subclass carries the outcome it maps to, so a
-# failure's exit code is decided where the failure is understood (STEP-EXIT-1).
-# A stop is the stop block's StopRequested (section 9), never a StepFailure.
+# One root error; each subclass carries its outcome, decided where the failure is
+# understood (STEP-EXIT-1).  A stop is the stop block's StopRequested, never a StepFailure.
 
 
 class StepFailure(Exception):
@@ -268,8 +262,7 @@ class UsageError(StepFailure):
 # 6 Protocol ===================================================================
 
 # 6.1 Process and output =======================================================
-# One line per message, redacted, written whole: the log is public, so a URL
-# in it is a leak (STEP-REDACT-*).
+# One line per message, redacted, written whole: the log is public (STEP-REDACT-*).
 
 SECRETS = set()  # credential values seen in any envelope, removed from every printed line
 # STOP and PROCESS are made at the end of the file: their classes come from section 9.
@@ -369,8 +362,7 @@ def compose_marker(status, exit_code, error, objects, ports, identity):
 
 
 # 6.3 Configuration ============================================================
-# Read once, at start-up: a bad variable fails before any request, naming the
-# variable, never its value.
+# Read once, at start-up: a bad variable fails before any request, named, never its value.
 
 Config = collections.namedtuple(
     "Config", "credentials_path credentials_variable scratch_parent identity idempotency_key")
@@ -501,18 +493,14 @@ def network_failure(what, exc):
     return Transient("%s: %s" % (what, describe(exc)))  # STEP-HTTP-3: DNS, connect, reset, timeout
 
 
-def http_detail(status, reason, body):
-    """`HTTP <status> <reason> (<store code or body snippet>)`, redacted."""
+def classify(what, status, reason, body):
+    """The failure an HTTP refusal stands for (STEP-HTTP-1, STEP-HTTP-2), named by
+    `HTTP <status> <reason> (<store code or body snippet>)`, redacted."""
     text = body.decode("utf-8", "replace")
     match = _STORE_CODE_RE.search(text)
     extra = match.group(1) if match else redact(text, SECRETS)[:ERROR_SNIPPET_CHARS]  # redacted, then cut
-    detail = "HTTP %d %s" % (status, reason or "")
-    return redact(detail.strip() + (" (%s)" % extra if extra else ""), SECRETS)  # code and reason too
-
-
-def classify(what, status, reason, body):
-    """The failure an HTTP refusal stands for (STEP-HTTP-1, STEP-HTTP-2)."""
-    detail = http_detail(status, reason, body)
+    detail = ("HTTP %d %s" % (status, reason or "")).strip() + (" (%s)" % extra if extra else "")
+    detail = redact(detail, SECRETS)  # the code and the reason too
     probe = detail.lower().replace(" ", "")
     message = "%s: %s" % (what, detail)
     # STEP-HTTP-2 (D8): expired-looking: re-read the envelope
@@ -594,9 +582,8 @@ def get_document(url, what, limit):
 
 
 # 6.6 State on disk ============================================================
-# Every object moves in 1 MiB chunks through one buffer, hashed as it goes, its
-# page cache dropped every 8 MiB: a whole object in memory, or page cache left
-# to grow, gets the container OOM-killed (STEP-STREAM-*).
+# Objects move in 1 MiB chunks through one buffer, their page cache dropped every 8 MiB:
+# a whole object in memory, or a growing page cache, gets the container OOM-killed (STEP-STREAM-*).
 
 Payload = collections.namedtuple("Payload", "path data size sha256")  # exactly one of path, data
 
@@ -772,9 +759,7 @@ class Progress(object):
 
 # 6.9 The credentials envelope =================================================
 # The envelope lives about 15 minutes and is replaced by a rename, unannounced:
-# a node that reads it once cannot write after that.  Every use checks the
-# held copy and opens the path again near expiry or after a refusal
-# (STEP-CREDS-*).
+# a node that reads it once cannot write after that (STEP-CREDS-*).
 
 
 def remember_secrets(envelope):
@@ -898,8 +883,7 @@ class Credentials(object):
 
 
 # 6.10 Inputs, names and relpaths ==============================================
-# Pins are checked before any GET, a relpath before any byte is written
-# (STEP-INPUT-*, STEP-OUTPUT-2).
+# Pins are checked before any GET, a relpath before any write (STEP-INPUT-*, STEP-OUTPUT-2).
 
 Pins = collections.namedtuple("Pins", "sha256 size")
 VerifiedInput = collections.namedtuple("VerifiedInput", "index name port path sha256 size tally")
@@ -954,8 +938,7 @@ def numbered(path, n):
 
 
 # 6.11 Uploads =================================================================
-# An upload that got no answer is never sent again: the store may commit a
-# body whose answer never came (STEP-OUTPUT-6).
+# An upload with no answer is never sent again: the store may hold it all the same (STEP-OUTPUT-6).
 
 
 def send_payload(sock, payload, buffer):
@@ -1067,10 +1050,9 @@ def post_object(post, key, payload, what, buffer, budget=None):
 
 
 # 7 Lifecycle ==================================================================
-# One Run, from the manifest to the marker.  The status and the exit code are
-# decided once, before the marker is composed, and the marker is the last
-# write on every path (success, failure, stop): two accounts of one run that
-# disagree are worse than one (STEP-MARKER-1, -3; STEP-EXIT-2).
+# One Run, manifest to marker.  The status and exit code are decided once, before the
+# marker is composed, and the marker is the last write on every path: two accounts of
+# one run that disagree are worse than one (STEP-MARKER-1, -3; STEP-EXIT-2).
 
 RESULT_NOT_SENT = "not-sent"  # no byte of result.json has reached the store
 RESULT_UPLOADED = "uploaded"  # the store accepted it
@@ -1095,11 +1077,8 @@ RESULT_ON_FAILURE = {
 
 
 class Run(object):
-    """One execution of the step: state the failure path and the receipt need.
-
-    The inventory lives here, not inside the work loop, so a failed or stopped
-    run still lists every object it wrote or began writing (STEP-MARKER-5).
-    """
+    """One execution of the step.  The inventory lives here, not in the work loop, so a failed
+    or stopped run still lists every object it wrote or began writing (STEP-MARKER-5)."""
 
     def __init__(self, config, creds):
         self.config = config
@@ -1123,9 +1102,8 @@ class Run(object):
     def output_relpath(self, port, name):
         """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2).
 
-        Two objects on one relpath would lose one's bytes and make the marker
-        list a duplicate, which the collector refuses whole (STEP-OUTPUT-1).
-        The name is used as given; publishing refuses a non-canonical result.
+        One relpath twice would lose bytes and list a duplicate, which the collector refuses
+        whole (STEP-OUTPUT-1).  The name is used as given: publishing refuses a bad one.
         """
         candidate = "%s/%s" % (OUTPUT_DIR, name)
         if candidate in self.taken:
@@ -1137,11 +1115,8 @@ class Run(object):
         return candidate
 
     def publish_file(self, relpath, path, port, sha256=None, size=None):
-        """Publish the file at `path` as `relpath` on `port`, streamed from disk.
-
-        Give sha256 and size when you know them (a verified input's); else the
-        file is hashed first, since the marker must list the bytes sent.
-        """
+        """Publish the file at `path` as `relpath` on `port`, streamed from disk.  Without
+        sha256 and size (a verified input's), it is hashed first: the marker lists the bytes sent."""
         if sha256 is None or size is None:
             sha256, size = file_sha256(path, self.buffer)
         self.publish(relpath, Payload(path, None, size, sha256), port)
@@ -1481,9 +1456,8 @@ def finish(outcome):
 
 
 # 8 main() =====================================================================
-# The command line and the environment, then the handlers, then the envelope
-# and the Run; never a traceback, always one of the four exit codes
-# (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
+# Configuration, the handlers, then the envelope and the Run; never a traceback, always
+# one of the four exit codes (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
 
 USAGE = """usage: hello_node.py [--help]
 
