@@ -183,9 +183,8 @@ MAX_FACT_VALUE_CHARS = 512  # the platform's column limit
 PARAMS_KEYS_SHOWN = 64  # keys listed when the params echo gives way
 
 # 5 Errors =====================================================================
-# One root error; each subclass carries the outcome it maps to, so a
-# failure's exit code is decided where the failure is understood (STEP-EXIT-1).
-# A stop is the stop block's StopRequested (section 9), never a StepFailure.
+# One root error; each subclass carries its outcome, decided where the failure is
+# understood (STEP-EXIT-1).  A stop is the stop block's StopRequested, never a StepFailure.
 
 
 class StepFailure(Exception):
@@ -239,8 +238,7 @@ class UsageError(StepFailure):
 # 6 Protocol ===================================================================
 
 # 6.1 Process and output =======================================================
-# One line per message, redacted, written whole: the log is public, so a URL
-# in it is a leak (STEP-REDACT-*).
+# One line per message, redacted, written whole: the log is public (STEP-REDACT-*).
 
 SECRETS = set()  # credential values seen in any envelope, removed from every printed line
 # STOP and PROCESS are made at the end of the file: their classes come from section 9.
@@ -340,8 +338,7 @@ def compose_marker(status, exit_code, error, objects, ports, identity):
 
 
 # 6.3 Configuration ============================================================
-# Read once, at start-up: a bad variable fails before any request, naming the
-# variable, never its value.
+# Read once, at start-up: a bad variable fails before any request, named, never its value.
 
 Config = collections.namedtuple(
     "Config", "credentials_path credentials_variable scratch_parent identity idempotency_key")
@@ -472,18 +469,14 @@ def network_failure(what, exc):
     return Transient("%s: %s" % (what, describe(exc)))  # STEP-HTTP-3: DNS, connect, reset, timeout
 
 
-def http_detail(status, reason, body):
-    """`HTTP <status> <reason> (<store code or body snippet>)`, redacted."""
+def classify(what, status, reason, body):
+    """The failure an HTTP refusal stands for (STEP-HTTP-1, STEP-HTTP-2), named by
+    `HTTP <status> <reason> (<store code or body snippet>)`, redacted."""
     text = body.decode("utf-8", "replace")
     match = _STORE_CODE_RE.search(text)
     extra = match.group(1) if match else redact(text, SECRETS)[:ERROR_SNIPPET_CHARS]  # redacted, then cut
-    detail = "HTTP %d %s" % (status, reason or "")
-    return redact(detail.strip() + (" (%s)" % extra if extra else ""), SECRETS)  # code and reason too
-
-
-def classify(what, status, reason, body):
-    """The failure an HTTP refusal stands for (STEP-HTTP-1, STEP-HTTP-2)."""
-    detail = http_detail(status, reason, body)
+    detail = ("HTTP %d %s" % (status, reason or "")).strip() + (" (%s)" % extra if extra else "")
+    detail = redact(detail, SECRETS)  # the code and the reason too
     probe = detail.lower().replace(" ", "")
     message = "%s: %s" % (what, detail)
     # STEP-HTTP-2 (D8): expired-looking: re-read the envelope
@@ -565,9 +558,8 @@ def get_document(url, what, limit):
 
 
 # 6.6 State on disk ============================================================
-# Every object moves in 1 MiB chunks through one buffer, hashed as it goes, its
-# page cache dropped every 8 MiB: a whole object in memory, or page cache left
-# to grow, gets the container OOM-killed (STEP-STREAM-*).
+# Objects move in 1 MiB chunks through one buffer, their page cache dropped every 8 MiB:
+# a whole object in memory, or a growing page cache, gets the container OOM-killed (STEP-STREAM-*).
 
 Payload = collections.namedtuple("Payload", "path data size sha256")  # exactly one of path, data
 
@@ -743,9 +735,7 @@ class Progress(object):
 
 # 6.9 The credentials envelope =================================================
 # The envelope lives about 15 minutes and is replaced by a rename, unannounced:
-# a node that reads it once cannot write after that.  Every use checks the
-# held copy and opens the path again near expiry or after a refusal
-# (STEP-CREDS-*).
+# a node that reads it once cannot write after that (STEP-CREDS-*).
 
 
 def remember_secrets(envelope):
@@ -869,8 +859,7 @@ class Credentials(object):
 
 
 # 6.10 Inputs, names and relpaths ==============================================
-# Pins are checked before any GET, a relpath before any byte is written
-# (STEP-INPUT-*, STEP-OUTPUT-2).
+# Pins are checked before any GET, a relpath before any write (STEP-INPUT-*, STEP-OUTPUT-2).
 
 Pins = collections.namedtuple("Pins", "sha256 size")
 VerifiedInput = collections.namedtuple("VerifiedInput", "index name port path sha256 size tally")
@@ -925,8 +914,7 @@ def numbered(path, n):
 
 
 # 6.11 Uploads =================================================================
-# An upload that got no answer is never sent again: the store may commit a
-# body whose answer never came (STEP-OUTPUT-6).
+# An upload with no answer is never sent again: the store may hold it all the same (STEP-OUTPUT-6).
 
 
 def send_payload(sock, payload, buffer):
@@ -1038,10 +1026,9 @@ def post_object(post, key, payload, what, buffer, budget=None):
 
 
 # 7 Lifecycle ==================================================================
-# One Run, from the manifest to the marker.  The status and the exit code are
-# decided once, before the marker is composed, and the marker is the last
-# write on every path (success, failure, stop): two accounts of one run that
-# disagree are worse than one (STEP-MARKER-1, -3; STEP-EXIT-2).
+# One Run, manifest to marker.  The status and exit code are decided once, before the
+# marker is composed, and the marker is the last write on every path: two accounts of
+# one run that disagree are worse than one (STEP-MARKER-1, -3; STEP-EXIT-2).
 
 RESULT_NOT_SENT = "not-sent"  # no byte of result.json has reached the store
 RESULT_UPLOADED = "uploaded"  # the store accepted it
@@ -1066,11 +1053,8 @@ RESULT_ON_FAILURE = {
 
 
 class Run(object):
-    """One execution of the step: state the failure path and the receipt need.
-
-    The inventory lives here, not inside the work loop, so a failed or stopped
-    run still lists every object it wrote or began writing (STEP-MARKER-5).
-    """
+    """One execution of the step.  The inventory lives here, not in the work loop, so a failed
+    or stopped run still lists every object it wrote or began writing (STEP-MARKER-5)."""
 
     def __init__(self, config, creds):
         self.config = config
@@ -1094,9 +1078,8 @@ class Run(object):
     def output_relpath(self, port, name):
         """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2).
 
-        Two objects on one relpath would lose one's bytes and make the marker
-        list a duplicate, which the collector refuses whole (STEP-OUTPUT-1).
-        The name is used as given; publishing refuses a non-canonical result.
+        One relpath twice would lose bytes and list a duplicate, which the collector refuses
+        whole (STEP-OUTPUT-1).  The name is used as given: publishing refuses a bad one.
         """
         candidate = "%s/%s" % (OUTPUT_DIR, name)
         if candidate in self.taken:
@@ -1108,11 +1091,8 @@ class Run(object):
         return candidate
 
     def publish_file(self, relpath, path, port, sha256=None, size=None):
-        """Publish the file at `path` as `relpath` on `port`, streamed from disk.
-
-        Give sha256 and size when you know them (a verified input's); else the
-        file is hashed first, since the marker must list the bytes sent.
-        """
+        """Publish the file at `path` as `relpath` on `port`, streamed from disk.  Without
+        sha256 and size (a verified input's), it is hashed first: the marker lists the bytes sent."""
         if sha256 is None or size is None:
             sha256, size = file_sha256(path, self.buffer)
         self.publish(relpath, Payload(path, None, size, sha256), port)
@@ -1247,35 +1227,29 @@ class Run(object):
         return VerifiedInput(index, name, port, path, digest, size, tally)
 
     def download(self, spec, fd, pins, what, tally):
-        url = spec.get("get_url")
-        if url:  # STEP-INPUT-3: get_url preferred
-            with exchange(url, "reading " + what, READ_TIMEOUT_S) as session:
-                response = send_get(session, "reading " + what)
-                check_status(response, "reading " + what)
+        reading = "reading " + what
+        url, local = spec.get("get_url"), spec.get("local_path")
+        if not (url or local):  # STEP-INPUT-3: nothing to read is permanent
+            raise Permanent("%s has neither a get_url nor a local_path" % what)
+        if not url and not isinstance(local, str):  # open() of an int would open that file descriptor
+            raise Permanent("%s: local_path is not a string" % what)
+        with contextlib.ExitStack() as stack:
+            if url:  # STEP-INPUT-3: get_url preferred
+                session = stack.enter_context(exchange(url, reading, READ_TIMEOUT_S))
+                source = send_get(session, reading)
+                check_status(source, reading)
+            else:
+                try:
+                    source = stack.enter_context(open(local, "rb", buffering=0))
+                except OSError as exc:
+                    raise Transient("%s: %s" % (reading, describe(exc))) from None
 
-                def read_into(view):
-                    try:
-                        return response.readinto(view)
-                    except Exception as exc:
-                        raise network_failure("reading " + what, exc) from None
-                return stream_verified(read_into, fd, pins, self.buffer, "reading " + what, tally)
-        local = spec.get("local_path")
-        if local:
-            if not isinstance(local, str):  # open() of an int would open that file descriptor
-                raise Permanent("%s: local_path is not a string" % what)
-            try:
-                source = open(local, "rb", buffering=0)
-            except OSError as exc:
-                raise Transient("reading %s: %s" % (what, describe(exc))) from None
-            with source:
-                def read_local(view):
-                    try:
-                        return source.readinto(view)
-                    except OSError as exc:
-                        raise Transient("reading %s: %s" % (what, describe(exc))) from None
-                return stream_verified(read_local, fd, pins, self.buffer, "reading " + what, tally)
-        # STEP-INPUT-3: nothing to read is permanent
-        raise Permanent("%s has neither a get_url nor a local_path" % what)
+            def read_into(view):
+                try:
+                    return source.readinto(view)
+                except Exception as exc:  # a reset, a timeout, a disk error: transient, or the stop's
+                    raise network_failure(reading, exc) from None
+            return stream_verified(read_into, fd, pins, self.buffer, reading, tally)
 
     def with_refresh(self, operation, what, envelope=None):
         """operation(envelope); after an expired-looking refusal, once more if the file changed."""
@@ -1452,9 +1426,8 @@ def finish(outcome):
 
 
 # 8 main() =====================================================================
-# The command line and the environment, then the handlers, then the envelope
-# and the Run; never a traceback, always one of the four exit codes
-# (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
+# Configuration, the handlers, then the envelope and the Run; never a traceback, always
+# one of the four exit codes (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
 
 USAGE = """usage: hello_node.py [--help]
 

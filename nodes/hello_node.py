@@ -1251,35 +1251,29 @@ class Run(object):
         return VerifiedInput(index, name, port, path, digest, size, tally)
 
     def download(self, spec, fd, pins, what, tally):
-        url = spec.get("get_url")
-        if url:  # STEP-INPUT-3: get_url preferred
-            with exchange(url, "reading " + what, READ_TIMEOUT_S) as session:
-                response = send_get(session, "reading " + what)
-                check_status(response, "reading " + what)
+        reading = "reading " + what
+        url, local = spec.get("get_url"), spec.get("local_path")
+        if not (url or local):  # STEP-INPUT-3: nothing to read is permanent
+            raise Permanent("%s has neither a get_url nor a local_path" % what)
+        if not url and not isinstance(local, str):  # open() of an int would open that file descriptor
+            raise Permanent("%s: local_path is not a string" % what)
+        with contextlib.ExitStack() as stack:
+            if url:  # STEP-INPUT-3: get_url preferred
+                session = stack.enter_context(exchange(url, reading, READ_TIMEOUT_S))
+                source = send_get(session, reading)
+                check_status(source, reading)
+            else:
+                try:
+                    source = stack.enter_context(open(local, "rb", buffering=0))
+                except OSError as exc:
+                    raise Transient("%s: %s" % (reading, describe(exc))) from None
 
-                def read_into(view):
-                    try:
-                        return response.readinto(view)
-                    except Exception as exc:
-                        raise network_failure("reading " + what, exc) from None
-                return stream_verified(read_into, fd, pins, self.buffer, "reading " + what, tally)
-        local = spec.get("local_path")
-        if local:
-            if not isinstance(local, str):  # open() of an int would open that file descriptor
-                raise Permanent("%s: local_path is not a string" % what)
-            try:
-                source = open(local, "rb", buffering=0)
-            except OSError as exc:
-                raise Transient("reading %s: %s" % (what, describe(exc))) from None
-            with source:
-                def read_local(view):
-                    try:
-                        return source.readinto(view)
-                    except OSError as exc:
-                        raise Transient("reading %s: %s" % (what, describe(exc))) from None
-                return stream_verified(read_local, fd, pins, self.buffer, "reading " + what, tally)
-        # STEP-INPUT-3: nothing to read is permanent
-        raise Permanent("%s has neither a get_url nor a local_path" % what)
+            def read_into(view):
+                try:
+                    return source.readinto(view)
+                except Exception as exc:  # a reset, a timeout, a disk error: transient, or the stop's
+                    raise network_failure(reading, exc) from None
+            return stream_verified(read_into, fd, pins, self.buffer, reading, tally)
 
     def with_refresh(self, operation, what, envelope=None):
         """operation(envelope); after an expired-looking refusal, once more if the file changed."""
