@@ -261,8 +261,7 @@ def say(message):
 
 
 def describe(exc):
-    """A printable account of an exception, never with a URL: OSError text is the system's;
-    anything else is named by its type (http.client quotes request targets in some messages)."""
+    """A printable account of an exception, never with a URL (http.client quotes request targets)."""
     if isinstance(exc, (StepFailure, StopRequested)):
         return str(exc)  # written by this node, never with a URL in it
     if isinstance(exc, OSError):
@@ -272,8 +271,7 @@ def describe(exc):
 
 
 def start_process():
-    """STEP-STOP-1: SIGTERM and SIGINT handled before the envelope is read (as PID 1 an
-    unhandled signal is dropped; an unhandled SIGINT is a KeyboardInterrupt traceback)."""
+    """STEP-STOP-1: the handlers before the envelope is read (unhandled, SIGINT is a traceback)."""
     STOP.open()
     install_handlers(STOP.handle)
 
@@ -288,7 +286,6 @@ UNCLAIMED_ORDER = ("unusable", "bad_key", "over_cap")  # STEP-RESULT-3: one fixe
 
 
 def is_int(value):
-    """A JSON integer; True and False are not integers here."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -354,13 +351,10 @@ def compose_marker(status, exit_code, error, objects, ports, identity):
 Config = collections.namedtuple(
     "Config", "credentials_path credentials_variable scratch_parent identity idempotency_key")
 
-_DECIMAL_RE = re.compile(r"[0-9]+\Z")
-
 
 def env_positive_int(raw):
-    """An identity variable's value: decimal digits only, at least 1, else None."""
     text = (raw or "").strip()
-    if not _DECIMAL_RE.match(text):  # STEP-MANIFEST-4 (D12): no sign, no other digits
+    if not (text.isascii() and text.isdigit()):  # STEP-MANIFEST-4 (D12): ASCII digits only, no sign
         return None
     return int(text) or None
 
@@ -381,8 +375,7 @@ def load_config(environ):
     key = environ.get(IDEMPOTENCY_ENV)
     key = key if isinstance(key, str) and key.strip() else None
     scratch_parent = environ.get("TMPDIR") or None  # STEP-STREAM-3 (D10): scratch honours TMPDIR
-    try:
-        # STEP-PROXY-1: behind an egress proxy, a node that connects directly fails every request
+    try:  # STEP-PROXY-1: behind an egress proxy, a node that connects directly fails every request
         proxies = Proxies.from_environ(environ)
     except ProxyConfigError as exc:
         raise Permanent(str(exc)) from None  # STEP-PROXY-1: names the variable, never its value (a password)
@@ -392,8 +385,7 @@ def load_config(environ):
 
 
 def configure(tokens, environ):
-    """The Config, None for --help, or UsageError.  Reads no file: it runs before the handlers,
-    which STEP-STOP-1 wants installed before the envelope is read (lifecycle() reads it)."""
+    """The Config, None for --help, or UsageError; reads no file (STEP-STOP-1: the handlers first)."""
     if tokens in (["-h"], ["--help"]):
         return None
     if tokens:
@@ -402,10 +394,9 @@ def configure(tokens, environ):
         say("ignoring %d command-line argument(s): this step takes its job from the environment" % len(tokens))
     try:
         return load_config(environ)
-    except StepFailure as exc:  # STEP-PROXY-1: a bad proxy variable, named, never its value
-        raise UsageError(exc.message, exc.outcome) from None
-    except Exception as exc:  # a defect: still one line and one of the four codes, never a traceback
-        raise UsageError("internal error: " + describe(exc), OUTCOME_TRANSIENT) from None
+    except Exception as exc:  # STEP-PROXY-1: a bad proxy variable, named; a defect: one line, never a traceback
+        failure = exc if isinstance(exc, StepFailure) else Transient("internal error: " + describe(exc))
+        raise UsageError(failure.message, failure.outcome) from None
 
 
 # 6.4 Identity =================================================================
@@ -481,8 +472,7 @@ def network_failure(what, exc):
 
 
 def classify(what, status, reason, body):
-    """The failure an HTTP refusal stands for (STEP-HTTP-1, STEP-HTTP-2), named by
-    `HTTP <status> <reason> (<store code or body snippet>)`, redacted."""
+    """The failure an HTTP refusal stands for (STEP-HTTP-1, STEP-HTTP-2), its detail redacted."""
     text = body.decode("utf-8", "replace")
     match = _STORE_CODE_RE.search(text)
     extra = match.group(1) if match else redact(text, SECRETS)[:ERROR_SNIPPET_CHARS]  # redacted, then cut
@@ -525,11 +515,10 @@ def exchange(url, what, timeout_s, budget=None):
     except ValueError as exc:
         raise Permanent("%s: the URL is not usable (%s)" % (what, exc)) from None
     try:
-        session.open()  # STEP-STOP-3: DNS + TCP + proxy CONNECT + TLS under one 10 s deadline, ended at once by a stop
-    except Exception as exc:
-        session.close()
-        raise network_failure(what, exc) from None
-    try:
+        try:
+            session.open()  # STEP-STOP-3: DNS + TCP + proxy CONNECT + TLS under one 10 s deadline, ended by a stop
+        except Exception as exc:
+            raise network_failure(what, exc) from None
         yield session
     finally:
         session.close()
@@ -597,7 +586,7 @@ def write_file(fd, view):
 
 
 def stream_verified(read_into, out_fd, pins, buffer, what, tally):
-    """Copy a source to out_fd, hashing it and showing each chunk to scan_chunk: (sha256 hex, size).
+    """Copy a source to out_fd, shown to scan_chunk and verified against its pins: (sha256, size).
 
     `read_into(view)` fills a memoryview and returns the byte count, 0 at the end.  One pass
     over the bytes: a second read of a 1 GiB input would double the node's I/O and CPU.
@@ -626,14 +615,11 @@ def stream_verified(read_into, out_fd, pins, buffer, what, tally):
     if size >= CACHE_DROP_BYTES:
         release_page_cache(out_fd, dirty=True)  # STEP-STREAM-2: and the tail (a small file's cache dies with it)
     STOP.check(what)  # a stop's shutdown ends the body early: report the stop, not a short input
-    return digest.hexdigest(), size
-
-
-def verify(what, pins, digest, size):
     if pins.size is not None and size != pins.size:
         raise Permanent("%s: %d bytes, but its size pin says %d" % (what, size, pins.size))
-    if digest != pins.sha256:  # STEP-INPUT-2: the platform checks what a step wrote, never what it read
+    if digest.hexdigest() != pins.sha256:  # STEP-INPUT-2: the platform checks what a step wrote, not what it read
         raise Permanent("%s: sha256 does not match its pin" % what)
+    return digest.hexdigest(), size
 
 
 def file_sha256(path, buffer):
@@ -686,7 +672,7 @@ def write_local(root, relpath, payload, what, buffer):
 
 def make_scratch(parent):
     try:
-        return tempfile.mkdtemp(prefix=PROGRAM + "-", dir=parent)
+        return tempfile.mkdtemp(prefix=PROGRAM + "-", dir=parent)  # STEP-STREAM-3: private, under TMPDIR
     except OSError as exc:
         raise Transient("could not create a scratch directory under TMPDIR: %s" % describe(exc)) from None
 
@@ -732,8 +718,7 @@ class Progress(object):
     def report(self, fraction, phase):
         fraction = round(min(1.0, max(0.0, float(fraction))), 4)
         step = int(fraction * (PROGRESS_MAX_LINES - 1) + 1e-6)
-        # STEP-PROGRESS-3: the log is a 1000-line tail; progress must leave room for the reason a run failed
-        if self.lines >= PROGRESS_MAX_LINES:
+        if self.lines >= PROGRESS_MAX_LINES:  # STEP-PROGRESS-3: leave the log's tail to why a run failed
             return
         # STEP-PROGRESS-2: never backwards; between inputs, at most one line per 1/200 of the run
         if fraction < self.fraction or (fraction < 1.0 and step <= self.step):
@@ -814,8 +799,7 @@ def validate_envelope(envelope):
 
 
 def read_envelope(path, variable):
-    """The envelope file, parsed and validated: (envelope, expiry epoch or None).
-    Messages name the variable, never the path or the content."""
+    """(envelope, expiry epoch or None), validated; messages name the variable, never the path."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_CREDENTIALS_BYTES + 1)
@@ -887,7 +871,6 @@ def input_name(spec, index):
 
 
 def input_pins(spec, label):
-    """The pins an input is verified against, refused before any GET when unusable."""
     digest = spec.get("sha256")
     if not isinstance(digest, str) or not _SHA256_RE.match(digest):  # STEP-INPUT-1: a pin is required
         raise Permanent("%s has no usable sha256 pin (64 hex digits); it is not read" % label)
@@ -1132,14 +1115,12 @@ class Run(object):
         return True
 
     def check_stop(self, what):
-        """End the work (raise StopRequested) if a stop was requested: call it between
-        chunks of any long local loop, so a stop is never kept waiting (STEP-STOP-2)."""
+        """Raise StopRequested if a stop was requested: call it in any long loop (STEP-STOP-2)."""
         STOP.check(what)
 
     # -- internal: contract machinery, not for [EDIT] code; the run, start to end --
 
     def execute(self):
-        """Do the work, settle the outcome, write the receipt; return the outcome."""
         try:
             status, outcome, reason = self.work()
         finally:
@@ -1149,7 +1130,6 @@ class Run(object):
     def work(self):
         """(status, outcome, reason): decided here, once, before the marker is composed."""
         try:
-            # STEP-STREAM-3: private, under TMPDIR, removed on every way out
             self.scratch = make_scratch(self.config.scratch_parent)
             self.phase = "reading the manifest"
             self.manifest = self.read_manifest()
@@ -1178,8 +1158,7 @@ class Run(object):
                 "reading the manifest")
         elif envelope.get("manifest_path"):  # STEP-MANIFEST-1: the local form
             data = read_local_document(envelope["manifest_path"], "reading the manifest", MAX_DOCUMENT_BYTES)
-        else:
-            # STEP-MANIFEST-1: nothing to read is permanent
+        else:  # STEP-MANIFEST-1: nothing to read is permanent
             raise Permanent("the envelope names neither manifest_get nor manifest_path")
         return parse_manifest(data)
 
@@ -1229,7 +1208,6 @@ class Run(object):
                 tally.clear()  # ...and the work's look at it starts over too
                 return self.download(self.input_spec(envelope, index), fd, pins, what, tally)
             digest, size = self.with_refresh(attempt, what)
-            verify(what, pins, digest, size)
         except BaseException:
             os.close(fd)
             remove_file(path)
@@ -1294,9 +1272,8 @@ class Run(object):
             staging = env["staging"]
             if staging["mode"] == "local_path":
                 write_local(staging["path"], relpath, payload, what, self.buffer)
-            else:
+            else:  # STEP-OUTPUT-3: the full key, never ${filename}
                 post = staging["post"]
-                # STEP-OUTPUT-3: the full key, never ${filename}
                 post_object(post, post["key_prefix"] + relpath, payload, what, self.buffer, budget)
         self.with_refresh(attempt, what, envelope)
 
@@ -1321,8 +1298,7 @@ class Run(object):
         return compose_result(self.metrics, attempt, {} if params is None else params, self.facts, not_claimed)
 
     def write_result(self, inventory_first):
-        """Normal path: inventory then upload.  Failure path: upload, then inventory
-        unless the store refused it (STEP-RESULT-4): listed whenever it may be stored."""
+        """Normal path: inventory, then upload; failure path: the reverse (STEP-RESULT-4)."""
         payload = bytes_payload(self.result_document())
         try:
             if inventory_first:
@@ -1344,7 +1320,6 @@ class Run(object):
             self.record(RESULT_FILENAME, payload.sha256, payload.size, REPORT_PORT)  # STEP-RESULT-4: ...then inventoried
 
     def decide_failure(self, exc):
-        """(status, outcome, reason) for a run that ended with `exc`."""
         stopped = STOP.requested or isinstance(exc, (StopRequested, KeyboardInterrupt))
         if stopped:  # STEP-EXIT-2: cancellation wins, whatever error the stop caused
             status, outcome = "cancelled", OUTCOME_CANCELLED
@@ -1387,8 +1362,7 @@ class Run(object):
         """Compose and write the one receipt; return a MARKER_* outcome, never raise."""
         STOP.abandonable = False  # STEP-STOP-5: from here a stop only sets the flag
         identity, why = resolve_identity(self.manifest, self.config)
-        if identity is None:
-            # STEP-MARKER-6: a receipt without identity would be taken for another attempt's
+        if identity is None:  # STEP-MARKER-6: a receipt without identity would be another attempt's
             say("no completion marker: %s" % why)
             return MARKER_NONE
         data = compose_marker(status, code, reason, self.inventory, self.ports, identity)
