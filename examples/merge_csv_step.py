@@ -129,8 +129,7 @@ def finish_work(run):
 # Every number the contract fixes, with its unit and its reason.  A line
 # `# CONTRACT:` under one says which clause breaks when it is changed.
 
-KiB = 1024
-MiB = 1024 * KiB
+MiB = 1024 * 1024
 GiB = 1024 * MiB
 
 MARKER_FILENAME = "__lspo_complete.json"  # the completion receipt
@@ -277,8 +276,7 @@ def start_process():
 
 
 # 6.2 Documents and forms ======================================================
-# result.json and the marker, composed exactly: the collector refuses a marker of
-# the wrong shape (STEP-RESULT-*, STEP-MARKER-2).
+# The documents, composed exactly: the collector refuses a wrong shape (STEP-RESULT-*, STEP-MARKER-2).
 
 _FACT_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")
 _FACT_FORBIDDEN_RE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
@@ -405,7 +403,6 @@ def configure(tokens, environ):
 
 
 def parse_manifest(data):
-    """The manifest object (STEP-MANIFEST-3)."""
     try:
         manifest = json.loads(data.decode("utf-8"))
     except ValueError:  # STEP-MANIFEST-3: an expired presigned URL answers 200 with an XML page
@@ -710,10 +707,9 @@ CHILD_MODES = ()
 class Progress(object):
     """`@lspo:progress` lines, thinned so that a job with 1,000 inputs still ends with its `done` line."""
 
-    def __init__(self):
-        self.lines = 0
-        self.fraction = 0.0
-        self.step = -1
+    lines = 0  # written so far
+    fraction = 0.0  # the last one written
+    step = -1  # its 1/200 of the run
 
     def report(self, fraction, phase):
         fraction = round(min(1.0, max(0.0, float(fraction))), 4)
@@ -864,7 +860,6 @@ _RELPATH_FORBIDDEN_RE = re.compile(r"[\\\x00-\x1f]")
 
 
 def input_name(spec, index):
-    """relpath, else name, else input-<index> (STEP-WORK-3)."""
     name = spec.get("relpath") or spec.get("name") or "input-%d" % index
     # STEP-WORK-3: a number (a task id, say) is its text, as the upstream formatted it; not a refusal
     return name if isinstance(name, str) else str(name)
@@ -1070,11 +1065,9 @@ class Run(object):
     # -- for your work (section 3): the API [EDIT] code may call --
 
     def output_relpath(self, port, name):
-        """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2).
-
-        One relpath twice would lose bytes and list a duplicate, which the collector refuses
-        whole (STEP-OUTPUT-1).  The name is used as given: publishing refuses a bad one.
-        """
+        """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2): one
+        relpath twice would lose bytes and list a duplicate, which the collector refuses whole
+        (STEP-OUTPUT-1).  The name is used as given: publishing refuses a bad one."""
         candidate = "%s/%s" % (OUTPUT_DIR, name)
         if candidate in self.taken:
             base = "%s/%s/%s" % (OUTPUT_DIR, port, name)
@@ -1124,7 +1117,8 @@ class Run(object):
         try:
             status, outcome, reason = self.work()
         finally:
-            self.remove_scratch()
+            if self.scratch:
+                shutil.rmtree(self.scratch, ignore_errors=True)  # STEP-STREAM-3: nothing left behind
         return self.conclude(status, outcome, reason)  # STEP-MARKER-1: the receipt is the last write
 
     def work(self):
@@ -1348,7 +1342,6 @@ class Run(object):
                 say("could not write result.json: %s" % describe(exc))
 
     def conclude(self, status, outcome, reason):
-        """Write the one receipt; return the outcome decided before it."""
         code = EXIT_STATUS[outcome]  # STEP-MARKER-3: the code the process will return
         marker = self.write_marker(status, code, reason)
         if marker == MARKER_WRITTEN and outcome == OUTCOME_SUCCEEDED:
@@ -1382,10 +1375,6 @@ class Run(object):
             return MARKER_UNCONFIRMED
         return MARKER_WRITTEN
 
-    def remove_scratch(self):
-        if self.scratch:
-            shutil.rmtree(self.scratch, ignore_errors=True)  # STEP-STREAM-3: nothing left behind
-
 
 def lifecycle(config):
     """The envelope, then one Run; the outcome.  A start-up failure has no marker (nowhere to write it)."""
@@ -1411,8 +1400,7 @@ def finish(outcome):
 
 
 # 8 main() =====================================================================
-# Configuration, the handlers, then the envelope and the Run; never a traceback, always
-# one of the four exit codes (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
+# Never a traceback, always one of the four exit codes (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
 
 USAGE = """usage: hello_node.py [--help]
 

@@ -11,14 +11,12 @@ Run it:
 Judge it against its contract:
     python3 -m conformance step nodes/hello_node.py
 
-Contract: contract/step.md, version 4.  Each line that exists because of a
-clause carries its ID and what breaks without it (grep -n STEP-STOP-2 finds
-the clause, this code and its checks):
+Contract: contract/step.md, version 4.  A line that exists for a clause carries
+its ID and what breaks without it (grep -n STEP-STOP-2: clause, code, checks):
     CREDS     the envelope: where, what it holds, re-reads, the marker's fallback
     MANIFEST  bounded read; identity from the manifest, else the environment
     INPUT     pins required and checked while streaming, one input at a time
-    OUTPUT    unique canonical relpaths, the presigned POST, local staging, the
-              1 GiB ceiling, no redirects, no re-send of an ambiguous upload
+    OUTPUT    canonical relpaths, POST or local staging, 1 GiB, no redirect, no re-send
     RESULT    result.json: shape, facts, 1 MiB ceiling, the failure-path report
     MARKER    the one receipt: shape, inventory, identity, always the last write
     PROGRESS  `@lspo:progress {...}` lines on stdout, at most 201 of them
@@ -37,8 +35,7 @@ Layout (`grep -n '^# [0-9]' nodes/hello_node.py` prints it):
     3 Your work [EDIT]      the frame; port, phase, metrics; scan_chunk, do_work, finish_work
     ---- Below this line: contract machinery [KEEP] ----
     4 Limits, 5 Errors      every number with its unit and reason; StepFailure, its outcomes
-    6 Protocol              6.1-6.8 the topics every node numbers alike; 6.9 the envelope,
-                            6.10 inputs, 6.11 uploads
+    6 Protocol              6.1-6.8 as in every node; 6.9 envelope, 6.10 inputs, 6.11 uploads
     7 Lifecycle             one Run: inputs, result.json, failure path, the receipt
     8 main()                configuration, handlers, the lifecycle, the exit code
     9 Shared blocks         verbatim copies of nodes/blocks/*.py: edit those instead
@@ -139,8 +136,7 @@ def finish_work(run):
 # Every number the contract fixes, with its unit and its reason.  A line
 # `# CONTRACT:` under one says which clause breaks when it is changed.
 
-KiB = 1024
-MiB = 1024 * KiB
+MiB = 1024 * 1024
 GiB = 1024 * MiB
 
 MARKER_FILENAME = "__lspo_complete.json"  # the completion receipt
@@ -287,8 +283,7 @@ def start_process():
 
 
 # 6.2 Documents and forms ======================================================
-# result.json and the marker, composed exactly: the collector refuses a marker of
-# the wrong shape (STEP-RESULT-*, STEP-MARKER-2).
+# The documents, composed exactly: the collector refuses a wrong shape (STEP-RESULT-*, STEP-MARKER-2).
 
 _FACT_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")
 _FACT_FORBIDDEN_RE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
@@ -415,7 +410,6 @@ def configure(tokens, environ):
 
 
 def parse_manifest(data):
-    """The manifest object (STEP-MANIFEST-3)."""
     try:
         manifest = json.loads(data.decode("utf-8"))
     except ValueError:  # STEP-MANIFEST-3: an expired presigned URL answers 200 with an XML page
@@ -720,10 +714,9 @@ CHILD_MODES = ()
 class Progress(object):
     """`@lspo:progress` lines, thinned so that a job with 1,000 inputs still ends with its `done` line."""
 
-    def __init__(self):
-        self.lines = 0
-        self.fraction = 0.0
-        self.step = -1
+    lines = 0  # written so far
+    fraction = 0.0  # the last one written
+    step = -1  # its 1/200 of the run
 
     def report(self, fraction, phase):
         fraction = round(min(1.0, max(0.0, float(fraction))), 4)
@@ -874,7 +867,6 @@ _RELPATH_FORBIDDEN_RE = re.compile(r"[\\\x00-\x1f]")
 
 
 def input_name(spec, index):
-    """relpath, else name, else input-<index> (STEP-WORK-3)."""
     name = spec.get("relpath") or spec.get("name") or "input-%d" % index
     # STEP-WORK-3: a number (a task id, say) is its text, as the upstream formatted it; not a refusal
     return name if isinstance(name, str) else str(name)
@@ -1080,11 +1072,9 @@ class Run(object):
     # -- for your work (section 3): the API [EDIT] code may call --
 
     def output_relpath(self, port, name):
-        """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2).
-
-        One relpath twice would lose bytes and list a duplicate, which the collector refuses
-        whole (STEP-OUTPUT-1).  The name is used as given: publishing refuses a bad one.
-        """
+        """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2): one
+        relpath twice would lose bytes and list a duplicate, which the collector refuses whole
+        (STEP-OUTPUT-1).  The name is used as given: publishing refuses a bad one."""
         candidate = "%s/%s" % (OUTPUT_DIR, name)
         if candidate in self.taken:
             base = "%s/%s/%s" % (OUTPUT_DIR, port, name)
@@ -1134,7 +1124,8 @@ class Run(object):
         try:
             status, outcome, reason = self.work()
         finally:
-            self.remove_scratch()
+            if self.scratch:
+                shutil.rmtree(self.scratch, ignore_errors=True)  # STEP-STREAM-3: nothing left behind
         return self.conclude(status, outcome, reason)  # STEP-MARKER-1: the receipt is the last write
 
     def work(self):
@@ -1358,7 +1349,6 @@ class Run(object):
                 say("could not write result.json: %s" % describe(exc))
 
     def conclude(self, status, outcome, reason):
-        """Write the one receipt; return the outcome decided before it."""
         code = EXIT_STATUS[outcome]  # STEP-MARKER-3: the code the process will return
         marker = self.write_marker(status, code, reason)
         if marker == MARKER_WRITTEN and outcome == OUTCOME_SUCCEEDED:
@@ -1392,10 +1382,6 @@ class Run(object):
             return MARKER_UNCONFIRMED
         return MARKER_WRITTEN
 
-    def remove_scratch(self):
-        if self.scratch:
-            shutil.rmtree(self.scratch, ignore_errors=True)  # STEP-STREAM-3: nothing left behind
-
 
 def lifecycle(config):
     """The envelope, then one Run; the outcome.  A start-up failure has no marker (nowhere to write it)."""
@@ -1421,8 +1407,7 @@ def finish(outcome):
 
 
 # 8 main() =====================================================================
-# Configuration, the handlers, then the envelope and the Run; never a traceback, always
-# one of the four exit codes (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
+# Never a traceback, always one of the four exit codes (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
 
 USAGE = """usage: hello_node.py [--help]
 
