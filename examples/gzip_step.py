@@ -118,8 +118,7 @@ def finish_work(run):
 # Every number the contract fixes, with its unit and its reason.  A line
 # `# CONTRACT:` under one says which clause breaks when it is changed.
 
-KiB = 1024
-MiB = 1024 * KiB
+MiB = 1024 * 1024
 GiB = 1024 * MiB
 
 MARKER_FILENAME = "__lspo_complete.json"  # the completion receipt
@@ -183,21 +182,15 @@ MAX_FACT_VALUE_CHARS = 512  # the platform's column limit
 PARAMS_KEYS_SHOWN = 64  # keys listed when the params echo gives way
 
 # 5 Errors =====================================================================
-# One root error; each subclass carries the outcome it maps to, so a
-# failure's exit code is decided where the failure is understood (STEP-EXIT-1).
-# A stop is the stop block's StopRequested (section 9), never a StepFailure.
+# One root error; each subclass carries its outcome, decided where the failure is
+# understood (STEP-EXIT-1).  A stop is the stop block's StopRequested, never a StepFailure.
 
 
 class StepFailure(Exception):
-    """Root of every failure this node reports; `outcome` is what it maps to.
-
-    `status` is the HTTP status when the store answered (a definite outcome);
-    `maybe_stored` is true when bytes went out and no answer came back, so the
-    store may hold the object (STEP-OUTPUT-6).
-    """
+    """Root of every failure this node reports; `outcome` is what it maps to.  `status`: the store
+    answered with it; `maybe_stored`: bytes went out, no answer came back (STEP-OUTPUT-6)."""
 
     outcome = OUTCOME_TRANSIENT
-    retryable = True
 
     def __init__(self, message, status=None, maybe_stored=False):
         super().__init__(message)
@@ -214,7 +207,6 @@ class Permanent(StepFailure):
     """A bad input, document or configuration: no retry can fix it."""
 
     outcome = OUTCOME_PERMANENT
-    retryable = False
 
 
 class Transient(StepFailure):
@@ -231,7 +223,6 @@ class WorkRefused(StepFailure):
     def __init__(self, code, message):
         super().__init__(message)
         self.outcome = OUTCOME_PERMANENT if code == OUTCOME_PERMANENT else OUTCOME_TRANSIENT
-        self.retryable = self.outcome != OUTCOME_PERMANENT
 
 
 class UsageError(StepFailure):
@@ -246,26 +237,19 @@ class UsageError(StepFailure):
 # 6 Protocol ===================================================================
 
 # 6.1 Process and output =======================================================
-# One line per message, redacted, written whole: the log is public and kept as
-# a 1000-line tail, so a URL in it is a leak and progress must not crowd out
-# the reason a run failed (STEP-REDACT-*, STEP-PROGRESS-*).
+# One line per message, redacted, written whole: the log is public (STEP-REDACT-*).
 
 SECRETS = set()  # credential values seen in any envelope, removed from every printed line
 # STOP and PROCESS are made at the end of the file: their classes come from section 9.
 
 
 def say(message):
-    """One diagnostic line on stderr, prefixed and redacted."""
-    # STEP-REDACT-1/-2: redacted, one line: the log is public
+    """One diagnostic line on stderr, prefixed (STEP-REDACT-1/-2: redacted, one line)."""
     write_all(2, ("%s: %s\n" % (PROGRAM, redact(message, SECRETS))).encode("utf-8", "backslashreplace"))
 
 
 def describe(exc):
-    """A printable account of an exception that cannot carry a URL.
-
-    OSError text is the system's; anything else (http.client quotes request
-    targets in some messages) is named by its type only.
-    """
+    """A printable account of an exception, never with a URL (http.client quotes request targets)."""
     if isinstance(exc, (StepFailure, StopRequested)):
         return str(exc)  # written by this node, never with a URL in it
     if isinstance(exc, OSError):
@@ -275,16 +259,13 @@ def describe(exc):
 
 
 def start_process():
-    """STEP-STOP-1: SIGTERM and SIGINT handled before the envelope is read (as PID 1 an
-    unhandled signal is dropped; an unhandled SIGINT is a KeyboardInterrupt traceback)."""
+    """STEP-STOP-1: the handlers before the envelope is read (unhandled, SIGINT is a traceback)."""
     STOP.open()
     install_handlers(STOP.handle)
 
 
 # 6.2 Documents and forms ======================================================
-# result.json and the marker, composed exactly: the collector refuses a marker of
-# the wrong shape, and the result reader anything over 1 MiB (STEP-RESULT-*,
-# STEP-MARKER-2).
+# The documents, composed exactly: the collector refuses a wrong shape (STEP-RESULT-*, STEP-MARKER-2).
 
 _FACT_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")
 _FACT_FORBIDDEN_RE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
@@ -292,7 +273,6 @@ UNCLAIMED_ORDER = ("unusable", "bad_key", "over_cap")  # STEP-RESULT-3: one fixe
 
 
 def is_int(value):
-    """A JSON integer; True and False are not integers here."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -310,16 +290,12 @@ def compose_result(metrics, attempt, params, facts, not_claimed):
     if len(data) <= MAX_RESULT_BYTES:
         return data
     shape = isinstance(params, dict)
-    summary = {  # STEP-RESULT-2: the params echo gives way first
-        "attempt": attempt,
+    summary.update({  # STEP-RESULT-2: the params echo gives way first
         "params": None,
         "params_omitted": "params are not echoed: the document would exceed the 1 MiB ceiling",
         "params_keys": sorted(params)[:PARAMS_KEYS_SHOWN] if shape else None,
         "params_count": len(params) if shape else None,
-    }
-    if not_claimed:
-        summary["facts_not_claimed"] = not_claimed
-    document["summary"] = summary
+    })
     data = dump_document(document)
     say("result.json: %s" % ("params left out, they would pass the 1 MiB ceiling" if params
                               else "over the 1 MiB ceiling with no params to leave out"))
@@ -357,28 +333,20 @@ def compose_marker(status, exit_code, error, objects, ports, identity):
 
 
 # 6.3 Configuration ============================================================
-# Read once, at start-up: a bad variable fails before any request, naming the
-# variable, never its value.
+# Read once, at start-up: a bad variable fails before any request, named, never its value.
 
 Config = collections.namedtuple(
     "Config", "credentials_path credentials_variable scratch_parent identity idempotency_key")
 
-_DECIMAL_RE = re.compile(r"[0-9]+\Z")
-
 
 def env_positive_int(raw):
-    """An identity variable's value: decimal digits only, at least 1, else None."""
-    if raw is None:
+    text = (raw or "").strip()
+    if not (text.isascii() and text.isdigit()):  # STEP-MANIFEST-4 (D12): ASCII digits only, no sign
         return None
-    text = raw.strip()
-    if not _DECIMAL_RE.match(text):  # STEP-MANIFEST-4 (D12): no sign, no other digits
-        return None
-    value = int(text)
-    return value if value >= 1 else None
+    return int(text) or None
 
 
 def load_config(environ):
-    """Read every environment variable this node uses, once."""
     primary = environ.get(CREDENTIALS_ENV, "")
     legacy = environ.get(LEGACY_CREDENTIALS_ENV, "")
     if primary:  # STEP-CREDS-1: the agent's variable wins
@@ -394,8 +362,7 @@ def load_config(environ):
     key = environ.get(IDEMPOTENCY_ENV)
     key = key if isinstance(key, str) and key.strip() else None
     scratch_parent = environ.get("TMPDIR") or None  # STEP-STREAM-3 (D10): scratch honours TMPDIR
-    try:
-        # STEP-PROXY-1: behind an egress proxy, a node that connects directly fails every request
+    try:  # STEP-PROXY-1: behind an egress proxy, a node that connects directly fails every request
         proxies = Proxies.from_environ(environ)
     except ProxyConfigError as exc:
         raise Permanent(str(exc)) from None  # STEP-PROXY-1: names the variable, never its value (a password)
@@ -405,8 +372,7 @@ def load_config(environ):
 
 
 def configure(tokens, environ):
-    """The Config, None for --help, or UsageError.  Reads no file: it runs before the handlers,
-    which STEP-STOP-1 wants installed before the envelope is read (lifecycle() reads it)."""
+    """The Config, None for --help, or UsageError; reads no file (STEP-STOP-1: the handlers first)."""
     if tokens in (["-h"], ["--help"]):
         return None
     if tokens:
@@ -415,10 +381,9 @@ def configure(tokens, environ):
         say("ignoring %d command-line argument(s): this step takes its job from the environment" % len(tokens))
     try:
         return load_config(environ)
-    except StepFailure as exc:  # STEP-PROXY-1: a bad proxy variable, named, never its value
-        raise UsageError(exc.message, exc.outcome) from None
-    except Exception as exc:  # a defect: still one line and one of the four codes, never a traceback
-        raise UsageError("internal error: " + describe(exc), OUTCOME_TRANSIENT) from None
+    except Exception as exc:  # STEP-PROXY-1: a bad proxy variable, named; a defect: one line, never a traceback
+        failure = exc if isinstance(exc, StepFailure) else Transient("internal error: " + describe(exc))
+        raise UsageError(failure.message, failure.outcome) from None
 
 
 # 6.4 Identity =================================================================
@@ -427,7 +392,6 @@ def configure(tokens, environ):
 
 
 def parse_manifest(data):
-    """The manifest object (STEP-MANIFEST-3)."""
     try:
         manifest = json.loads(data.decode("utf-8"))
     except ValueError:  # STEP-MANIFEST-3: an expired presigned URL answers 200 with an XML page
@@ -465,10 +429,8 @@ def resolve_identity(manifest, config):
 
 
 # 6.5 HTTP exchanges ===========================================================
-# Every request goes through one transport whose connect has one deadline and
-# whose socket a stop can shut down, since a blocked read never looks at a flag
-# (STEP-STOP-2, -3).  Refusals are classified by status and at most 4 KiB of
-# body (STEP-HTTP-*); a redirect is never followed (STEP-OUTPUT-5).
+# One transport: one deadline over the connect, and a socket a stop can shut
+# down, since a blocked read never looks at a flag (STEP-STOP-2, -3).
 
 _TLS_CONTEXTS = []  # one TLS context per process, made on first use
 PROXIES = []  # the environment's proxies (a Proxies), read once by load_config: importing reads nothing
@@ -486,12 +448,6 @@ def tls_context():
     return _TLS_CONTEXTS[0]
 
 
-def check_stop(what):
-    """Raise StopRequested when a stop was requested and the current work may be cut."""
-    if STOP.should_abandon():
-        raise StopRequested("stopped on request during %s" % what)
-
-
 def network_failure(what, exc):
     """The StepFailure an exception raised by the network stands for."""
     if isinstance(exc, StepFailure):
@@ -501,18 +457,13 @@ def network_failure(what, exc):
     return Transient("%s: %s" % (what, describe(exc)))  # STEP-HTTP-3: DNS, connect, reset, timeout
 
 
-def http_detail(status, reason, body):
-    """`HTTP <status> <reason> (<store code or body snippet>)`, redacted."""
+def classify(what, status, reason, body):
+    """The failure an HTTP refusal stands for (STEP-HTTP-1, STEP-HTTP-2), its detail redacted."""
     text = body.decode("utf-8", "replace")
     match = _STORE_CODE_RE.search(text)
     extra = match.group(1) if match else redact(text, SECRETS)[:ERROR_SNIPPET_CHARS]  # redacted, then cut
-    detail = "HTTP %d %s" % (status, reason or "")
-    return redact(detail.strip() + (" (%s)" % extra if extra else ""), SECRETS)  # code and reason too
-
-
-def classify(what, status, reason, body):
-    """The failure an HTTP refusal stands for (STEP-HTTP-1, STEP-HTTP-2)."""
-    detail = http_detail(status, reason, body)
+    detail = ("HTTP %d %s" % (status, reason or "")).strip() + (" (%s)" % extra if extra else "")
+    detail = redact(detail, SECRETS)  # the code and the reason too
     probe = detail.lower().replace(" ", "")
     message = "%s: %s" % (what, detail)
     # STEP-HTTP-2 (D8): expired-looking: re-read the envelope
@@ -527,7 +478,6 @@ def classify(what, status, reason, body):
 
 
 def check_status(response, what):
-    """Return on 2xx; raise the classified failure otherwise."""
     status = response.status
     if 200 <= status < 300:
         return
@@ -551,11 +501,10 @@ def exchange(url, what, timeout_s, budget=None):
     except ValueError as exc:
         raise Permanent("%s: the URL is not usable (%s)" % (what, exc)) from None
     try:
-        session.open()  # STEP-STOP-3: DNS + TCP + proxy CONNECT + TLS under one 10 s deadline, ended at once by a stop
-    except Exception as exc:
-        session.close()
-        raise network_failure(what, exc) from None
-    try:
+        try:
+            session.open()  # STEP-STOP-3: DNS + TCP + proxy CONNECT + TLS under one 10 s deadline, ended by a stop
+        except Exception as exc:
+            raise network_failure(what, exc) from None
         yield session
     finally:
         session.close()
@@ -588,18 +537,15 @@ def get_document(url, what, limit):
                 data += chunk
                 if len(data) > limit:  # STEP-MANIFEST-2: stop reading past the ceiling
                     raise Permanent("%s: more than %d bytes; stopped reading" % (what, limit))
-        except StepFailure:
-            raise
-        except Exception as exc:
+        except Exception as exc:  # a StepFailure passes through network_failure unchanged
             raise network_failure(what, exc) from None
-        check_stop(what)  # a shut-down socket reads as a short body
+        STOP.check(what)  # a shut-down socket reads as a short body
         return bytes(data)
 
 
 # 6.6 State on disk ============================================================
-# Every object moves in 1 MiB chunks through one buffer, hashed as it goes, its
-# page cache dropped every 8 MiB: a whole object in memory, or page cache left
-# to grow, gets the container OOM-killed (STEP-STREAM-*).
+# Objects move in 1 MiB chunks through one buffer, their page cache dropped every 8 MiB:
+# a whole object in memory, or a growing page cache, gets the container OOM-killed (STEP-STREAM-*).
 
 Payload = collections.namedtuple("Payload", "path data size sha256")  # exactly one of path, data
 
@@ -609,12 +555,7 @@ def bytes_payload(data):
 
 
 def release_page_cache(fd, dirty):
-    """Ask the kernel to drop a file's cached pages; best effort.
-
-    Page cache filled by a container's own reads and writes is charged to its
-    memory limit, so a process whose own memory stays flat can still be
-    OOM-killed moving a large file.  Dirty pages cannot be dropped: sync first.
-    """
+    """Ask the kernel to drop a file's cached pages, best effort (dirty ones cannot be: sync first)."""
     try:
         if dirty:
             os.fsync(fd)
@@ -631,18 +572,16 @@ def write_file(fd, view):
 
 
 def stream_verified(read_into, out_fd, pins, buffer, what, tally):
-    """Copy a source to out_fd, hashing it and showing each chunk to scan_chunk.
+    """Copy a source to out_fd, shown to scan_chunk and verified against its pins: (sha256, size).
 
-    `read_into(view)` fills a memoryview and returns the byte count, 0 at the
-    end.  Returns (sha256 hex, size); raises Permanent the moment the source
-    outgrows its size pin (STEP-INPUT-2).  One pass over the bytes: a second
-    read of a 1 GiB input would double the node's I/O and CPU.
+    `read_into(view)` fills a memoryview and returns the byte count, 0 at the end.  One pass
+    over the bytes: a second read of a 1 GiB input would double the node's I/O and CPU.
     """
     view = memoryview(buffer)
     digest = hashlib.sha256()
     size = pending = 0
     while True:
-        check_stop(what)  # STEP-STOP-2: checked after every chunk
+        STOP.check(what)  # STEP-STOP-2: checked after every chunk
         count = read_into(view)
         if not count:
             break
@@ -661,16 +600,12 @@ def stream_verified(read_into, out_fd, pins, buffer, what, tally):
             pending = 0
     if size >= CACHE_DROP_BYTES:
         release_page_cache(out_fd, dirty=True)  # STEP-STREAM-2: and the tail (a small file's cache dies with it)
-    check_stop(what)  # a stop's shutdown ends the body early: report the stop, not a short input
-    return digest.hexdigest(), size
-
-
-def verify(what, pins, digest, size):
-    # STEP-INPUT-2: the platform verifies what a step writes, never what it read
+    STOP.check(what)  # a stop's shutdown ends the body early: report the stop, not a short input
     if pins.size is not None and size != pins.size:
         raise Permanent("%s: %d bytes, but its size pin says %d" % (what, size, pins.size))
-    if digest != pins.sha256:  # STEP-INPUT-2: the platform checks what a step wrote, never what it read
+    if digest.hexdigest() != pins.sha256:  # STEP-INPUT-2: the platform checks what a step wrote, not what it read
         raise Permanent("%s: sha256 does not match its pin" % what)
+    return digest.hexdigest(), size
 
 
 def file_sha256(path, buffer):
@@ -690,7 +625,6 @@ def file_sha256(path, buffer):
 
 
 def copy_into(fd, payload, buffer):
-    """Copy a payload into an open file, with stop checks and page-cache release."""
     if payload.data is not None:
         write_file(fd, memoryview(payload.data))
         return
@@ -698,7 +632,7 @@ def copy_into(fd, payload, buffer):
     pending = 0
     with open(payload.path, "rb", buffering=0) as source:
         while True:
-            check_stop("a staging copy")
+            STOP.check("a staging copy")
             count = source.readinto(view)
             if not count:
                 break
@@ -714,21 +648,17 @@ def copy_into(fd, payload, buffer):
 
 
 def write_local(root, relpath, payload, what, buffer):
-    """Write into a local staging directory (STEP-OUTPUT-7)."""
     destination = os.path.join(root, *relpath.split("/"))
     try:
         os.makedirs(os.path.dirname(destination), exist_ok=True)
         atomic_write(destination, lambda fd: copy_into(fd, payload, buffer), mode=0o644)  # STEP-OUTPUT-7: temp, fsync, rename
-    except StepFailure:
-        raise
     except OSError as exc:
         raise Transient("%s: %s" % (what, describe(exc))) from None
 
 
 def make_scratch(parent):
-    """A private scratch directory under TMPDIR (or the system default)."""
     try:
-        return tempfile.mkdtemp(prefix=PROGRAM + "-", dir=parent)
+        return tempfile.mkdtemp(prefix=PROGRAM + "-", dir=parent)  # STEP-STREAM-3: private, under TMPDIR
     except OSError as exc:
         raise Transient("could not create a scratch directory under TMPDIR: %s" % describe(exc)) from None
 
@@ -741,7 +671,6 @@ def remove_file(path):
 
 
 def read_local_document(path, what, limit):
-    """A local document, reading at most limit + 1 bytes."""
     if not isinstance(path, str) or not path:
         raise Permanent("%s: the path is not a non-empty string" % what)
     try:
@@ -765,22 +694,16 @@ CHILD_MODES = ()
 
 
 class Progress(object):
-    """`@lspo:progress` lines: never decreasing, at most PROGRESS_MAX_LINES.
+    """`@lspo:progress` lines, thinned so that a job with 1,000 inputs still ends with its `done` line."""
 
-    Before-input lines are thinned to one per 1/200 of the run, so a job with
-    1,000 inputs still ends with its `done` line.
-    """
-
-    def __init__(self):
-        self.lines = 0
-        self.fraction = 0.0
-        self.step = -1
+    lines = 0  # written so far
+    fraction = 0.0  # the last one written
+    step = -1  # its 1/200 of the run
 
     def report(self, fraction, phase):
         fraction = round(min(1.0, max(0.0, float(fraction))), 4)
         step = int(fraction * (PROGRESS_MAX_LINES - 1) + 1e-6)
-        # STEP-PROGRESS-3: the log is a 1000-line tail; progress must leave room for the reason a run failed
-        if self.lines >= PROGRESS_MAX_LINES:
+        if self.lines >= PROGRESS_MAX_LINES:  # STEP-PROGRESS-3: leave the log's tail to why a run failed
             return
         # STEP-PROGRESS-2: never backwards; between inputs, at most one line per 1/200 of the run
         if fraction < self.fraction or (fraction < 1.0 and step <= self.step):
@@ -793,19 +716,14 @@ class Progress(object):
 
 # 6.9 The credentials envelope =================================================
 # The envelope lives about 15 minutes and is replaced by a rename, unannounced:
-# a node that reads it once cannot write after that.  Every use checks the
-# held copy and opens the path again near expiry or after a refusal
-# (STEP-CREDS-*).
+# a node that reads it once cannot write after that (STEP-CREDS-*).
 
 
 def remember_secrets(envelope):
     """Add every credential the envelope carries to SECRETS (STEP-REDACT-1)."""
     def visit(value):
-        if isinstance(value, dict):
-            for item in value.values():
-                visit(item)
-        elif isinstance(value, list):
-            for item in value:
+        if isinstance(value, (dict, list)):
+            for item in (value.values() if isinstance(value, dict) else value):
                 visit(item)
         elif isinstance(value, str) and "://" in value:
             parts = urllib.parse.urlsplit(value)
@@ -824,12 +742,8 @@ def remember_secrets(envelope):
 
 
 def post_fields(post):
-    """staging.post.fields as the upstream read them: dict(fields or {}).
-
-    So null, absent, {} and every other value JSON counts as false mean no
-    fields, and a list of [name, value] pairs is read in its order; anything
-    dict() refuses raises TypeError or ValueError.
-    """
+    """staging.post.fields as the upstream read them: any false value is no fields, a list of
+    [name, value] pairs is read in its order; dict() raises TypeError or ValueError for the rest."""
     return dict(post.get("fields") or {})
 
 
@@ -870,10 +784,7 @@ def validate_envelope(envelope):
 
 
 def read_envelope(path, variable):
-    """Parse and validate the envelope file: (envelope, expiry epoch or None).
-
-    Messages name the variable, never the path or the content.
-    """
+    """(envelope, expiry epoch or None), validated; messages name the variable, never the path."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_CREDENTIALS_BYTES + 1)
@@ -896,11 +807,7 @@ def read_envelope(path, variable):
 
 
 class Credentials(object):
-    """The envelope, re-read from its path whenever it may be out of date.
-
-    The agent rotates the file by writing a new one and renaming it over the
-    old, without a signal: re-opening the path is how a node sees the new one.
-    """
+    """The envelope, re-read from its path whenever it may be out of date."""
 
     def __init__(self, path, variable):
         self.path = path
@@ -932,9 +839,7 @@ class Credentials(object):
 
 
 # 6.10 Inputs, names and relpaths ==============================================
-# Pins are checked before any GET and a relpath before any byte is written: the
-# platform re-hashes what a step writes, never what it read, and refuses a
-# whole marker for one bad relpath (STEP-INPUT-*, STEP-OUTPUT-2).
+# Pins are checked before any GET, a relpath before any write (STEP-INPUT-*, STEP-OUTPUT-2).
 
 Pins = collections.namedtuple("Pins", "sha256 size")
 VerifiedInput = collections.namedtuple("VerifiedInput", "index name port path sha256 size tally")
@@ -944,14 +849,12 @@ _RELPATH_FORBIDDEN_RE = re.compile(r"[\\\x00-\x1f]")
 
 
 def input_name(spec, index):
-    """relpath, else name, else input-<index> (STEP-WORK-3)."""
     name = spec.get("relpath") or spec.get("name") or "input-%d" % index
     # STEP-WORK-3: a number (a task id, say) is its text, as the upstream formatted it; not a refusal
     return name if isinstance(name, str) else str(name)
 
 
 def input_pins(spec, label):
-    """The pins an input is verified against, refused before any GET when unusable."""
     digest = spec.get("sha256")
     if not isinstance(digest, str) or not _SHA256_RE.match(digest):  # STEP-INPUT-1: a pin is required
         raise Permanent("%s has no usable sha256 pin (64 hex digits); it is not read" % label)
@@ -967,8 +870,7 @@ def input_pins(spec, label):
 
 
 def check_relpath(relpath):
-    """Refuse a name the marker parser would refuse (it drops the whole document)."""
-    # STEP-OUTPUT-2: the collector refuses a whole marker for one bad relpath
+    """Refuse a name the marker parser would refuse: it drops the whole marker (STEP-OUTPUT-2)."""
     if not isinstance(relpath, str) or not relpath:
         raise Permanent("an object name is empty or not a string")
     shown = relpath[:MAX_NAME_CHARS]
@@ -990,9 +892,7 @@ def numbered(path, n):
 
 
 # 6.11 Uploads =================================================================
-# Inventory first, then the upload; an upload that got no answer is never sent
-# again: the store may commit a body whose answer never came (STEP-MARKER-5,
-# STEP-OUTPUT-6).
+# An upload with no answer is never sent again: the store may hold it all the same (STEP-OUTPUT-6).
 
 
 def send_payload(sock, payload, buffer):
@@ -1071,7 +971,6 @@ def _early_answer(session):
 
 
 def post_object(post, key, payload, what, buffer, budget=None):
-    """Upload through the presigned POST policy (STEP-OUTPUT-3)."""
     boundary, head, tail = multipart_frame(post, key)
     with exchange(post["url"], what, UPLOAD_TIMEOUT_S, budget) as session:
         stage = "request"
@@ -1105,10 +1004,9 @@ def post_object(post, key, payload, what, buffer, budget=None):
 
 
 # 7 Lifecycle ==================================================================
-# One Run, from the manifest to the marker.  The status and the exit code are
-# decided once, before the marker is composed, and the marker is the last
-# write on every path (success, failure, stop): two accounts of one run that
-# disagree are worse than one (STEP-MARKER-1, -3; STEP-EXIT-2).
+# One Run, manifest to marker.  The status and exit code are decided once, before the
+# marker is composed, and the marker is the last write on every path: two accounts of
+# one run that disagree are worse than one (STEP-MARKER-1, -3; STEP-EXIT-2).
 
 RESULT_NOT_SENT = "not-sent"  # no byte of result.json has reached the store
 RESULT_UPLOADED = "uploaded"  # the store accepted it
@@ -1133,13 +1031,8 @@ RESULT_ON_FAILURE = {
 
 
 class Run(object):
-    """One execution of the step: state the failure path and the receipt need.
-
-    The inventory lives here, not inside the work loop, so a failed or stopped
-    run still lists every object it wrote or began writing (STEP-MARKER-5).
-    The first group of methods is what section 3 may call; the rest is the
-    contract machinery that calls section 3.
-    """
+    """One execution of the step.  The inventory lives here, not in the work loop, so a failed
+    or stopped run still lists every object it wrote or began writing (STEP-MARKER-5)."""
 
     def __init__(self, config, creds):
         self.config = config
@@ -1161,12 +1054,9 @@ class Run(object):
     # -- for your work (section 3): the API [EDIT] code may call --
 
     def output_relpath(self, port, name):
-        """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2).
-
-        Two objects on one relpath would lose one's bytes and make the marker
-        list a duplicate, which the collector refuses whole (STEP-OUTPUT-1).
-        The name is used as given; publishing refuses a non-canonical result.
-        """
+        """outputs/<name>; on a clash outputs/<port>/<name>; then a counter (STEP-WORK-2): one
+        relpath twice would lose bytes and list a duplicate, which the collector refuses whole
+        (STEP-OUTPUT-1).  The name is used as given: publishing refuses a bad one."""
         candidate = "%s/%s" % (OUTPUT_DIR, name)
         if candidate in self.taken:
             base = "%s/%s/%s" % (OUTPUT_DIR, port, name)
@@ -1177,11 +1067,8 @@ class Run(object):
         return candidate
 
     def publish_file(self, relpath, path, port, sha256=None, size=None):
-        """Publish the file at `path` as `relpath` on `port`, streamed from disk.
-
-        Give sha256 and size when you know them (a verified input's); else the
-        file is hashed first, since the marker must list the bytes sent.
-        """
+        """Publish the file at `path` as `relpath` on `port`, streamed from disk.  Without
+        sha256 and size (a verified input's), it is hashed first: the marker lists the bytes sent."""
         if sha256 is None or size is None:
             sha256, size = file_sha256(path, self.buffer)
         self.publish(relpath, Payload(path, None, size, sha256), port)
@@ -1210,26 +1097,22 @@ class Run(object):
         return True
 
     def check_stop(self, what):
-        """End the work (raise StopRequested) if a stop was requested: call it between
-        chunks of any long local loop, so a stop is never kept waiting (STEP-STOP-2)."""
-        check_stop(what)
+        """Raise StopRequested if a stop was requested: call it in any long loop (STEP-STOP-2)."""
+        STOP.check(what)
 
-    # -- internal: contract machinery, not for [EDIT] code --
-
-    # -- the run, start to end --
+    # -- internal: contract machinery, not for [EDIT] code; the run, start to end --
 
     def execute(self):
-        """Do the work, settle the outcome, write the receipt; return the outcome."""
         try:
             status, outcome, reason = self.work()
         finally:
-            self.remove_scratch()
+            if self.scratch:
+                shutil.rmtree(self.scratch, ignore_errors=True)  # STEP-STREAM-3: nothing left behind
         return self.conclude(status, outcome, reason)  # STEP-MARKER-1: the receipt is the last write
 
     def work(self):
         """(status, outcome, reason): decided here, once, before the marker is composed."""
         try:
-            # STEP-STREAM-3: private, under TMPDIR, removed on every way out
             self.scratch = make_scratch(self.config.scratch_parent)
             self.phase = "reading the manifest"
             self.manifest = self.read_manifest()
@@ -1258,15 +1141,14 @@ class Run(object):
                 "reading the manifest")
         elif envelope.get("manifest_path"):  # STEP-MANIFEST-1: the local form
             data = read_local_document(envelope["manifest_path"], "reading the manifest", MAX_DOCUMENT_BYTES)
-        else:
-            # STEP-MANIFEST-1: nothing to read is permanent
+        else:  # STEP-MANIFEST-1: nothing to read is permanent
             raise Permanent("the envelope names neither manifest_get nor manifest_path")
         return parse_manifest(data)
 
     def process(self):
         total = len(self.creds.get().get("inputs") or [])  # STEP-CREDS-7: null (any JSON false) means []
         for index in range(total):  # STEP-INPUT-3: one at a time, in list order
-            check_stop("the next input")  # STEP-STOP-4: no new input after a stop
+            STOP.check("the next input")  # STEP-STOP-4: no new input after a stop
             self.phase = "reading input %d of %d" % (index + 1, total)
             self.progress.report(index / total, WORK_PHASE)  # STEP-PROGRESS-2: shows the run moving
             item = self.fetch_input(index)
@@ -1275,15 +1157,13 @@ class Run(object):
                 do_work(self, item)
             finally:
                 remove_file(item.path)
-        check_stop("the work after the last input")  # STEP-STOP-4: nothing new starts after a stop
+        STOP.check("the work after the last input")  # STEP-STOP-4: nothing new starts after a stop
         self.phase = "finishing the work after the last input"
         finish_work(self)
         self.phase = "writing result.json"
         self.write_result(inventory_first=True)  # STEP-RESULT-1: inventory first on the normal path
         self.progress.report(1.0, "done")  # STEP-PROGRESS-2: after result.json, before the marker
-        check_stop("the end of the work")  # a stop during result.json ends the run as cancelled
-
-    # -- inputs --
+        STOP.check("the end of the work")  # a stop during result.json ends the run as cancelled
 
     def input_spec(self, envelope, index):
         inputs = envelope.get("inputs") or []
@@ -1311,7 +1191,6 @@ class Run(object):
                 tally.clear()  # ...and the work's look at it starts over too
                 return self.download(self.input_spec(envelope, index), fd, pins, what, tally)
             digest, size = self.with_refresh(attempt, what)
-            verify(what, pins, digest, size)
         except BaseException:
             os.close(fd)
             remove_file(path)
@@ -1320,37 +1199,29 @@ class Run(object):
         return VerifiedInput(index, name, port, path, digest, size, tally)
 
     def download(self, spec, fd, pins, what, tally):
-        url = spec.get("get_url")
-        if url:  # STEP-INPUT-3: get_url preferred
-            with exchange(url, "reading " + what, READ_TIMEOUT_S) as session:
-                response = send_get(session, "reading " + what)
-                check_status(response, "reading " + what)
+        reading = "reading " + what
+        url, local = spec.get("get_url"), spec.get("local_path")
+        if not (url or local):  # STEP-INPUT-3: nothing to read is permanent
+            raise Permanent("%s has neither a get_url nor a local_path" % what)
+        if not url and not isinstance(local, str):  # open() of an int would open that file descriptor
+            raise Permanent("%s: local_path is not a string" % what)
+        with contextlib.ExitStack() as stack:
+            if url:  # STEP-INPUT-3: get_url preferred
+                session = stack.enter_context(exchange(url, reading, READ_TIMEOUT_S))
+                source = send_get(session, reading)
+                check_status(source, reading)
+            else:
+                try:
+                    source = stack.enter_context(open(local, "rb", buffering=0))
+                except OSError as exc:
+                    raise Transient("%s: %s" % (reading, describe(exc))) from None
 
-                def read_into(view):
-                    try:
-                        return response.readinto(view)
-                    except Exception as exc:
-                        raise network_failure("reading " + what, exc) from None
-                return stream_verified(read_into, fd, pins, self.buffer, "reading " + what, tally)
-        local = spec.get("local_path")
-        if local:
-            if not isinstance(local, str):  # open() of an int would open that file descriptor
-                raise Permanent("%s: local_path is not a string" % what)
-            try:
-                source = open(local, "rb", buffering=0)
-            except OSError as exc:
-                raise Transient("reading %s: %s" % (what, describe(exc))) from None
-            with source:
-                def read_local(view):
-                    try:
-                        return source.readinto(view)
-                    except OSError as exc:
-                        raise Transient("reading %s: %s" % (what, describe(exc))) from None
-                return stream_verified(read_local, fd, pins, self.buffer, "reading " + what, tally)
-        # STEP-INPUT-3: nothing to read is permanent
-        raise Permanent("%s has neither a get_url nor a local_path" % what)
-
-    # -- credentials --
+            def read_into(view):
+                try:
+                    return source.readinto(view)
+                except Exception as exc:  # a reset, a timeout, a disk error: transient, or the stop's
+                    raise network_failure(reading, exc) from None
+            return stream_verified(read_into, fd, pins, self.buffer, reading, tally)
 
     def with_refresh(self, operation, what, envelope=None):
         """operation(envelope); after an expired-looking refusal, once more if the file changed."""
@@ -1363,8 +1234,6 @@ class Run(object):
                 raise
             say("%s was refused as expired; retrying once with the rotated credentials" % what)
             return operation(fresh)  # STEP-CREDS-4: once; a second refusal ends the run
-
-    # -- outputs, inventory, facts --
 
     def record(self, relpath, sha256, size, port):
         if relpath in self.inventory:  # STEP-MARKER-5: no duplicate relpaths
@@ -1386,9 +1255,8 @@ class Run(object):
             staging = env["staging"]
             if staging["mode"] == "local_path":
                 write_local(staging["path"], relpath, payload, what, self.buffer)
-            else:
+            else:  # STEP-OUTPUT-3: the full key, never ${filename}
                 post = staging["post"]
-                # STEP-OUTPUT-3: the full key, never ${filename}
                 post_object(post, post["key_prefix"] + relpath, payload, what, self.buffer, budget)
         self.with_refresh(attempt, what, envelope)
 
@@ -1402,8 +1270,6 @@ class Run(object):
                 self.forget(relpath)  # definitely not stored: the marker must not name it
             raise
 
-    # -- result.json --
-
     def result_document(self):
         counted = ["%d %s" % (self.unclaimed[k], k) for k in UNCLAIMED_ORDER if self.unclaimed[k]]
         not_claimed = "not claimed as search facts: " + "; ".join(counted) if counted else None
@@ -1415,8 +1281,7 @@ class Run(object):
         return compose_result(self.metrics, attempt, {} if params is None else params, self.facts, not_claimed)
 
     def write_result(self, inventory_first):
-        """Normal path: inventory then upload.  Failure path: upload, then inventory
-        unless the store refused it (STEP-RESULT-4): listed whenever it may be stored."""
+        """Normal path: inventory, then upload; failure path: the reverse (STEP-RESULT-4)."""
         payload = bytes_payload(self.result_document())
         try:
             if inventory_first:
@@ -1437,10 +1302,7 @@ class Run(object):
         if not inventory_first:
             self.record(RESULT_FILENAME, payload.sha256, payload.size, REPORT_PORT)  # STEP-RESULT-4: ...then inventoried
 
-    # -- failure path --
-
     def decide_failure(self, exc):
-        """(status, outcome, reason) for a run that ended with `exc`."""
         stopped = STOP.requested or isinstance(exc, (StopRequested, KeyboardInterrupt))
         if stopped:  # STEP-EXIT-2: cancellation wins, whatever error the stop caused
             status, outcome = "cancelled", OUTCOME_CANCELLED
@@ -1468,10 +1330,7 @@ class Run(object):
             except BaseException as exc:
                 say("could not write result.json: %s" % describe(exc))
 
-    # -- the receipt --
-
     def conclude(self, status, outcome, reason):
-        """Write the one receipt; return the outcome decided before it."""
         code = EXIT_STATUS[outcome]  # STEP-MARKER-3: the code the process will return
         marker = self.write_marker(status, code, reason)
         if marker == MARKER_WRITTEN and outcome == OUTCOME_SUCCEEDED:
@@ -1485,8 +1344,7 @@ class Run(object):
         """Compose and write the one receipt; return a MARKER_* outcome, never raise."""
         STOP.abandonable = False  # STEP-STOP-5: from here a stop only sets the flag
         identity, why = resolve_identity(self.manifest, self.config)
-        if identity is None:
-            # STEP-MARKER-6: a receipt without identity would be taken for another attempt's
+        if identity is None:  # STEP-MARKER-6: a receipt without identity would be another attempt's
             say("no completion marker: %s" % why)
             return MARKER_NONE
         data = compose_marker(status, code, reason, self.inventory, self.ports, identity)
@@ -1506,22 +1364,16 @@ class Run(object):
             return MARKER_UNCONFIRMED
         return MARKER_WRITTEN
 
-    def remove_scratch(self):
-        if self.scratch:
-            shutil.rmtree(self.scratch, ignore_errors=True)  # STEP-STREAM-3: nothing left behind
-
 
 def lifecycle(config):
     """The envelope, then one Run; the outcome.  A start-up failure has no marker (nowhere to write it)."""
     creds = Credentials(config.credentials_path, config.credentials_variable)
     try:
         creds.get()  # STEP-CREDS-5: a broken envelope is refused before any request
-    except StepFailure as exc:
-        say("could not start: %s" % exc.message)
-        return OUTCOME_CANCELLED if STOP.requested else exc.outcome
     except Exception as exc:
-        say("could not start: internal error: %s" % describe(exc))
-        return OUTCOME_CANCELLED if STOP.requested else OUTCOME_TRANSIENT
+        failure = exc if isinstance(exc, StepFailure) else Transient("internal error: " + describe(exc))
+        say("could not start: %s" % failure.message)
+        return OUTCOME_CANCELLED if STOP.requested else failure.outcome
     return Run(config, creds).execute()
 
 
@@ -1537,9 +1389,7 @@ def finish(outcome):
 
 
 # 8 main() =====================================================================
-# The command line and the environment, then the handlers, then the envelope
-# and the Run; never a traceback, always one of the four exit codes
-# (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
+# Never a traceback, always one of the four exit codes (STEP-STOP-1, STEP-EXIT-1, STEP-REDACT-2).
 
 USAGE = """usage: hello_node.py [--help]
 

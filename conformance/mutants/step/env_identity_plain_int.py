@@ -1,10 +1,9 @@
 """Identity variables are parsed with int(), so '-41' (or '+41', ' 4_1') is accepted as an execution id."""
 NODE = "nodes/hello_node.py"
 REPLACE = [(
-    "    if not _DECIMAL_RE.match(text):  # STEP-MANIFEST-4 (D12): no sign, no other digits\n"
+    "    if not (text.isascii() and text.isdigit()):  # STEP-MANIFEST-4 (D12): ASCII digits only, no sign\n"
     "        return None\n"
-    "    value = int(text)\n"
-    "    return value if value >= 1 else None\n",
+    "    return int(text) or None\n",
     "    try:\n"
     "        return int(text)\n"
     "    except ValueError:\n"

@@ -1,10 +1,8 @@
 """Every HTTP refusal is permanent: no classification of throttling, 5xx or expired credentials."""
 NODE = "nodes/hello_node.py"
 REPLACE = [(
-    "    detail = http_detail(status, reason, body)\n"
     "    probe = detail.lower().replace(\" \", \"\")\n"
     "    message = \"%s: %s\" % (what, detail)\n",
-    "    detail = http_detail(status, reason, body)\n"
     "    message = \"%s: %s\" % (what, detail)\n"
     "    return Permanent(message, status=status)\n",
 )]

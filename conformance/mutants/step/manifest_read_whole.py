@@ -11,12 +11,10 @@ REPLACE = [(
     "                    break\n"
     "                data += chunk\n"
     "                if len(data) > limit:  # STEP-MANIFEST-2: stop reading past the ceiling\n"
-    "                    raise Permanent(\"%s: more than %d bytes; stopped reading\" % (what, limit))\n"
-    "        except StepFailure:\n",
+    "                    raise Permanent(\"%s: more than %d bytes; stopped reading\" % (what, limit))\n",
     "        try:\n"
     "            data = response.read()\n"
     "            if len(data) > limit:\n"
-    "                raise Permanent(\"%s: more than %d bytes\" % (what, limit))\n"
-    "        except StepFailure:\n",
+    "                raise Permanent(\"%s: more than %d bytes\" % (what, limit))\n",
 )]
 KILLS = ["manifest.oversize"]

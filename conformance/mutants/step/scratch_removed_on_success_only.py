@@ -4,9 +4,8 @@ REPLACE = [(
     "        try:\n"
     "            status, outcome, reason = self.work()\n"
     "        finally:\n"
-    "            self.remove_scratch()\n",
+    "            if self.scratch:\n",
     "        status, outcome, reason = self.work()\n"
-    "        if status == \"succeeded\":\n"
-    "            self.remove_scratch()\n",
+    "        if status == \"succeeded\" and self.scratch:\n",
 )]
 KILLS = ["stream.scratch-failure", "stream.scratch-used"]

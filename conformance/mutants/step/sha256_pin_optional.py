@@ -7,7 +7,7 @@ REPLACE = [(
     "    return Pins(digest.lower(), size)  # STEP-INPUT-1 (D3): pins compare case-insensitively\n",
     "    return Pins(digest.lower() if digest else None, size)\n",
 ), (
-    "    if digest != pins.sha256:  # STEP-INPUT-2: the platform checks what a step wrote, never what it read\n",
-    "    if pins.sha256 is not None and digest != pins.sha256:\n",
+    "    if digest.hexdigest() != pins.sha256:  # STEP-INPUT-2: the platform checks what a step wrote, not what it read\n",
+    "    if pins.sha256 is not None and digest.hexdigest() != pins.sha256:\n",
 )]
 KILLS = ["input.missing-pin"]
