@@ -267,7 +267,10 @@ def run_one(contract, mutant, seed=0, workdir=None, timeout=LONG_TIMEOUT_S):
     try:
         with open(node_path, encoding="utf-8") as handle:
             mutated = apply(handle.read(), mutant.replace)
-    except (OSError, ValueError) as exc:
+        # A mutant that does not compile is killed by the SyntaxError, not by its checks: no kill at all
+        # (an anchor found at another indentation than the replacement's is the usual cause).
+        compile(mutated, node_path, "exec")
+    except (OSError, ValueError, SyntaxError) as exc:
         return Outcome(mutant, BROKEN, detail=str(exc))
     own = tempfile.mkdtemp(prefix="mutant-%s-" % mutant.name, dir=workdir)
     # Readable by every user, as a node file in a repository is: a check that
