@@ -249,8 +249,14 @@ def apply(source, replace):
             # The new text rewrites its lead or trail too: take the node's own in with the code.
             body = new
             line_start = source.rfind("\n", 0, start) + 1
-            if lead and not source[line_start:start].strip():
+            indent = source[line_start:start]
+            if lead and not indent.strip():
                 start = line_start  # the new text brings its own indentation (its lead is written out)
+                if not lead.strip() and indent != lead:
+                    # The code moved to another depth since the mutant was written: every line of the new
+                    # text that starts at the old depth is moved with it, so the mutant still compiles.
+                    body = "".join(indent + line[len(lead):] if line.startswith(lead) else line
+                                   for line in body.splitlines(True))
             if trail.endswith("\n"):
                 newline = source.find("\n", end)
                 end = len(source) if newline < 0 else newline + 1

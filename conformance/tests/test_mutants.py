@@ -49,6 +49,14 @@ class AnchorTest(unittest.TestCase):
         self.assertEqual(mutants.apply(reworded, [(self.OLD, '    y = x - 1\n    y = -y\n')]),
                          'def f(x):\n    y = x - 1\n    y = -y\n    return y\n')
 
+    def test_code_moved_deeper_takes_the_new_text_with_it(self):
+        # The node's line now sits one block deeper (inside a try:); the mutant was written before.
+        deeper = 'def f(x):\n    try:\n        y = x + 1  # add one, reworded\n    finally:\n        pass\n    return y\n'
+        mutated = mutants.apply(deeper, [(self.OLD, '    if x:\n        y = x - 1\n')])
+        self.assertEqual(mutated, 'def f(x):\n    try:\n        if x:\n            y = x - 1\n    finally:\n'
+                                  '        pass\n    return y\n')
+        compile(mutated, "f.py", "exec")
+
     def test_changed_code_or_an_ambiguous_anchor_is_refused(self):
         with self.assertRaises(ValueError):
             mutants.apply(self.NODE.replace("x + 1", "x + 10"), [(self.OLD, "")])
