@@ -4161,7 +4161,7 @@ def main(argv=None):
             return child_main(tokens[len(prefix):])
     try:
         config = configure(tokens, os.environ)  # 6.3: argv and environment, read once; None: --help
-    except UsageError as exc:  # SESSION-ARGV/CONFIG clause: a fixed text naming the option, never its value
+    except UsageError as exc:  # SESSION-ARGV-1: a fixed text naming the option, never its value
         write_all(2, exc.text.encode("ascii", "replace"))
         return exc.exit_code
     if config is None:  # SESSION-NODE-2: the usage, with nothing read and nothing sent

@@ -5,7 +5,9 @@ derivative (STYLE item 1), and section 3 of each reads from below its KEEP line 
 its frame lists (node.edit-surface judges the same on a user's copy).
 """
 
+import ast
 import os
+import re
 import unittest
 
 from conformance import layout
@@ -84,6 +86,33 @@ class FrameTest(unittest.TestCase):
         self.assertEqual(surface.listed, {"LISTED", "ALSO"})
         self.assertEqual([name for _, name in surface.unlisted()], ["UNLISTED"])
         self.assertFalse(layout.edit_surface(source.replace(layout.KEEP_LINE, "# keep")).has_keep)
+
+
+def main_text(source):
+    """main()'s source with clause IDs blanked: what every node shares word for word."""
+    for statement in ast.parse(source).body:
+        if isinstance(statement, ast.FunctionDef) and statement.name == "main":
+            text = "\n".join(source.splitlines()[statement.lineno - 1:statement.end_lineno])
+            return re.sub(r"\b[A-Z]+-[A-Z]+-[0-9]+\b", "ID", text)
+    return None
+
+
+class MainTest(unittest.TestCase):
+    def test_every_node_has_the_same_main(self):
+        texts = {}
+        for label, path in node_files():
+            with open(path, encoding="utf-8") as handle:
+                texts[label] = main_text(handle.read())
+        first = texts["nodes/hello_node.py"]
+        self.assertIsNotNone(first)
+        for label, text in texts.items():
+            with self.subTest(node=label):
+                self.assertEqual(text, first)
+
+    def test_a_changed_main_is_seen(self):
+        source = "def main(argv=None):\n    return 0  # STEP-EXIT-1: the code\n"
+        self.assertEqual(main_text(source), main_text(source.replace("STEP-EXIT-1", "SCAN-ARGV-2")))
+        self.assertNotEqual(main_text(source), main_text(source.replace("return 0", "return 1")))
 
 
 if __name__ == "__main__":
