@@ -101,6 +101,7 @@ from conformance.bench.core import GiB, MiB, log, size_label
 from conformance.lifecycle import measure_cpu
 from conformance.planes.scan.plane import DEFAULT_TARGET, POLL_S, ScanPlane
 from conformance.planes.scan.protocol import canonical
+from conformance.planes.scan.trees import private_dirs
 from conformance.runner import HarnessError, Runner, capabilities
 from conformance.timeouts import SHORT_TIMEOUT_S
 
@@ -232,17 +233,6 @@ def end_run(plane, timeout_s=RUN_END_TIMEOUT_S):
 
 # ---------------------------------------------------------------- planted bundles
 
-def _private_dirs(path):
-    """path and its missing parents, each 0700 (SCAN-STATE-1: the worker refuses anything else)."""
-    missing = []
-    while path and not os.path.isdir(path):
-        missing.append(path)
-        path = os.path.dirname(path)
-    for directory in reversed(missing):
-        os.mkdir(directory, 0o700)
-        os.chmod(directory, 0o700)
-
-
 def write_bundle(path, expect, size, slot_id=0, generation=None):
     """A valid completed bundle (SCAN-BUNDLE-1..4) of at most `size` bytes, and less by under one
     event line (when size leaves room for any), at path, written as a stream (a block of lines at a
@@ -294,7 +284,7 @@ def plant_bundle_ready(plane, size, state_copy=False):
                                assignment_deadline_in_s=3600.0)
     _request_id, assignment = plane.grant(res)
     ready = os.path.join(plane.bundle_dir, "ready")
-    _private_dirs(ready)
+    private_dirs(ready)
     path = os.path.join(ready, "%s.jsonl" % res.bundle_id)
     meta = write_bundle(path, dict(res.identity, targets=[target]), size)
     plane.write_slot(0, {"schema": 2, "phase": "bundle_ready", "assignment": assignment, "runner": None,

@@ -170,6 +170,7 @@ import os as _os  # noqa: E402
 
 from conformance.planes.scan import build_bundle as _build_bundle  # noqa: E402
 from conformance.planes.scan import parse_strict as _parse_strict  # noqa: E402
+from conformance.planes.scan.trees import private_dirs  # noqa: E402,F401 (re-exported for the check modules)
 
 # A terminal report a planted state may hold (SCAN-TERMINAL-1: a failure code and its detail).
 PLANTED_REPORT = {"failure_code": "client_process_failed", "detail": "local worker execution failed"}
@@ -180,16 +181,6 @@ def held_state(assignment, phase="assigned", **members):
     state = {"schema": 2, "phase": phase, "assignment": assignment, "runner": None, "retained_work": []}
     state.update(members)
     return state
-
-
-def private_dirs(path):
-    """path and its missing parents, each 0700 (what SCAN-STATE-1 asks of the trees)."""
-    missing = []
-    while path and not _os.path.isdir(path):
-        missing.append(path)
-        path = _os.path.dirname(path)
-    for directory in reversed(missing):
-        _os.mkdir(directory, 0o700)
 
 
 def ready_path(plane, reservation):

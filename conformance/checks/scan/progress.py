@@ -15,7 +15,7 @@ import os
 from conformance import schema as _schema
 from conformance.checks import check
 from conformance.checks.scan._common import (PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run, drain_diagnosis,
-                                              each_variant, faults)
+                                              each_variant, faults, private_dirs)
 from conformance.planes.scan import canonical, instant
 
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -272,13 +272,7 @@ def _planted_event(sequence, pad):
 def _plant_journal(plane):
     """A journal just over MAX_JOURNAL_BYTES whose events are all delivered but the last; returns its
     last sequence."""
-    path = plane.state_dir
-    missing = []
-    while not os.path.isdir(path):
-        missing.append(path)
-        path = os.path.dirname(path)
-    for directory in reversed(missing):
-        os.mkdir(directory, 0o700)
+    private_dirs(plane.state_dir)
     pad = "planted_" + "p" * 100
     lines, total, sequence = [], 0, 0
     while total < PLANTED_JOURNAL_BYTES:
