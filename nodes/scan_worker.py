@@ -893,7 +893,7 @@ def configure(tokens, environ):
     sources = [args.token_file is not None, TOKEN_ENV in environ, args.token is not None]
     if args.token_fd is not None:
         token, token_file = token_from_fd(args.token_fd), None
-    elif sum(sources) != 1:  # SCAN-TOKEN-1
+    elif sum(sources) != 1:  # SCAN-TOKEN-1: two sources would leave which token is used to chance
         raise UsageError("give the token exactly one way: --token-file, %s or --token" % TOKEN_ENV)
     elif args.token_file is not None:
         try:
@@ -3173,7 +3173,7 @@ class RunnerControl(object):
         if terminal["generation"] != runner["generation"] or terminal["input_sha256"] != runner["input_sha256"]:
             raise RunnerProtocolError(detail="a terminal for another generation")
         if parse_instant(terminal["decided_at"]) > parse_instant(deadline):
-            raise RunnerProtocolError(detail="a completion after its deadline")  # SCAN-RUNNER-5
+            raise RunnerProtocolError(detail="a completion after its deadline")  # SCAN-RUNNER-5: a late result is not trusted as on time
         identity = assignment_binding(assignment, self.slot_id)
         if not same(outcome["identity"], identity):
             raise RunnerProtocolError(detail="an outcome for another assignment")
@@ -3252,7 +3252,7 @@ class RunnerControl(object):
 # schedule (SCAN-BACKOFF-1); the next step starts again from the file.
 
 WORK, IDLE, NO_WORK, NOTHING = "work", "idle", "no_work", "nothing"  # what a step did: it decides the wait
-RESOLUTIONS = ("bundle_accepted", "prebundle_report", "expired")  # SCAN-RECONCILE-2
+RESOLUTIONS = ("bundle_accepted", "prebundle_report", "expired")  # SCAN-RECONCILE-2: any other is not ours to act on
 RECONCILED_STATUSES = (404, 409, 410)  # SCAN-RECONCILE-6: the statuses that ask the server
 
 
@@ -3358,7 +3358,7 @@ class Slot(RunnerControl):
         except StopRequested:
             self.ended = "stopped"
         except ContainmentPending:
-            say("worker slot %d: containment authority remains pending" % self.slot_id)  # SCAN-SLOT-4
+            say("worker slot %d: containment authority remains pending" % self.slot_id)  # SCAN-SLOT-4: the operator learns why the slot stopped claiming
             self.ended = "died"
         except BaseException:  # SCAN-SLOT-4: anything the state machine does not cover ends the worker
             if stop_requested():
@@ -3377,7 +3377,7 @@ class Slot(RunnerControl):
                 reason = "graceful_drain" if FLOW.draining.is_set() else "lowered_parallelism_recovery_complete"
                 self.assignment = None
                 self.emit("stopped", reason=reason)
-                say("worker slot %d: retired (%s)" % (self.slot_id, reason))  # SCAN-SLOT-2
+                say("worker slot %d: retired (%s)" % (self.slot_id, reason))  # SCAN-SLOT-2: a fixed reason, never a value
                 self.ended = "retired"
                 return
             try:
@@ -3496,7 +3496,7 @@ class Slot(RunnerControl):
             if reason is not None:
                 extras["reason"] = reason.strip()
             self.emit("backoff", **extras)
-            return NO_WORK, retry_after * random.uniform(1.0, 1.0 + NO_WORK_JITTER)  # SCAN-BACKOFF-3
+            return NO_WORK, retry_after * random.uniform(1.0, 1.0 + NO_WORK_JITTER)  # SCAN-BACKOFF-3: never early; jittered so a fleet does not poll in step
         body = parse_object(answer.body)
         if answer.status == 200:
             resolution = body.get("resolution") if body else None
@@ -3509,7 +3509,7 @@ class Slot(RunnerControl):
             return WORK, None
         assignment = body.get("assignment") if body else None
         if not isinstance(assignment, dict):
-            raise WorkerClientError("an assignment answer without an assignment")  # SCAN-CLAIM-6
+            raise WorkerClientError("an assignment answer without an assignment")  # SCAN-CLAIM-6: state kept, the same id claimed again
         reservation_of(assignment)  # D5: no usable identity, nothing is kept; the same id is claimed again
         state = self.save({"schema": SLOT_STATE_SCHEMA, "phase": "assigned", "assignment": assignment,
                            "runner": None, "retained_work": []})
@@ -3576,7 +3576,7 @@ class Slot(RunnerControl):
         if (upstream_int(status.get("reservation_id")) != rid  # D25: 12.0 and "12" name reservation 12
                 or status.get("bundle_id") != bundle_id or status.get("scan_event_id") != event_id
                 or resolution not in RESOLUTIONS or not is_digest(status.get("receipt_id"))):
-            raise WorkerClientError("a resolution for something this slot does not hold")  # SCAN-RECONCILE-2
+            raise WorkerClientError("a resolution for something this slot does not hold")  # SCAN-RECONCILE-2: else another slot's work is closed as ours
         phase = state["phase"]
         if resolution == "bundle_accepted":
             if phase not in ("assigned", "bundle_ready", "awaiting_resolution") or not is_digest(
@@ -3594,7 +3594,7 @@ class Slot(RunnerControl):
                 raise WorkerClientError("prebundle_report without a report held")
             if status.get("failure_code") != terminal["failure_code"] or status.get(
                     "payload_sha256") != digest_of(terminal, ascii=True):
-                raise WorkerClientError("prebundle_report for another report")  # SCAN-RECONCILE-4
+                raise WorkerClientError("prebundle_report for another report")  # SCAN-RECONCILE-4: else a report we never sent counts as ours
         self.cleanup(state, "resolved (%s)" % resolution, "terminal_reconciled")
         return True
 
@@ -3776,7 +3776,7 @@ class Worker(object):
         """Everything before the first request: trees, lock, leftovers, slots, the ready line."""
         config = self.config
         for path in (config.state_dir, config.bundle_dir, config.work_dir):
-            ensure_private_dir(path)  # SCAN-STATE-1
+            ensure_private_dir(path)  # SCAN-STATE-1: 0700, so no other user reads the token's neighbours
         self.lock_fd = take_lock(os.path.join(config.state_dir, "remote-worker.lock"))  # SCAN-STATE-8, first
         for name in ("tmp", "ready", "quarantine"):
             ensure_private_dir(os.path.join(config.bundle_dir, name))
@@ -3812,11 +3812,11 @@ class Worker(object):
                 pass
             PROCESS.drain_wake()
             if STOP.requested:
-                return self.stop(OUTCOME_STOPPED)  # SCAN-STOP-3
+                return self.stop(OUTCOME_STOPPED)  # SCAN-STOP-3: a second signal or SIGINT cuts the work in hand
             if any(slot.ended == "died" for slot in self.slots):
-                return self.stop(OUTCOME_SLOT_DIED)  # SCAN-SLOT-4
+                return self.stop(OUTCOME_SLOT_DIED)  # SCAN-SLOT-4: one dead slot ends the worker, so a supervisor restarts it
             if FLOW.drain_asked and drain_deadline is None:
-                say("worker: draining")  # SCAN-STOP-2
+                say("worker: draining")  # SCAN-STOP-2: no new claims; the work in hand finishes
                 drain_deadline = Deadline(self.config.drain_s)
                 FLOW.draining.set()
                 FLOW.either.set()
@@ -3944,7 +3944,7 @@ def lifecycle(config):
         worker.start()
     except LockHeld:
         say("worker: another worker holds this state directory")
-        return OUTCOME_LOCKED  # SCAN-STATE-8
+        return OUTCOME_LOCKED  # SCAN-STATE-8: two workers on one tree would claim for the same slots
     except (StartupError, WorkerClientError, OSError):
         say("worker: start-up failed")  # SCAN-OUTPUT-1: a fixed line, never which file or why
         return OUTCOME_START_FAILED

@@ -1272,7 +1272,7 @@ def exchange_dispatch(config, dispatch):
         if code in CONSUMED_DISPATCH_CODES:  # SESSION-DISPATCH-6: another task has it, or it is over
             raise SessionOver(terminal=DISPATCH_CONSUMED)
         raise SessionError(code, "the exchange was refused")
-    return entry_answer(buffer, count, SESSION_DISPATCH_RESPONSE_INVALID), buffer  # SESSION-DISPATCH-5
+    return entry_answer(buffer, count, SESSION_DISPATCH_RESPONSE_INVALID), buffer  # SESSION-DISPATCH-5: a malformed lease is refused, never half-used
 
 
 def lease_session(config, start, nonce):
