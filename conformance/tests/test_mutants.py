@@ -223,7 +223,12 @@ class RunTest(unittest.TestCase):
         write(directory, "unknown_check", '"""Names a check that does not exist."""\nNODE = %r\n'
                                           'REPLACE = [("hello, %%s", "hi, %%s")]\n'
                                           'KILLS = ["greet.hello", "no.such-check"]\n' % TOY)
+        write(directory, "no_syntax", '"""Leaves the node unparseable: killed by nothing but the SyntaxError."""\n'
+                                      'NODE = %r\nREPLACE = [("hello, %%s", "hello, %%s\\"(")]\n'
+                                      'KILLS = ["greet.hello"]\n' % TOY)
         outcomes = dict((m.name, mutants.run_one("_selftest", m)) for m in mutants.load_all("_selftest", directory))
+        self.assertEqual(outcomes["no_syntax"].status, BROKEN)  # never counted as killed
+        self.assertIn("line", outcomes["no_syntax"].detail)
         self.assertEqual(outcomes["harmless"].status, SURVIVED)
         self.assertEqual(outcomes["harmless"].verdicts, {"greet.hello": "PASS"})
         self.assertEqual(outcomes["missing_text"].status, BROKEN)
