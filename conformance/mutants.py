@@ -211,9 +211,15 @@ def find_anchor(source, old):
     last character; lead and trail are old's text around its own code (indentation,
     a trailing comment, the newline), for `apply` to fit the replacement."""
     exact = _occurrences(source, old)
-    if len(exact) == 1:
-        return exact[0], exact[0] + len(old), "", ""
     old_view, old_where = code_view(old)
+    if len(exact) == 1:
+        end = exact[0] + len(old)
+        # An exact match that stops inside a comment the node has since lengthened would cut that
+        # comment in two (a replacement without it leaves the rest as code): match on code instead.
+        mid_comment = (old_view and "#" in old[old_where[-1] + 1:] and not old.endswith("\n")
+                       and end < len(source) and source[end] != "\n")
+        if not mid_comment:
+            return exact[0], end, "", ""
     if not old_view:
         raise ValueError("old text has no code (a comment or whitespace alone anchors nothing): %r" % old[:80])
     view, where = _source_view(source)

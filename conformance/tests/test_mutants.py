@@ -57,6 +57,13 @@ class AnchorTest(unittest.TestCase):
                                   '        pass\n    return y\n')
         compile(mutated, "f.py", "exec")
 
+    def test_an_exact_match_ending_inside_a_lengthened_comment_is_matched_on_code(self):
+        # The mutant's old text ended at "# clause"; the node's comment now says more after it.
+        source = 'def f(x):\n    y = x + 1  # clause: and the reason it exists\n    return y\n'
+        mutated = mutants.apply(source, [('    y = x + 1  # clause', '    y = x - 1')])
+        self.assertEqual(mutated, 'def f(x):\n    y = x - 1  # clause: and the reason it exists\n    return y\n')
+        compile(mutated, "f.py", "exec")
+
     def test_changed_code_or_an_ambiguous_anchor_is_refused(self):
         with self.assertRaises(ValueError):
             mutants.apply(self.NODE.replace("x + 1", "x + 10"), [(self.OLD, "")])
