@@ -2105,14 +2105,36 @@ def gate_document(generation, input_sha256, identity):
     return canonical_bytes(document, ascii=True)
 
 
+def write_whole(path, data):
+    """D36: `path` replaced whole (a reader sees the old file or all of the new), with no fsync.
+
+    For the owner and gate files only: they name a live process, and after a
+    power loss no runner is alive for them to name, so their durability would
+    protect nothing a restart reads.
+    """
+    directory, name = os.path.split(path)
+    temporary = os.path.join(directory, ".%s.%s.partial" % (name, secrets.token_hex(6)))
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            write_fully(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def write_owner(paths, generation, input_sha256, identity):
     """owner.json: whose root this is (SCAN-RUNNER-2: after the identity is persisted, before the gate)."""
-    atomic_write(paths.owner, gate_document(generation, input_sha256, identity), 0o600)
+    write_whole(paths.owner, gate_document(generation, input_sha256, identity))
 
 
 def publish_start_gate(paths, generation, input_sha256, identity):
     """start.json, last: from now on the runner may work (SCAN-RUNNER-3)."""
-    atomic_write(paths.start, gate_document(generation, input_sha256, identity), 0o600)
+    write_whole(paths.start, gate_document(generation, input_sha256, identity))
 
 
 # Events -----------------------------------------------------------------------
@@ -2124,12 +2146,15 @@ def open_events(paths):
 
 
 def append_event(fd, event):
-    """One canonical line, written with one write where the kernel allows and fsynced (SCAN-STATE-2)."""
+    """One canonical line, written with one write where the kernel allows (SCAN-STATE-2).
+
+    D36: not fsynced here; the runner fsyncs the file once, before its terminal,
+    which is the only moment a restart depends on the events being whole.
+    """
     line = canonical_bytes(event, ascii=True) + b"\n"
     if len(line) > MAX_RUNNER_EVENT_BYTES:
         raise RunnerProtocolError(detail="runner event too long")
     write_fully(fd, line)  # O_APPEND: a short write's rest still lands at the end
-    os.fsync(fd)
 
 
 def read_events(path, offset, generation, after_sequence):
@@ -4170,6 +4195,9 @@ class _RunnerGeneration(object):
         terminal = {"schema": 1, "decision": "completed", "decided_at": utc_now_text(),
                     "generation": self.input["generation"], "input_sha256": self.input_sha256,
                     "outcome": outcome}
+        # D36: every event on disk before the terminal that counts them (after a power loss, a terminal
+        # whose events were lost would be refused at adoption, and the assignment failed, not retried).
+        os.fsync(self.events_fd)
         publish_terminal(self.paths, terminal, "runner")  # SCAN-RUNNER-5: a loss means the worker decided
 
     def run(self):
