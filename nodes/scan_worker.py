@@ -257,7 +257,7 @@ RUNNER_MAX_ATTEMPTS = 3  # SCAN-RUNNER-7: generations per operation, then a repo
 RUNNER_MIN_RETRY_S = 1.0  # SCAN-RUNNER-7: less time than this left before the scan deadline: no retry
 TIMEOUT_BUNDLE_PUBLICATION_S = 30.0  # SCAN-RUNNER-8: a timeout bundle's window, at most
 RUNNER_STOP_TIMEOUT_S = 10.0  # SCAN-RUNNER-9: waiting for a killed runner to be gone
-RUNNER_POLL_S = 0.1  # SCAN-RUNNER-*: how often a slot looks at its runner (exit, events, deadline)
+RUNNER_POLL_S = 0.1  # SCAN-RUNNER-*: how often a slot reads its runner's events (its exit wakes it at once, D35)
 START_GATE_POLL_S = 0.05  # SCAN-RUNNER-3: how often a runner looks for its gate, at most
 START_GATE_FIRST_WAIT_S = 0.002  # a gate not open yet is looked for again this soon, then twice as late each time
 MAX_RETAINED_WORK = 16  # SCAN-STATE-3: closed generations a state names; older roots are removed
@@ -309,7 +309,7 @@ MAX_EXECUTABLE_CHARS = 4096  # PATH_MAX: the target of /proc/<pid>/exe
 TARGET_CHUNK_BYTES = 65536  # one read of a target's body: memory stays flat in the target's size
 TARGET_CONNECT_DEADLINE_S = 10.0  # lookup + connect + TLS of one target download
 TARGET_READ_TIMEOUT_S = 30.0  # silence on a target's socket; the scan deadline bounds the whole download
-RUNNER_REAP_POLL_S = 0.01  # how often a wait without a pidfd looks at /proc again
+RUNNER_REAP_POLL_S = 0.01  # how often a wait without a pidfd looks again whether the runner has exited
 RUNNER_PHASES = ("preparing", "scanning", "bundling")  # a runner event's phase; SCAN-BUNDLE-1: a timeout bundle's
 RUNNER_TERMINAL_REASONS = ("scan_stage_deadline", "timeout_bundle_deadline", "startup_deadline",
                            "runner_crash", "controller_recovery", "malformed_output", "stop")
@@ -2106,11 +2106,11 @@ def gate_document(generation, input_sha256, identity):
 
 
 def write_whole(path, data):
-    """D36: `path` replaced whole (a reader sees the old file or all of the new), with no fsync.
+    """D36: `path` replaced whole (a reader sees the old file or all of the new), 0600, with no fsync.
 
-    For the owner and gate files only: they name a live process, and after a
-    power loss no runner is alive for them to name, so their durability would
-    protect nothing a restart reads.
+    For files whose durability protects nothing a restart reads: the owner and
+    gate files name a live process, and after a power loss no runner is alive
+    for them to name; the runners' code (D34) is written again by every life.
     """
     directory, name = os.path.split(path)
     temporary = os.path.join(directory, ".%s.%s.partial" % (name, secrets.token_hex(6)))
@@ -2575,20 +2575,9 @@ class RunnerCode(object):
         ensure_private_dir(self.directory, RunnerProtocolError)
         name = "runner-%s.%s.pyc" % (digest, sys.implementation.cache_tag or "none")
         path = os.path.join(self.directory, name)
-        temporary = os.path.join(self.directory, ".%s.%s.partial" % (name, secrets.token_hex(6)))
         # No fsync: each worker life writes its own cache before its first runner, so nothing a
         # restart reads depends on these bytes reaching the disk.
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            try:
-                write_fully(fd, data)
-            finally:
-                os.close(fd)
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        write_whole(path, data)
         if not self.swept:  # an earlier version's code, left by an earlier life: never run again
             self.swept = True
             for old in os.listdir(self.directory):
@@ -2972,8 +2961,8 @@ def source_of(assignment):
 # 7.1 A runner, from its slot ==================================================
 # A generation's life: its record is saved, its root made, the child spawned
 # in its own process group, its identity saved, and only then its start gate
-# published (SCAN-RUNNER-2/3).  The slot watches it every RUNNER_POLL_S: exit,
-# new events, the deadline, a stop.  However it ends, one terminal decides
+# published (SCAN-RUNNER-2/3).  The slot waits on its exit and a stop (D35),
+# and reads new events and the deadline every RUNNER_POLL_S.  However it ends, one terminal decides
 # (SCAN-RUNNER-5); then the generation is closed: adopted, retried, turned into
 # a timeout bundle, or reported.  After a restart the recorded generation is
 # closed the same way, once its runner is proven gone (SCAN-RUNNER-9).
