@@ -877,7 +877,8 @@ def markdown_rows(figures, names, bench):
         rows.append([what, budget] + [cell(name) for name in names])
 
     for slots in SLOT_COUNTS:
-        row("assignments resolved per second, %d slot%s" % (slots, "" if slots == 1 else "s"), "-",
+        row("assignments resolved per second, %d slot%s" % (slots, "" if slots == 1 else "s"),
+            ">= %.0f" % BUDGET_THROUGHPUT_PER_S[slots],
             lambda n, s=slots: _cell(figures["throughput"][n].get(s), "per_s", "%.2f"))
     row("idle CPU, Retry-After %d s" % IDLE_RETRY_AFTER_S, "<= %.0f %% of a core" % (BUDGET_IDLE_SHARE * 100),
         lambda n: _cell(figures["idle"][n], "share", "%.2f %%", 100))
@@ -885,7 +886,7 @@ def markdown_rows(figures, names, bench):
         row("peak RSS uploading %s" % size_label(size),
             "<= idle + %.0f MiB" % (BUDGET_RSS_BEYOND_IDLE_BYTES / MiB) if index == len(bench.sizes) - 1 else "-",
             lambda n, i=index: _rss_cell(figures["rss"][n], i))
-    row("restart after SIGKILL to first request, median", "-",
+    row("restart after SIGKILL to first request, median", "<= %.0f ms" % (BUDGET_RESTART_MEDIAN_S * 1000),
         lambda n: _cell(figures["restart"][n], "median_s", "%.0f ms", 1000))
     budgets = {PHASES[0]: "<= %.0f s" % BUDGET_DRAIN_S}
     for phase in HELD_PHASES:
