@@ -60,8 +60,10 @@ import errno
 import fcntl
 import hashlib
 import http.client
+import importlib.util
 import itertools
 import json
+import marshal
 import math
 import os
 import pwd
@@ -255,8 +257,9 @@ RUNNER_MAX_ATTEMPTS = 3  # SCAN-RUNNER-7: generations per operation, then a repo
 RUNNER_MIN_RETRY_S = 1.0  # SCAN-RUNNER-7: less time than this left before the scan deadline: no retry
 TIMEOUT_BUNDLE_PUBLICATION_S = 30.0  # SCAN-RUNNER-8: a timeout bundle's window, at most
 RUNNER_STOP_TIMEOUT_S = 10.0  # SCAN-RUNNER-9: waiting for a killed runner to be gone
-RUNNER_POLL_S = 0.1  # SCAN-RUNNER-*: how often a slot looks at its runner (exit, events, deadline)
-START_GATE_POLL_S = 0.05  # SCAN-RUNNER-3: how often a runner looks for its gate
+RUNNER_POLL_S = 0.1  # SCAN-RUNNER-*: how often a slot reads its runner's events (its exit wakes it at once, D35)
+START_GATE_POLL_S = 0.05  # SCAN-RUNNER-3: how often a runner looks for its gate, at most
+START_GATE_FIRST_WAIT_S = 0.002  # a gate not open yet is looked for again this soon, then twice as late each time
 MAX_RETAINED_WORK = 16  # SCAN-STATE-3: closed generations a state names; older roots are removed
 PROGRESS_BATCH = 128  # SCAN-PROGRESS-4: events read per outbox pass
 PROGRESS_REQUEST_TIMEOUT_S = 2.0  # SCAN-PROGRESS-4: one progress request, and one pass
@@ -306,7 +309,7 @@ MAX_EXECUTABLE_CHARS = 4096  # PATH_MAX: the target of /proc/<pid>/exe
 TARGET_CHUNK_BYTES = 65536  # one read of a target's body: memory stays flat in the target's size
 TARGET_CONNECT_DEADLINE_S = 10.0  # lookup + connect + TLS of one target download
 TARGET_READ_TIMEOUT_S = 30.0  # silence on a target's socket; the scan deadline bounds the whole download
-RUNNER_REAP_POLL_S = 0.01  # how often a wait without a pidfd looks at /proc again
+RUNNER_REAP_POLL_S = 0.01  # how often a wait without a pidfd looks again whether the runner has exited
 RUNNER_PHASES = ("preparing", "scanning", "bundling")  # a runner event's phase; SCAN-BUNDLE-1: a timeout bundle's
 RUNNER_TERMINAL_REASONS = ("scan_stage_deadline", "timeout_bundle_deadline", "startup_deadline",
                            "runner_crash", "controller_recovery", "malformed_output", "stop")
@@ -2102,14 +2105,36 @@ def gate_document(generation, input_sha256, identity):
     return canonical_bytes(document, ascii=True)
 
 
+def write_whole(path, data):
+    """D36: `path` replaced whole (a reader sees the old file or all of the new), 0600, with no fsync.
+
+    For files whose durability protects nothing a restart reads: the owner and
+    gate files name a live process, and after a power loss no runner is alive
+    for them to name; the runners' code (D34) is written again by every life.
+    """
+    directory, name = os.path.split(path)
+    temporary = os.path.join(directory, ".%s.%s.partial" % (name, secrets.token_hex(6)))
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            write_fully(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def write_owner(paths, generation, input_sha256, identity):
     """owner.json: whose root this is (SCAN-RUNNER-2: after the identity is persisted, before the gate)."""
-    atomic_write(paths.owner, gate_document(generation, input_sha256, identity), 0o600)
+    write_whole(paths.owner, gate_document(generation, input_sha256, identity))
 
 
 def publish_start_gate(paths, generation, input_sha256, identity):
     """start.json, last: from now on the runner may work (SCAN-RUNNER-3)."""
-    atomic_write(paths.start, gate_document(generation, input_sha256, identity), 0o600)
+    write_whole(paths.start, gate_document(generation, input_sha256, identity))
 
 
 # Events -----------------------------------------------------------------------
@@ -2121,12 +2146,15 @@ def open_events(paths):
 
 
 def append_event(fd, event):
-    """One canonical line, written with one write where the kernel allows and fsynced (SCAN-STATE-2)."""
+    """One canonical line, written with one write where the kernel allows (SCAN-STATE-2).
+
+    D36: not fsynced here; the runner fsyncs the file once, before its terminal,
+    which is the only moment a restart depends on the events being whole.
+    """
     line = canonical_bytes(event, ascii=True) + b"\n"
     if len(line) > MAX_RUNNER_EVENT_BYTES:
         raise RunnerProtocolError(detail="runner event too long")
     write_fully(fd, line)  # O_APPEND: a short write's rest still lands at the end
-    os.fsync(fd)
 
 
 def read_events(path, offset, generation, after_sequence):
@@ -2487,6 +2515,79 @@ def fetch_target(target, stop, deadline, on_data):
         exchange.close()
 
 
+# Warm start ------------------------------------------------------------------
+# D34: a runner starts from this file's bytecode, compiled once per worker life
+# and per version of the file, not from its source: the compile of this file
+# costs more than the rest of a runner's start.  The bytecode's name carries the
+# SHA-256 of the very bytes it was compiled from, and every launch hashes the
+# file again, so a runner never runs code other than the file's present text.
+
+RUNNER_CODE_DIR = "runner-code"  # D34: under the state tree, 0700; one file per node digest and interpreter
+RUNNER_CODE_RE = re.compile(r"runner-[a-f0-9]{64}\.[A-Za-z0-9_-]{1,64}\.pyc")
+
+
+class RunnerCode(object):
+    """What a runner's argv names after `-I -S -B`: cached bytecode of the node file, else the file itself."""
+
+    def __init__(self, node_path, state_dir):
+        self.node_path = node_path
+        self.directory = os.path.join(state_dir, RUNNER_CODE_DIR)
+        self.lock = threading.Lock()  # slots launch at once: one compile, one writer
+        self.known = None  # (node digest, cache path, its (inode, size, mtime)) written by this life
+        self.failed = None  # a node digest whose cache could not be written: its runners start from source
+        self.swept = False  # older caches are removed once a life, before any runner of it can run them
+
+    def path(self):
+        """The file a runner runs now: the cache when it holds exactly the node's present bytes."""
+        try:
+            with open(self.node_path, "rb") as handle:
+                source = handle.read()
+        except OSError:
+            return self.node_path  # as before D34: the runner meets the same error and the slot fences it
+        digest = sha256_hex(source)
+        with self.lock:
+            if self.known is not None and self.known[0] == digest and self._intact(self.known):
+                return self.known[1]
+            if self.failed == digest:
+                return self.node_path
+            try:
+                self.known = self._write(source, digest)
+            except (OSError, ValueError, SyntaxError, WorkerError):
+                self.known, self.failed = None, digest  # D34: no cache is never a failed assignment
+                return self.node_path
+            return self.known[1]
+
+    @staticmethod
+    def _intact(known):
+        try:
+            info = os.lstat(known[1])
+        except OSError:
+            return False
+        return (info.st_ino, info.st_size, info.st_mtime_ns) == known[2] and stat.S_ISREG(info.st_mode)
+
+    def _write(self, source, digest):
+        """Compile `source` (the bytes just hashed) and replace the cache with it; (digest, path, signature)."""
+        code = compile(source, self.node_path, "exec", dont_inherit=True)
+        # The header `python FILE.pyc` checks: the interpreter's magic; flags 1, a hash-based .pyc the
+        # interpreter never compares with a source (the name's digest is that comparison, made above).
+        data = importlib.util.MAGIC_NUMBER + b"\x01\x00\x00\x00" + importlib.util.source_hash(source) \
+            + marshal.dumps(code)
+        ensure_private_dir(self.directory, RunnerProtocolError)
+        name = "runner-%s.%s.pyc" % (digest, sys.implementation.cache_tag or "none")
+        path = os.path.join(self.directory, name)
+        # No fsync: each worker life writes its own cache before its first runner, so nothing a
+        # restart reads depends on these bytes reaching the disk.
+        write_whole(path, data)
+        if not self.swept:  # an earlier version's code, left by an earlier life: never run again
+            self.swept = True
+            for old in os.listdir(self.directory):
+                if old != name and (RUNNER_CODE_RE.fullmatch(old) or old.endswith(".partial")):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(self.directory, old))
+        info = os.lstat(path)
+        return digest, path, (info.st_ino, info.st_size, info.st_mtime_ns)
+
+
 # Argv ------------------------------------------------------------------------
 
 def runner_child(tokens):
@@ -2494,7 +2595,10 @@ def runner_child(tokens):
     sys.dont_write_bytecode = True  # SCAN-STATE-1: no __pycache__ in anyone's tree
     if len(tokens) != 2 or tokens[0] != "--root":
         return EXIT_USAGE
-    return runner_main(tokens[1])
+    status = runner_main(tokens[1])
+    # Everything it wrote is closed and fsynced, and it prints nothing: the interpreter's teardown (every
+    # module's objects freed, one by one) would only keep its slot waiting for the exit.
+    os._exit(status)
 
 
 CHILD_MODES = ((("--", RUNNER_COMMAND), runner_child),)  # (argv prefix, its function): main() looks here first
@@ -2857,8 +2961,8 @@ def source_of(assignment):
 # 7.1 A runner, from its slot ==================================================
 # A generation's life: its record is saved, its root made, the child spawned
 # in its own process group, its identity saved, and only then its start gate
-# published (SCAN-RUNNER-2/3).  The slot watches it every RUNNER_POLL_S: exit,
-# new events, the deadline, a stop.  However it ends, one terminal decides
+# published (SCAN-RUNNER-2/3).  The slot waits on its exit and a stop (D35),
+# and reads new events and the deadline every RUNNER_POLL_S.  However it ends, one terminal decides
 # (SCAN-RUNNER-5); then the generation is closed: adopted, retried, turned into
 # a timeout bundle, or reported.  After a restart the recorded generation is
 # closed the same way, once its runner is proven gone (SCAN-RUNNER-9).
@@ -2899,6 +3003,41 @@ def validate_bundle_file(path, assignment, slot_id, header=None):
             # SCAN-BUNDLE-3: a completed bundle names every target, pins and all
             raise RunnerProtocolError(detail="a completed bundle that does not account for every target")
     return meta
+
+
+class ExitWatch(object):
+    """What a slot waits on while its runner runs: the runner's pidfd and the stop's wake pipe.
+
+    Its exit is seen the moment it happens, not at the next poll; without a
+    pidfd (Linux < 5.3, or a seccomp filter) the slot looks every
+    RUNNER_REAP_POLL_S instead.
+    """
+
+    def __init__(self, pid):
+        self.fd = None
+        if hasattr(os, "pidfd_open"):
+            try:
+                self.fd = os.pidfd_open(pid)  # our child, not reaped yet: the pid still names it
+            except OSError:
+                self.fd = None  # ENOSYS or EPERM: the poll below
+
+    def wait(self, seconds):
+        """Return once the runner may have exited, a stop was asked, or `seconds` passed."""
+        if self.fd is None:
+            FLOW.stopping.wait(min(seconds, RUNNER_REAP_POLL_S))
+            return
+        watch = [self.fd]
+        if STOP.wait_fd() is not None:
+            watch.append(STOP.wait_fd())  # SCAN-STOP-4: a stop ends this wait at once
+        try:
+            select.select(watch, [], [], seconds)
+        except InterruptedError:
+            pass
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 class RunnerControl(object):
@@ -2961,7 +3100,8 @@ class RunnerControl(object):
         paths = RunnerPaths(root)
         if time.time() >= parse_instant(runner["watchdog_deadline_at"]):
             return self.close_by_worker(state, paths, "timed_out", "startup_deadline")
-        command = [sys.executable, "-I", "-S", "-B", self.worker.config.node_path, "--", RUNNER_COMMAND,
+        # D34: the node's bytecode, compiled from its present bytes, else the node file itself
+        command = [sys.executable, "-I", "-S", "-B", self.worker.runner_code.path(), "--", RUNNER_COMMAND,
                    "--root", root]
         try:
             # SCAN-RUNNER-1: its own session and group (one kill reaches every descendant), no inherited
@@ -3012,6 +3152,13 @@ class RunnerControl(object):
         identity = runner["identity"]["payload"]
         watchdog_at = parse_instant(runner["watchdog_deadline_at"])
         offset = 0
+        exited = ExitWatch(process.pid)
+        try:
+            return self._supervise(runner, paths, process, identity, watchdog_at, offset, exited)
+        finally:
+            exited.close()
+
+    def _supervise(self, runner, paths, process, identity, watchdog_at, offset, exited):
         while True:
             if stop_requested():  # SCAN-STOP-4: no runner outlives a stop; its record says fenced
                 self.kill_own(process, identity)
@@ -3032,7 +3179,7 @@ class RunnerControl(object):
                     raise ContainmentPending()
                 self.drain_events(paths, offset)
                 return self.decided(terminal)
-            FLOW.stopping.wait(RUNNER_POLL_S)
+            exited.wait(min(RUNNER_POLL_S, max(0.0, watchdog_at - time.time())))
         self.drain_events(paths, offset)
         try:
             loaded = load_terminal(paths)
@@ -3768,6 +3915,7 @@ class Worker(object):
         self.journal = Journal(config.state_dir) if config.progress else NoJournal()
         self.outbox = Outbox(self.journal, self.api)
         self.outbox_thread = None
+        self.runner_code = RunnerCode(config.node_path, config.state_dir)  # D34: what runners start from
         self.slots = []
         self.lock_fd = None
         self.build = None
@@ -3841,8 +3989,9 @@ class Worker(object):
     def stop(self, outcome):
         """SCAN-STOP-3/4: every request cut, every runner killed and recorded, bounded joins."""
         say("worker: stopping")
-        STOP.requested = True
-        STOP.abandon_all()  # shutdown() of every socket in flight, whatever thread waits on it
+        # The flag; shutdown() of every socket in flight, whatever thread waits on it; a byte in the wake
+        # pipe, so a slot in select() on its runner's exit (ExitWatch) leaves at once.
+        STOP.handle(signal.SIGINT)
         FLOW.stopping.set()
         FLOW.either.set()
         budget = Deadline(STOP_JOIN_S)
@@ -3982,6 +4131,7 @@ def wait_gate(paths, runner_input, input_sha256, stop, deadline):
     except OSError:
         me = None  # /proc will not say: the pid alone is compared
     wake = stop.wait_fd()
+    pause = START_GATE_FIRST_WAIT_S
     while True:
         stop.check("the start gate")
         try:
@@ -3995,7 +4145,8 @@ def wait_gate(paths, runner_input, input_sha256, stop, deadline):
                     and (me is None or gate["identity"] == me))
         if deadline.expired():
             return False
-        wait = min(START_GATE_POLL_S, deadline.remaining())
+        wait = min(pause, deadline.remaining())
+        pause = min(2 * pause, START_GATE_POLL_S)  # the gate is usually open by the time the runner looks
         if wake is not None:
             select.select([wake], [], [], wait)
         else:
@@ -4033,6 +4184,9 @@ class _RunnerGeneration(object):
         terminal = {"schema": 1, "decision": "completed", "decided_at": utc_now_text(),
                     "generation": self.input["generation"], "input_sha256": self.input_sha256,
                     "outcome": outcome}
+        # D36: every event on disk before the terminal that counts them (after a power loss, a terminal
+        # whose events were lost would be refused at adoption, and the assignment failed, not retried).
+        os.fsync(self.events_fd)
         publish_terminal(self.paths, terminal, "runner")  # SCAN-RUNNER-5: a loss means the worker decided
 
     def run(self):

@@ -77,8 +77,9 @@ polling at most 1 % of a core; SCAN-UPLOAD-2 and the streaming row: at most
 spread of at most 4 MiB from 64 MiB to 1 GiB; SCAN-STOP-2's 1 s for an idle
 drain and SCAN-STOP-3's 3 s for a stop, every trial; the architecture's
 100 ms median stop), judged for the node on a full run only: --quick uses
-small bundles and short windows, so its rows say "n/a". Throughput and restart
-latency have no budget: they are shown beside the comparison node. Output:
+small bundles and short windows, so its rows say "n/a". Throughput (at least 25
+tiny assignments per second with 1 slot, 50 with 4) and the restart's median (at
+most 60 ms) are judged the same way, shown beside the comparison node. Output:
 tables on stdout, ending with a Markdown summary to paste into a README,
 progress on stderr, `--json FILE` with every figure and the raw numbers. Only
 numbers and names are ever written, never a program's output. Exit status 0
@@ -150,6 +151,10 @@ BUDGET_RSS_SPREAD_BYTES = 4 * MiB
 BUDGET_DRAIN_S = 1.0
 BUDGET_STOP_S = 3.0
 BUDGET_STOP_MEDIAN_S = 0.100
+# Issue 23 and the architecture's "long-lived workers" row: tiny assignments resolved per second, by
+# slot count, and the restart's median (exec -> first request at the server).
+BUDGET_THROUGHPUT_PER_S = {1: 25.0, 4: 50.0}
+BUDGET_RESTART_MEDIAN_S = 0.060
 
 # The fixed words of the report (the unit test relies on them).
 TITLE_THROUGHPUT = "Throughput: tiny assignments, first claim -> last accepted upload"
@@ -554,6 +559,17 @@ def budget_rows(figures, node, quick=False):
                  "n/a" if not known else "; ".join("n/a" if m is None else "%.0f ms" % (m * 1000) for m in medians),
                  judged(None if not known else (len(known) == len(medians)
                                                 and max(known) <= BUDGET_STOP_MEDIAN_S))))
+    throughput = figures.get("throughput", {}).get(node) or {}
+    for slots, floor in sorted(BUDGET_THROUGHPUT_PER_S.items()):
+        per_s = (throughput.get(slots) or {}).get("per_s")
+        rows.append(("throughput, tiny assignments, %d slot%s" % (slots, "" if slots == 1 else "s") + suffix,
+                     ">= %.0f per s" % floor, "n/a" if per_s is None else "%.2f per s" % per_s,
+                     judged(None if per_s is None else per_s >= floor)))
+    median = (figures.get("restart", {}).get(node) or {}).get("median_s")
+    rows.append(("restart after SIGKILL, exec -> first request, median" + suffix,
+                 "<= %.0f ms" % (BUDGET_RESTART_MEDIAN_S * 1000),
+                 "n/a" if median is None else "%.0f ms" % (median * 1000),
+                 judged(None if median is None else median <= BUDGET_RESTART_MEDIAN_S)))
     return rows
 
 
@@ -861,7 +877,8 @@ def markdown_rows(figures, names, bench):
         rows.append([what, budget] + [cell(name) for name in names])
 
     for slots in SLOT_COUNTS:
-        row("assignments resolved per second, %d slot%s" % (slots, "" if slots == 1 else "s"), "-",
+        row("assignments resolved per second, %d slot%s" % (slots, "" if slots == 1 else "s"),
+            ">= %.0f" % BUDGET_THROUGHPUT_PER_S[slots],
             lambda n, s=slots: _cell(figures["throughput"][n].get(s), "per_s", "%.2f"))
     row("idle CPU, Retry-After %d s" % IDLE_RETRY_AFTER_S, "<= %.0f %% of a core" % (BUDGET_IDLE_SHARE * 100),
         lambda n: _cell(figures["idle"][n], "share", "%.2f %%", 100))
@@ -869,7 +886,7 @@ def markdown_rows(figures, names, bench):
         row("peak RSS uploading %s" % size_label(size),
             "<= idle + %.0f MiB" % (BUDGET_RSS_BEYOND_IDLE_BYTES / MiB) if index == len(bench.sizes) - 1 else "-",
             lambda n, i=index: _rss_cell(figures["rss"][n], i))
-    row("restart after SIGKILL to first request, median", "-",
+    row("restart after SIGKILL to first request, median", "<= %.0f ms" % (BUDGET_RESTART_MEDIAN_S * 1000),
         lambda n: _cell(figures["restart"][n], "median_s", "%.0f ms", 1000))
     budgets = {PHASES[0]: "<= %.0f s" % BUDGET_DRAIN_S}
     for phase in HELD_PHASES:

@@ -149,7 +149,7 @@ class QuickRun(unittest.TestCase):
         self.assertEqual(sorted(doc["figures"]["stop"]), sorted(bench.PHASES))
         for trial in doc["stop_trials"]:
             self.assertTrue(trial["verdict"])
-        self.assertEqual(len(doc["budgets"]), 6)
+        self.assertEqual(len(doc["budgets"]), 9)
         for row in doc["budgets"]:
             self.assertIsNone(row["met"], "a quick run judges no budget: %s" % row["figure"])
 
@@ -169,8 +169,10 @@ def _summary(median, maximum, exited=5, trials=5):
     return {"median_s": median, "max_s": maximum, "exited": exited, "trials": trials}
 
 
-def _figures(idle=None, beyond=None, spread=None, drain=None, sigint=None, second=None):
-    """Figures with these numbers for the program "node" (None: not measured); stops are _summary()s."""
+def _figures(idle=None, beyond=None, spread=None, drain=None, sigint=None, second=None, tp1=None, tp4=None,
+             restart=None):
+    """Figures with these numbers for the program "node" (None: not measured); stops are _summary()s;
+    tp1, tp4: assignments per second with 1 and 4 slots; restart: the restart's median in seconds."""
     rss = {}
     if beyond is not None or spread is not None:
         rss = {"largest": {"size": core.GiB, "beyond_idle_bytes": beyond}, "spread_bytes": spread,
@@ -178,18 +180,20 @@ def _figures(idle=None, beyond=None, spread=None, drain=None, sigint=None, secon
     stop = {}
     for phase, summary in zip(bench.PHASES, (drain, sigint, second)):
         stop[phase] = {"node": summary or {"trials": 0}}
-    return {"idle": {"node": {} if idle is None else {"share": idle}}, "rss": {"node": rss}, "stop": stop}
+    throughput = dict((slots, {"per_s": per_s}) for slots, per_s in ((1, tp1), (4, tp4)) if per_s is not None)
+    return {"idle": {"node": {} if idle is None else {"share": idle}}, "rss": {"node": rss}, "stop": stop,
+            "throughput": {"node": throughput}, "restart": {"node": {} if restart is None else {"median_s": restart}}}
 
 
 class Budgets(unittest.TestCase):
     """The budget table, judged from made-up figures."""
 
     ALL_MET = dict(idle=0.004, beyond=3 * core.MiB, spread=512 * 1024, drain=_summary(0.06, 0.09),
-                   sigint=_summary(0.03, 0.05), second=_summary(0.05, 0.08))
+                   sigint=_summary(0.03, 0.05), second=_summary(0.05, 0.08), tp1=25.0, tp4=61.5, restart=0.06)
 
     def test_all_met(self):
         rows = bench.budget_rows(_figures(**self.ALL_MET), "node")
-        self.assertEqual([met for _f, _b, _g, met in rows], [True] * 6)
+        self.assertEqual([met for _f, _b, _g, met in rows], [True] * 9)
         self.assertEqual(rows[0][1:3], ("<= 1 % of one core", "0.40 %"))
         self.assertEqual(rows[1][0], "peak RSS uploading 1 GiB, beyond the idle worker")
         self.assertEqual(rows[1][1:3], ("<= 32 MiB", "+3.0 MiB"))
@@ -198,11 +202,14 @@ class Budgets(unittest.TestCase):
         self.assertEqual(rows[3][2], "max 90 ms")
         self.assertEqual(rows[4][2], "max 80 ms")
         self.assertEqual(rows[5][2], "30 ms; 50 ms")
+        self.assertEqual(rows[6], ("throughput, tiny assignments, 1 slot", ">= 25 per s", "25.00 per s", True))
+        self.assertEqual(rows[7][:3], ("throughput, tiny assignments, 4 slots", ">= 50 per s", "61.50 per s"))
+        self.assertEqual(rows[8][1:], ("<= 60 ms", "60 ms", True))
 
     def test_each_missed(self):
         misses = [dict(idle=0.0101), dict(beyond=32 * core.MiB + 1), dict(spread=4 * core.MiB + 1),
                   dict(drain=_summary(0.06, 1.01)), dict(sigint=_summary(0.03, 3.2)),
-                  dict(second=_summary(0.101, 0.2))]
+                  dict(second=_summary(0.101, 0.2)), dict(tp1=24.99), dict(tp4=49.9), dict(restart=0.0601)]
         for change in misses:
             rows = bench.budget_rows(_figures(**dict(self.ALL_MET, **change)), "node")
             self.assertEqual([met for _f, _b, _g, met in rows].count(False), 1, change)
@@ -213,11 +220,11 @@ class Budgets(unittest.TestCase):
 
     def test_unmeasured_is_not_judged(self):
         rows = bench.budget_rows(_figures(), "node")
-        self.assertEqual([(got, met) for _f, _b, got, met in rows], [("n/a", None)] * 6)
+        self.assertEqual([(got, met) for _f, _b, got, met in rows], [("n/a", None)] * 9)
 
     def test_quick_judges_nothing(self):
         rows = bench.budget_rows(_figures(**self.ALL_MET), "node", quick=True)
-        self.assertEqual([met for _f, _b, _g, met in rows], [None] * 6)
+        self.assertEqual([met for _f, _b, _g, met in rows], [None] * 9)
         self.assertTrue(all(figure.endswith("(--quick)") for figure, _b, _g, _m in rows))
 
 

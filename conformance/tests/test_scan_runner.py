@@ -1131,5 +1131,130 @@ class RunnerMainTest(TempDir):
         self.assertEqual(sorted(os.listdir(root2)), ["bundle", "input.json"])
 
 
+
+# ---------------------------------------------------------------------------
+# Warm runners (D34) and the slot's wait on its runner (D35)
+
+class WarmStartTest(TempDir):
+    """RunnerCode: the file a runner's argv names after -I -S -B."""
+
+    def setUp(self):
+        super().setUp()
+        self.node = os.path.join(self.tmp, "scan_worker.py")
+        shutil.copyfile(NODE_FILE, self.node)
+        self.state = os.path.join(self.tmp, "state")
+        os.mkdir(self.state, 0o700)
+        self.missing_root = os.path.join(self.tmp, "no-such-root")
+
+    def run_code(self, path):
+        """The exit status of a runner started from `path` with a root that does not exist."""
+        return subprocess.run([sys.executable, "-I", "-S", "-B", path, "--", "_assignment_runner", "--root",
+                               self.missing_root], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=LONG_TIMEOUT_S).returncode
+
+    def test_the_launch_names_the_bytecode_of_the_present_file(self):
+        code = rp.RunnerCode(self.node, self.state)
+        path = code.path()
+        with open(self.node, "rb") as handle:
+            digest = sha(handle.read())
+        self.assertEqual(os.path.dirname(path), os.path.join(self.state, rp.RUNNER_CODE_DIR))
+        self.assertEqual(os.path.basename(path), "runner-%s.%s.pyc" % (digest, sys.implementation.cache_tag))
+        self.assertEqual(oct(os.stat(path).st_mode & 0o777), oct(0o600))
+        self.assertEqual(oct(os.stat(os.path.dirname(path)).st_mode & 0o777), oct(0o700))
+        inode = os.stat(path).st_ino
+        self.assertEqual(code.path(), path)  # no second compile while the file is unchanged
+        self.assertEqual(os.stat(path).st_ino, inode)
+        self.assertEqual(self.run_code(path), rp.RUNNER_EXIT_FAILED)  # the node's runner, from its bytecode
+
+    def test_a_changed_node_is_compiled_again_and_its_new_code_runs(self):
+        code = rp.RunnerCode(self.node, self.state)
+        first = code.path()
+        with open(self.node, "rb") as handle:
+            text = handle.read()
+        old = b"RUNNER_EXIT_FAILED = 1  #"
+        self.assertEqual(text.count(old), 1)
+        with open(self.node, "wb") as handle:
+            handle.write(text.replace(old, b"RUNNER_EXIT_FAILED = 7  #"))
+        second = code.path()
+        self.assertNotEqual(second, first)
+        self.assertEqual(self.run_code(second), 7)  # the edit, not the code kept warm
+
+    def test_a_cache_that_cannot_be_written_falls_back_to_the_node_file(self):
+        with open(os.path.join(self.state, rp.RUNNER_CODE_DIR), "wb") as handle:
+            handle.write(b"planted")
+        code = rp.RunnerCode(self.node, self.state)
+        self.assertEqual(code.path(), self.node)
+        self.assertEqual(code.path(), self.node)  # remembered: no compile per launch while it cannot be written
+
+    def test_a_cache_removed_under_the_worker_is_written_again(self):
+        code = rp.RunnerCode(self.node, self.state)
+        path = code.path()
+        os.unlink(path)
+        self.assertEqual(code.path(), path)
+        self.assertTrue(os.path.isfile(path))
+
+    def test_a_new_life_removes_the_code_of_other_versions(self):
+        directory = os.path.join(self.state, rp.RUNNER_CODE_DIR)
+        os.mkdir(directory, 0o700)
+        stale = os.path.join(directory, "runner-%s.%s.pyc" % ("0" * 64, sys.implementation.cache_tag))
+        with open(stale, "wb") as handle:
+            handle.write(b"old")
+        rp.RunnerCode(self.node, self.state).path()
+        self.assertFalse(os.path.exists(stale))
+
+    def test_an_unreadable_node_file_is_launched_as_before(self):
+        code = rp.RunnerCode(os.path.join(self.tmp, "gone.py"), self.state)
+        self.assertEqual(code.path(), os.path.join(self.tmp, "gone.py"))
+
+
+class ExitWatchTest(unittest.TestCase):
+    def test_the_exit_of_a_runner_ends_the_wait(self):
+        if not hasattr(os, "pidfd_open"):
+            self.skipTest("no os.pidfd_open")
+        proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+        self.addCleanup(proc.wait)
+        watch = rp.ExitWatch(proc.pid)
+        self.addCleanup(watch.close)
+        if watch.fd is None:
+            self.skipTest("this kernel gives no pidfd")
+        proc.stdin.close()
+        started = time.monotonic()
+        watch.wait(LONG_TIMEOUT_S)
+        self.assertLess(time.monotonic() - started, LONG_TIMEOUT_S / 2)  # woken by the exit, not the timeout
+        self.assertIsNotNone(proc.poll())
+
+
+class GateWaitTest(TempDir):
+    def test_the_gate_is_looked_for_first_then_soon_then_less_often(self):
+        class NoStop(object):
+            def wait_fd(self):
+                return None
+
+            def check(self, what):
+                pass
+
+        class Enough(Exception):
+            pass
+
+        waits = []
+
+        def sleep(seconds):
+            waits.append(seconds)
+            if len(waits) == 8:
+                raise Enough()
+
+        paths = rp.RunnerPaths(self.tmp)
+        original = rp.time.sleep
+        rp.time.sleep = sleep
+        try:
+            with self.assertRaises(Enough):
+                rp.wait_gate(paths, {"generation": GEN}, "0" * 64, NoStop(), Deadline(LONG_TIMEOUT_S))
+        finally:
+            rp.time.sleep = original
+        self.assertEqual(waits[0], rp.START_GATE_FIRST_WAIT_S)
+        self.assertEqual(waits[1], 2 * rp.START_GATE_FIRST_WAIT_S)
+        self.assertEqual(max(waits), rp.START_GATE_POLL_S)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -309,10 +309,18 @@ def _(ctx):
     # Assert
     root = os.path.join(plane.work_dir, record["root_name"])
     node = ctx.node.path
+    # D34: NODE is the node file, or its bytecode in the state tree named by the file's present SHA-256
+    # (runner.warm-start and runner.code-changed judge that file further).
+    warm = None
+    if node is not None:
+        with open(node, "rb") as handle:
+            warm = os.path.join(plane.state_dir, "runner-code", "runner-%s." % hashlib.sha256(handle.read()).hexdigest())
     ctx.expect(argv is not None and len(argv) == 9 and argv[1:4] == RUNNER_FLAGS and argv[5:8] == RUNNER_COMMAND
                and os.path.realpath(argv[8]) == os.path.realpath(root)
-               and (node is None or os.path.realpath(argv[4]) == os.path.realpath(node)),
-               expected="argv [python, -I, -S, -B, %s, --, _assignment_runner, --root, %s]" % (node or "NODE", root),
+               and (node is None or os.path.realpath(argv[4]) == os.path.realpath(node)
+                    or (argv[4].startswith(warm) and argv[4].endswith(".pyc") and "/" not in argv[4][len(warm):])),
+               expected="argv [python, -I, -S, -B, %s, --, _assignment_runner, --root, %s]" % (
+                   "NODE" if node is None else "%s or %s<tag>.pyc" % (node, warm), root),
                actual="argv %r" % (argv,),
                diagnosis="start a runner as [sys.executable, '-I', '-S', '-B', NODE, '--', '_assignment_runner', "
                          "'--root', ROOT]: -I ignores planted variables, -S the site directory, -B writes no bytecode")

@@ -12,6 +12,7 @@ rule directly, on a worker that runs normally.
 import hashlib
 import json
 import os
+import re
 import signal
 import stat
 import time
@@ -43,6 +44,8 @@ QUIET_RETRY_AFTER_S = 8
 # How long the trees must stay unchanged before the first worker counts as asleep (its no-work
 # event journaled and skipped by the cursor: a few file writes within milliseconds of the answer).
 SETTLE_S = 0.5
+# D34: the runners' code, the one bytecode file SCAN-STATE-1 allows (in <state>/runner-code/).
+RUNNER_CODE_RE = re.compile(r"runner-[a-f0-9]{64}\.[A-Za-z0-9_-]{1,64}\.pyc")
 
 
 def _slot_schema():
@@ -73,7 +76,10 @@ def _private_problems(plane, lock_name="remote-worker.lock"):
     for path, info in _tree_walk(plane):
         mode = stat.S_IMODE(info.st_mode)
         name = os.path.basename(path)
-        if name == "__pycache__" or name.endswith(".pyc"):
+        # D34: the one bytecode the worker writes on purpose, the runners' code, in runner-code/ of the state tree
+        runner_code = os.path.dirname(path) == os.path.join(plane.state_dir, "runner-code") \
+            and RUNNER_CODE_RE.fullmatch(name) is not None
+        if name == "__pycache__" or (name.endswith(".pyc") and not runner_code):
             problems.append("%s: bytecode" % path)
         elif stat.S_ISLNK(info.st_mode):
             problems.append("%s: a symlink" % path)
