@@ -2117,7 +2117,7 @@ class WarmPool(object):
         return sum(1 for child in self.children if child.is_ready())
 
     def take(self):
-        """A ready child, or a fresh one; the pool is refilled at once (SESSION-ISOLATION-8)."""
+        """A ready child, or a fresh one; the session refills the pool once the probe is reported (D52)."""
         child = None
         while self.children and child is None:
             candidate = self.children.pop(0)
@@ -2127,7 +2127,6 @@ class WarmPool(object):
                 candidate.end()
         if child is None:
             child = spawn_probe_child(self.config)
-        self.fill()  # a child taken from the pool is replaced
         return child
 
     def close(self):
@@ -3197,6 +3196,10 @@ class Session(object):
         self.report(probe)
         if self.state == DRAINING:
             raise SessionOver(terminal=SERVICE_STOPPED)
+        if not STOP.requested:
+            # SESSION-ISOLATION-8 (D52): the child taken is replaced now, so that an interpreter's
+            # start (a core for about 0.2 s) never competes with the probe a person waits for
+            self.pool.fill()
         self.move("reported")
 
     def work(self, probe):
