@@ -3,7 +3,7 @@
 Unit tests of the reference node's strict row reading, imported as a module (importing it does
 nothing, SESSION-NODE-3). The node reads every row of a content before its first answer, so a
 row anywhere that breaks its form fails every probe of it (SESSION-PEER-4); it reads our
-crawler's JSON lines in one decode (array_row_count) and falls back to the row-by-row read
+crawler's JSON lines a MiB of lines per decode (array_row_count) and falls back to the row-by-row read
 (content_table) for anything that one decode cannot vouch for. These tests hold the one decode
 to the row-by-row read over contents made to fool it, and the kept verdict to the digest of the
 bytes it was read from: bytes changed after a verdict are read again, never trusted. The
@@ -119,6 +119,22 @@ class OneDecodeTest(unittest.TestCase):
         content = HEADER + b"".join(json.dumps(["r%d" % i, i, i % 2 == 0, None, 0.5], separators=(",", ":"))
                                     .encode() + b"\n" for i in range(2000))
         self.assertEqual(node.array_row_count(content, len(HEADER), 5), 2000)
+
+    def test_a_decode_at_a_time_holds_the_same(self):
+        # Decoded a MiB of lines at a time (the objects of 16 MiB would take ten times that);
+        # here a few bytes at a time, so every row sits at a boundary somewhere.
+        saved = node.ROW_DECODE_BYTES
+        node.ROW_DECODE_BYTES = 7
+        try:
+            for label, rows, count in GOOD:
+                with self.subTest(label=label):
+                    self.assertIn(node.array_row_count(HEADER + rows, len(HEADER), 2), (None, count))
+            self.assertEqual(node.array_row_count(HEADER + _rows(40), len(HEADER), 2), 40)
+            for label, bad in BAD:
+                with self.subTest(label=label):
+                    self.assertIsNone(node.array_row_count(HEADER + _rows(25) + bad + _rows(5), len(HEADER), 2))
+        finally:
+            node.ROW_DECODE_BYTES = saved
 
     def test_one_decode_never_answers_where_rows_are_unusual(self):
         # It may pass a content to the row-by-row read; it never counts one differently.
