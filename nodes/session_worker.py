@@ -2327,9 +2327,11 @@ def check_descriptor(doc, crawler_session_id, source_id, config, lease):
 
 
 def download_bundle(url, size, sha256, path, budget):
-    """SESSION-ACQUIRE-7: one anonymous GET, streamed into a private file while hashed; None or raises.
+    """SESSION-ACQUIRE-7: one anonymous GET, streamed into a private file while hashed: the bytes hashed.
 
-    Nothing of the capability, no redirect, no byte past the declared size.
+    Nothing of the capability, no redirect, no byte past the declared size.  The
+    bundle is held whole for its checks (D27) as it streams, so no byte is read back
+    from disk: what is checked is what was hashed (D51).
     Raises PROBE_SOURCE_DOWNLOAD_FAILED, StopRequested, or OSError (`budget`).
     """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -2343,19 +2345,21 @@ def download_bundle(url, size, sha256, path, budget):
             declared = announced_length(response)
             if response.status != 200 or (declared is not None and declared != size):
                 raise ProbeFailure(PROBE_SOURCE_DOWNLOAD_FAILED)
-            digest, count, chunk = hashlib.sha256(), 0, bytearray(IO_CHUNK_BYTES)
-            with memoryview(chunk) as view:
+            digest, count, held = hashlib.sha256(), 0, bytearray(size + 1)  # one byte past it: longer is seen
+            with memoryview(held) as view:
                 while count <= size:
-                    got = response.readinto(view[:min(IO_CHUNK_BYTES, size + 1 - count)])
+                    got = response.readinto(view[count:count + min(IO_CHUNK_BYTES, size + 1 - count)])
                     if not got:
                         break
-                    digest.update(view[:got])
-                    write_all_checked(fd, view[:got])
+                    digest.update(view[count:count + got])
+                    write_all_checked(fd, view[count:count + got])
                     count += got
             if STOP.should_abandon():
                 raise StopRequested("stop requested during the download")
             if count != size or digest.hexdigest() != sha256:  # longer, shorter, or other bytes
                 raise ProbeFailure(PROBE_SOURCE_DOWNLOAD_FAILED)
+            del held[size:]
+            return held
     finally:
         os.close(fd)
 
@@ -2381,9 +2385,9 @@ def write_all_checked(fd, view):
 _decoded_bundle = {}  # the last bundle decoded, by its bytes' SHA-256: a follow-up probe downloads it again
 
 
-def check_bundle(data, source_id, acquisition):
-    """(content, its SHA-256, data_format) of a downloaded bundle, or its ProbeFailure (SESSION-ACQUIRE-8)."""
-    key = sha256_hex(data)
+def check_bundle(data, key, source_id, acquisition):
+    """(content, its SHA-256, data_format) of a downloaded bundle whose bytes hash to `key` (taken as they
+    streamed), or its ProbeFailure (SESSION-ACQUIRE-8)."""
     if _decoded_bundle.get("key") != key:  # one entry: a bundle may be 32 MiB
         _decoded_bundle.clear()
         _decoded_bundle.update(key=key, checked=verify_bundle(data))
@@ -3236,14 +3240,9 @@ class Session(object):
             raise ProbeFailure(PROBE_SOURCE_CHANNEL_UNAVAILABLE)
         # SESSION-ACQUIRE-4 (D12, D35): create, reads and download share one ceiling, capped by the deadline
         ceiling = Deadline(min(self.config.acquisition_timeout_s, self.deadline.remaining()))
-        acquisition, path = self.acquire(probe.source_id, ceiling)
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_PROBE_ACQUISITION_BUNDLE_BYTES + 1)  # D27: held whole for its checks
-        finally:
-            remove(path)
+        acquisition, data, bundle_sha256 = self.acquire(probe.source_id, ceiling)
         # SESSION-ACQUIRE-8: no byte unchecked reaches a child
-        content, content_sha256, data_format = check_bundle(data, probe.source_id, acquisition)
+        content, content_sha256, data_format = check_bundle(data, bundle_sha256, probe.source_id, acquisition)
         del data
         if not self.sandbox_ok:  # SESSION-ISOLATION-5 (D30): no probe child runs unconfined
             raise ProbeFailure(SANDBOX_UNAVAILABLE)
@@ -3251,7 +3250,7 @@ class Session(object):
         self.answer(probe, normalized, content, content_sha256, data_format)
 
     def acquire(self, source_id, ceiling):
-        """(acquisition document, bundle file) for one probe; re-opened once after an expiry (ACQUIRE-5)."""
+        """(acquisition document, bundle, its SHA-256) for one probe; re-opened once after an expiry (ACQUIRE-5)."""
         for again in (False, True):
             try:
                 return self.acquire_once(source_id, self.epochs[source_id], ceiling)
@@ -3316,19 +3315,19 @@ class Session(object):
         self.downloads += 1
         path = os.path.join(self.scratch, "bundle-%d" % self.downloads)  # SESSION-ISOLATION-9: 0600, in scratch
         try:
-            download_bundle(url, size, sha256, path, ceiling)  # SESSION-BACKOFF-3: one GET, never retried
+            data = download_bundle(url, size, sha256, path, ceiling)  # SESSION-BACKOFF-3: one GET, never retried
         except ProbeFailure:
-            remove(path)
             raise
         except Exception:
-            remove(path)
             STOP.check("the download")
             if self.deadline.expired():
                 raise DeadlinePassed() from None
             if ceiling.expired():
                 raise ProbeFailure(PROBE_SOURCE_ACQUISITION_TIMEOUT) from None
             raise ProbeFailure(PROBE_SOURCE_DOWNLOAD_FAILED) from None
-        return doc, path
+        finally:
+            remove(path)
+        return doc, data, sha256  # the digest of exactly these bytes, taken as they arrived
 
     def acquisition_wait(self, seconds, ceiling):
         self.pause(seconds, cap=ceiling)  # SESSION-STOP-2: a stop ends it at once

@@ -82,6 +82,10 @@ BAD = [
 ]
 
 
+def _digest(data):
+    return hashlib.sha256(data).hexdigest()
+
+
 def _slow(content):
     """The row-by-row read's verdict: (columns, count) or the failure's code."""
     try:
@@ -164,16 +168,16 @@ class KeptVerdictTest(unittest.TestCase):
         source_id = str(uuid.uuid4())
         bundle = build_bundle(source_id, ["k", "v"], [["a", 1], ["b", 2]])
         acquisition = {"request_digest": bundle.request_digest, "egress_policy_attestation": bundle.attestation}
-        content, digest, data_format = node.check_bundle(bundle.raw, source_id, acquisition)
+        content, digest, data_format = node.check_bundle(bundle.raw, _digest(bundle.raw), source_id, acquisition)
         self.assertEqual((content, digest, data_format),
                          (bundle.content, hashlib.sha256(bundle.content).hexdigest(), "jsonl"))
         at = bundle.raw.index(b'"normalized_content":"') + len(b'"normalized_content":"')
         flipped = b"B" if bundle.raw[at:at + 1] == b"A" else b"A"
         tampered = bundle.raw[:at] + flipped + bundle.raw[at + 1:]  # other content, its receipt unchanged
         with self.assertRaises(node.ProbeFailure) as caught:
-            node.check_bundle(tampered, source_id, acquisition)
+            node.check_bundle(tampered, _digest(tampered), source_id, acquisition)
         self.assertEqual(caught.exception.code, "PROBE_SOURCE_RESULT_INVALID")
-        self.assertEqual(node.check_bundle(bundle.raw, source_id, acquisition)[1], digest)
+        self.assertEqual(node.check_bundle(bundle.raw, _digest(bundle.raw), source_id, acquisition)[1], digest)
 
 
 if __name__ == "__main__":
