@@ -130,7 +130,7 @@ class QuickRun(unittest.TestCase):
         self.assertEqual(sorted(doc["figures"]["stop"]), sorted(bench.PHASES))
         for trial in doc["stop_trials"]:
             self.assertTrue(trial["verdict"])
-        self.assertEqual(len(doc["budgets"]), 7)
+        self.assertEqual(len(doc["budgets"]), 8)
         for row in doc["budgets"]:
             self.assertIsNone(row["met"], "a quick run judges no budget: %s" % row["figure"])
 
@@ -146,14 +146,17 @@ class QuickRun(unittest.TestCase):
         self.assertEqual(os.listdir(self.tmpdir), [])
 
 
-def _figures(latency=None, idle=None, growth=None, deviation=None, stop=None, held=None):
+def _figures(latency=None, idle=None, growth=None, deviation=None, stop=None, held=None, first=None):
     """Figures with these numbers for the program "node" (None: not measured)."""
     stop = stop or {}
     phases = {}
     for phase in bench.PHASES:
         median = held if phase == "report held" else stop.get(phase)
         phases[phase] = {"node": {"median_s": median}}
-    return {"latency": {"node": {} if latency is None else {"median_s": latency[0], "p99_s": latency[1], "ok": 100}},
+    latency_figure = {} if latency is None else {"median_s": latency[0], "p99_s": latency[1], "ok": 100}
+    if first is not None:
+        latency_figure["first_s"] = first
+    return {"latency": {"node": latency_figure},
             "idle": {"node": {} if idle is None else {"share": idle}},
             "rss": {"node": {} if growth is None else {"peak_growth_bytes": growth, "span": "100 -> 1000"}},
             "heartbeat": {"node": {} if deviation is None else {"max_deviation_s": deviation, "interval_s": 1.0}},
@@ -163,23 +166,25 @@ def _figures(latency=None, idle=None, growth=None, deviation=None, stop=None, he
 class Budgets(unittest.TestCase):
     """The budget table, judged from made-up figures."""
 
-    ALL_MET = dict(latency=(0.030, 0.090), idle=0.004, growth=300 * 1024, deviation=0.05,
-                   stop={"idle": 0.04, "acquisition wait": 0.05, "probe child": 0.06}, held=0.03)
+    ALL_MET = dict(latency=(0.020, 0.090), idle=0.004, growth=300 * 1024, deviation=0.05,
+                   stop={"idle": 0.04, "acquisition wait": 0.05, "probe child": 0.06}, held=0.03, first=0.08)
 
     def test_all_met(self):
         rows = bench.budget_rows(_figures(**self.ALL_MET), "node")
-        self.assertEqual([met for _f, _b, _g, met in rows], [True] * 7)
-        self.assertEqual(rows[0][1:3], ("<= 50 ms", "30 ms (100 probes)"))
+        self.assertEqual([met for _f, _b, _g, met in rows], [True] * 8)
+        self.assertEqual(rows[0][1:3], ("<= 25 ms", "20 ms (100 probes)"))
         self.assertEqual(rows[2][2], "0.40 %")
         self.assertEqual(rows[3][0], "peak RSS growth, probe 100 -> 1000")
         self.assertEqual(rows[3][2], "+0.29 MiB")
         self.assertEqual(rows[4][1], "<= 0.40 s (interval 1 s)")
         self.assertEqual(rows[5][2], "worst 60 ms (probe child)")
+        self.assertEqual(rows[7][:3], ("first probe of a 1 MiB source", "<= 100 ms", "80 ms"))
 
     def test_each_missed(self):
-        misses = [dict(latency=(0.051, 0.090)), dict(latency=(0.030, 0.151)), dict(idle=0.0101),
+        misses = [dict(latency=(0.026, 0.090)), dict(latency=(0.020, 0.151)), dict(idle=0.0101),
                   dict(growth=2 * core.MiB + 1), dict(deviation=0.41),
-                  dict(stop={"idle": 0.04, "acquisition wait": 0.101, "probe child": 0.06}), dict(held=0.2)]
+                  dict(stop={"idle": 0.04, "acquisition wait": 0.101, "probe child": 0.06}), dict(held=0.2),
+                  dict(first=0.101)]
         for index, change in enumerate(misses):
             figures = dict(self.ALL_MET, **change)
             rows = bench.budget_rows(_figures(**figures), "node")
@@ -191,7 +196,7 @@ class Budgets(unittest.TestCase):
 
     def test_unmeasured_is_not_judged(self):
         rows = bench.budget_rows(_figures(), "node")
-        self.assertEqual([(got, met) for _f, _b, got, met in rows], [("n/a", None)] * 7)
+        self.assertEqual([(got, met) for _f, _b, got, met in rows], [("n/a", None)] * 8)
 
     def test_a_phase_without_an_exit_is_not_met(self):
         figures = dict(self.ALL_MET, stop={"idle": 0.04, "acquisition wait": None, "probe child": 0.06})
@@ -200,7 +205,7 @@ class Budgets(unittest.TestCase):
 
     def test_quick_judges_nothing(self):
         rows = bench.budget_rows(_figures(**self.ALL_MET), "node", quick=True)
-        self.assertEqual([met for _f, _b, _g, met in rows], [None] * 7)
+        self.assertEqual([met for _f, _b, _g, met in rows], [None] * 8)
         self.assertTrue(all(figure.endswith("(--quick)") for figure, _b, _g, _m in rows))
 
 
@@ -231,6 +236,9 @@ class Pieces(unittest.TestCase):
             {"latency_s": 0.01, "outcome": "failed", "failure_code": "PROBE_FAILED"}]}
         figure = bench.latency_figure(raw)
         self.assertEqual((figure["ok"], figure["asked"], figure["median_s"], figure["p99_s"]), (2, 3, 0.03, 0.04))
+        self.assertEqual(figure["first_s"], 0.02)  # the first probe of the source, apart
+        raw["probes"][0]["outcome"] = "failed"
+        self.assertIsNone(bench.latency_figure(raw)["first_s"])
         self.assertEqual(figure["failures"], ["PROBE_FAILED"])
         self.assertIn("error", bench.latency_figure({"error": "exited", "probes": []}))
         self.assertIn("error", bench.latency_figure(None))

@@ -416,6 +416,64 @@ def _(ctx):
                          "attempt:start")
 
 
+# isolation.pool-refill: a probe whose child works long enough to be watched (56 comparisons a row,
+# as the bench's busy probe) and the rows it works through.
+REFILL_ROWS = 4000
+
+
+def _busy_expression():
+    conjunction = {"op": "and", "args": [{"op": "ge", "column": "a", "value": -j} for j in range(13)]
+                   + [{"op": "lt", "column": "b", "value": 0}]}
+    return {"aggregate": "count", "where": {"op": "or", "args": [conjunction] * 4}}
+
+
+@check("isolation.pool-refill", clauses=["SESSION-ISOLATION-8"], level="SHOULD",
+       title="a child taken from the warm pool is replaced once its probe is reported, never while it runs",
+       fakes="warm pool 1; once the warm child has its filter in place, one evaluate_expression probe whose "
+             "child works through %d rows; the harness lists the node's probe children until the report and "
+             "after it" % REFILL_ROWS,
+       expected="no probe child but the warm one while the probe runs; a new sandboxed child after the report")
+def _(ctx):
+    plane = ctx.plane()
+    source = plane.add_source(columns=["a", "b"], rows=[[i, i % 1000] for i in range(REFILL_ROWS)])
+    plane.start(env={"MR_SESSION_WORKER_WARM_POOL_SIZE": "1"})
+    plane.wait_claims(1)
+    warm = []
+
+    def sandboxed():
+        warm[:] = [kid for kid in _probe_children(plane.proc.host_pid) if proc_field(kid, "Seccomp") == "2"]
+        return bool(warm)
+    _wait(ctx, sandboxed, "the warm probe child with its filter in place",
+          "start the warm pool before attempt:start (SESSION-ISOLATION-8)")
+    probe_id = plane.probe("evaluate_expression", source, scan_rows=REFILL_ROWS, expression=_busy_expression())
+    seen = []  # (time after the read, probe children then)
+    while not plane.control.reports(probe_id) and plane.proc.running():
+        kids = _probe_children(plane.proc.host_pid)
+        seen.append((time.monotonic(), kids))
+        time.sleep(POLL_INTERVAL_S)
+    report = plane.wait_report(probe_id)
+    others = sorted(set(kid for t, kids in seen if t < report.t for kid in kids if kid not in warm))
+    replaced = []
+
+    def refilled():
+        replaced[:] = [kid for kid in _probe_children(plane.proc.host_pid)
+                       if kid not in warm and proc_field(kid, "Seccomp") == "2"]
+        return bool(replaced)
+    _wait(ctx, refilled, "a new warm probe child after the report",
+          "replace a child taken from the pool once its probe is reported (SESSION-ISOLATION-8, D52)")
+    plane.close_session()
+    plane.wait()
+    doc = report.doc or {}
+    ctx.expect(doc.get("outcome") is not None, expected="the probe reported",
+               actual="outcome %s" % doc.get("outcome"), diagnosis="a plain probe of a plain source")
+    ctx.expect(not others, expected="while the probe ran, no probe child but the warm one it took (pid %s)"
+               % (warm[:1] or ["?"])[0], actual="%d other(s) started before the report: pids %s" % (
+                   len(others), others[:4]),
+               diagnosis="replace a child taken from the pool after the probe's report, not as it is taken: an "
+                         "interpreter's start takes a core for a fifth of a second, from the probe a person waits "
+                         "for (D52)")
+
+
 @check("isolation.scratch", clauses=["SESSION-ISOLATION-9"], level="MUST",
        title="one private scratch directory under TMPDIR, files 0600, removed even after a crash",
        fakes="one probe whose bundle download stalls after 1 KiB, while the harness reads TMPDIR; then SIGKILL "

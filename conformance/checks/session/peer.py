@@ -308,6 +308,84 @@ def _other_summary(doc):
     return doc
 
 
+# peer.content-rows: JSON-lines contents (CRAWLER-RESULT-10) after the header ["k","v"]. A good
+# one's every row holds in a form a producer may write; a bad one's row 26 breaks its form, after
+# the rows a sample_rows probe's window (rows 0 to 2) reads, in a way one decode of the lines
+# joined together could miss (D51).
+CONTENT_HEADER = b'["k","v"]\n'
+BROKEN_AFTER_ROWS = 25
+
+
+def _content_rows(count, first=0):
+    return b"".join(b'["r%d",%d]\n' % (i, i) for i in range(first, first + count))
+
+
+CONTENT_GOOD = [  # (label, the rows after the header, their count)
+    ("CRLF", _content_rows(4).replace(b"\n", b"\r\n"), 4),
+    ("blank lines", b"\n" + _content_rows(2) + b"\n\n" + _content_rows(2, 2), 4),
+    ("spaces around rows", b' ["a", 1] \n\t["b",2]\t\n', 2),
+    ("brackets and escapes in strings", b'["],[","\\n]"]\n["[\\"x\\"]","\\\\"]\n["x",9007199254740991]\n', 3),
+    ("a surrogate pair", b'["\\ud83d\\ude00",1]\n["b",2]\n', 2),
+    ("no final newline", _content_rows(3).rstrip(b"\n"), 3),
+]
+CONTENT_BAD = [  # (label, the row that breaks its form)
+    ("two rows on one line", b'["p",1],["q",2]\n'),
+    ("a string over two lines, then two rows on one line", b'["a]\n[x",1]\n["p",1],["q",2]\n'),
+    ("a row of another width", b'["x"]\n'),
+    ("a nested array", b'[["x"],1]\n'),
+    ("a lone surrogate", b'["\\ud800",1]\n'),
+    ("minus zero", b'["z",-0]\n'),
+    ("an integer past 2^53", b'["z",9007199254740992]\n'),
+    ("a number out of range", b'["z",1e999]\n'),
+]
+
+
+@check("peer.content-rows", clauses=["SESSION-PEER-4"], level="MUST",
+       title="every row of a content is read: one that breaks its form fails every probe of it, wherever it is",
+       fakes="one session; JSON-lines contents whose rows hold in unusual forms (CRLF, blank lines, spaces, "
+             "escapes, a surrogate pair, no final newline) and contents whose 26th row breaks its form in ways "
+             "one decode of the joined lines could miss (two rows on a line, a string over two lines, a lone "
+             "surrogate, -0, 2^53, a nested array); then two contents of one length, the second with its 28th "
+             "row broken; sample_rows of rows the content holds",
+       expected="each good content answered (its row count held to the window across its end); each broken "
+                "one reported failed PROBE_PARSE_EMPTY although its window lies before the broken row, the "
+                "second of one length too (a verdict is kept with the content's digest, never its length)")
+def _(ctx):
+    plane = ctx.plane()
+    good, bad = {}, {}
+    for label, rows, count in CONTENT_GOOD:
+        source = plane.add_source(columns=["k", "v"], content=CONTENT_HEADER + rows)
+        request = {"offset": max(0, count - 1), "limit": 5}
+        good[label] = (plane.probe("sample_rows", source, **request), count, dict(request, source_id=source.source_id))
+    for label, row in CONTENT_BAD:
+        content = CONTENT_HEADER + _content_rows(BROKEN_AFTER_ROWS) + row + _content_rows(5, 100)
+        bad[label] = plane.probe("sample_rows", plane.add_source(columns=["k", "v"], content=content), limit=2)
+    whole = CONTENT_HEADER + _content_rows(30)
+    broken = whole.replace(b'["r27",27]', b'["r27",[]]')  # the same length
+    good["the first of one length"] = (plane.probe("sample_rows", plane.add_source(columns=["k", "v"], content=whole),
+                                                   offset=29, limit=5), 30, None)
+    bad["the second of one length"] = plane.probe("sample_rows", plane.add_source(columns=["k", "v"], content=broken),
+                                                  limit=2)
+    run_to_exit(plane, [p for p, _c, _r in good.values()] + list(bad.values()))
+    expect_summary(ctx, plane, terminal_state="closed")
+    _expect_succeeded(ctx, plane, dict((label, p) for label, (p, _c, _r) in good.items()),
+                      "every row that holds is read as a row, whatever whitespace, line ends and escapes it has")
+    wrong = []
+    for label, (probe_id, count, request) in good.items():
+        result = (first_report(plane, probe_id) or {}).get("result")
+        if request is not None and isinstance(result, dict):
+            wrong += ["%s: %s" % (label, p) for p in relation_problems(
+                "sample_rows", request, result, ["k", "v"], [None] * count)[:1]]
+    ctx.expect(not wrong, expected="each window across the end holds the content's last row",
+               actual=lambda: "; ".join(wrong[:3]), diagnosis="the row count is the content's rows, blank lines not")
+    refused = [label for label, probe_id in bad.items() if _outcome(plane, probe_id) != ("failed", "PROBE_PARSE_EMPTY")]
+    ctx.expect(not refused, expected="every broken content failed PROBE_PARSE_EMPTY",
+               actual=lambda: "; ".join("%s: %s/%s" % ((label,) + _outcome(plane, bad[label])) for label in refused[:4]),
+               diagnosis="a content with a row that breaks its form is in none of the forms, whichever rows a probe "
+                         "reads: read every row before the first answer, and keep that verdict with the digest of "
+                         "the bytes it was read from (D51)")
+
+
 @check("peer.statuses", clauses=["SESSION-PEER-5"], level="MUST",
        title="201 where the table writes 200, and 200 for a create: every success of the generated client",
        fakes="attempt:start, heartbeats, appends, claims, the report and the acquisition read answered 201; the "
