@@ -403,6 +403,14 @@ def check_report_paths(options):
             os.remove(path)
 
 
+def run_cpu_s():
+    """(this process's CPU seconds, its nodes' CPU seconds) so far: the nodes are the harness's reaped
+    children plus what the fork server reaped (launchers with their nodes, runner.forked_nodes_cpu_s)."""
+    times = os.times()
+    return (times.user + times.system,
+            times.children_user + times.children_system + _runner.forked_nodes_cpu_s())
+
+
 def list_checks(selected, out):
     width = max([len(c.id) for c in selected] + [10])
     for item in selected:
@@ -454,7 +462,7 @@ def main(argv=None, out=None):
     elif left_out:
         notes.append("example work: not judged (%d check%s of the reference node's own work; --reference "
                      "runs them)" % (left_out, "" if left_out == 1 else "s"))
-    started = time.monotonic()
+    started, cpu_before = time.monotonic(), run_cpu_s()
     progress = choose_progress(out)
     if progress is not None and progress is not _progress_to_tty:
         out.write("conformance %s %s: %d check%s, jobs %d\n" % (options.contract, node.display, len(selected),
@@ -479,7 +487,8 @@ def main(argv=None, out=None):
                       "this report" % (signal.Signals(interrupted.signum).name, len(results), len(selected)))
     run = _report.RunReport(options.contract, node.display, options.seed, results, strict=options.strict,
                             repeat=options.repeat, wall_s=time.monotonic() - started, notes=notes,
-                            incomplete=incomplete, interpreter=interpreter)
+                            incomplete=incomplete, interpreter=interpreter,
+                            cpu=tuple(round(after - before, 1) for after, before in zip(run_cpu_s(), cpu_before)))
     try:
         out.write(_report.render_text(run, verbose=options.verbose))
         out.flush()
