@@ -26,6 +26,7 @@ import conformance as _conformance
 from conformance import checks as _checks
 from conformance import report as _report
 from conformance import runner as _runner
+from conformance import schedule as _schedule
 from conformance import static as _static
 from conformance import timeouts as _timeouts
 from conformance.checks import ERROR, FAIL, NON_STRICT, NOT_JUDGED, PASS, SKIP
@@ -255,14 +256,14 @@ _stopping = threading.Event()
 
 
 def run_all(selected, node, options, progress=None):
-    """Every check in one pool of options.jobs, the static ones submitted first; results in selection order.
+    """Every check in one pool of options.jobs, the longest expected first (conformance/schedule.py);
+    results in selection order.
 
     Raises Interrupted (from the signal handler `main` installs) with the
     results finished before the signal: a check still under way when its
     node is killed proves nothing, so none finished later is kept.
     """
-    ordered = ([c for c in selected if c.module == _static.__name__]
-               + [c for c in selected if c.module != _static.__name__])
+    ordered = _schedule.order(selected)
     results = {}
     lock = threading.Lock()
     # Hangs counted in an earlier run (a test's, say) do not shorten this one.
