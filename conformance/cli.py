@@ -84,7 +84,7 @@ def build_parser():
     parser.add_argument("--python", metavar="PATH",
                         help="run the node file with this interpreter (3.9 or newer) instead of the harness's own; "
                              "every check runs, the static ones included, and the reports name it")
-    parser.add_argument("--jobs", metavar="N", type=_positive, default=default_jobs(),
+    parser.add_argument("--jobs", metavar="N", type=_positive, default=None,
                         help="run N checks in parallel (default: twice the CPUs this process may use, "
                              "at most %d; the header says how many)" % MAX_DEFAULT_JOBS)
     parser.add_argument("--repeat", metavar="N", type=_positive, default=1,
@@ -108,6 +108,12 @@ def build_parser():
 # CPU-s each) compete and a run gets slower (measured on 2 cores: the step
 # run 109 s at 1 job, about 50 at 4).
 MAX_DEFAULT_JOBS = 8
+
+
+def jobs_text(options):
+    """`4`, or `4 to 8` when more checks may start while the CPUs idle."""
+    ceiling = getattr(options, "jobs_ceiling", None) or options.jobs
+    return "%d" % options.jobs if ceiling <= options.jobs else "%d to %d" % (options.jobs, ceiling)
 
 
 def default_jobs():
@@ -167,6 +173,11 @@ def parse(argv):
         node = _checks.NodeSpec.from_path(options.node, python=options.python)
     elif not options.list:
         raise UsageError("missing NODE (a Python file, or `-- COMMAND ...`)")
+    # An explicit --jobs is a fixed pool; by default more checks start while the CPUs idle (schedule.Governor).
+    options.jobs_ceiling = options.jobs
+    if options.jobs is None:
+        options.jobs = default_jobs()
+        options.jobs_ceiling = 2 * options.jobs
     options.only = [p.strip() for item in options.only for p in item.split(",") if p.strip()]
     check_report_paths(options)
     if options.deploy:
@@ -286,12 +297,22 @@ def run_all(selected, node, options, progress=None):
         with lock:
             return [results[c.id] for c in selected if c.id in results]
 
+    ceiling = max(options.jobs, getattr(options, "jobs_ceiling", None) or options.jobs)
+    governor = _schedule.Governor(options.jobs, ceiling)
+
+    def governed(item):
+        governor.admit()
+        try:
+            return one(item)
+        finally:
+            governor.release()
+
     try:
-        if options.jobs > 1 and len(ordered) > 1:
-            pool = concurrent.futures.ThreadPoolExecutor(options.jobs, thread_name_prefix="conformance-check")
+        if ceiling > 1 and len(ordered) > 1:
+            pool = concurrent.futures.ThreadPoolExecutor(ceiling, thread_name_prefix="conformance-check")
             futures = []
             try:
-                futures = [pool.submit(one, item) for item in ordered]
+                futures = [pool.submit(governed, item) for item in ordered]
                 for future in futures:
                     future.result()
             except BaseException:
@@ -454,7 +475,7 @@ def main(argv=None, out=None):
                             else "disabled by --no-pid1"),
              "memory cgroup: %s" % (caps.cgroup.value or "no, %s" % caps.cgroup.reason)]
     if options.jobs > 1 or options.repeat > 1:
-        notes.append("jobs %d, repeat %d" % (options.jobs, options.repeat))
+        notes.append("jobs %s, repeat %d" % (jobs_text(options), options.repeat))
     deployment = _checks.deployment(options.contract)
     if deployment is not None and deployment.overrides():
         notes.append("deployment: %s" % ", ".join(deployment.overrides()))
@@ -466,8 +487,8 @@ def main(argv=None, out=None):
     started, cpu_before = time.monotonic(), run_cpu_s()
     progress = choose_progress(out)
     if progress is not None and progress is not _progress_to_tty:
-        out.write("conformance %s %s: %d check%s, jobs %d\n" % (options.contract, node.display, len(selected),
-                                                                "" if len(selected) == 1 else "s", options.jobs))
+        out.write("conformance %s %s: %d check%s, jobs %s\n" % (options.contract, node.display, len(selected),
+                                                                "" if len(selected) == 1 else "s", jobs_text(options)))
         out.flush()
     previous = _install_interrupt_handlers()
     _runner.refuse_new_nodes(None)

@@ -21,8 +21,10 @@ import json
 import os
 import re
 import sys
+import threading
+import time
 
-__all__ = ["order", "expected_s", "EXPECTED_S"]
+__all__ = ["order", "expected_s", "EXPECTED_S", "Governor"]
 
 # A check shorter than this is not listed: among the short ones the order changes nothing.
 LISTED_FROM_S = 2.0
@@ -184,6 +186,79 @@ def expected_s(item):
 def order(selected):
     """The checks to submit, longest expected first; otherwise in selection order (sorted is stable)."""
     return sorted(selected, key=lambda item: -expected_s(item))
+
+
+class Governor:
+    """How many checks run at once: `floor` always, up to `ceiling` while this process's CPUs idle.
+
+    Most checks wait (a deadline, a backoff, a node's poll interval) more than they compute, some
+    contracts' runs are all waiting, others are CPU-bound on node starts: a fixed pool is too
+    small for the first and too large for the second. So beyond `floor` a check starts only
+    when the CPUs this process may use were at least ADMIT_IDLE_CPUS idle (whoever else uses
+    them) over the last ADMIT_WINDOW_S, measured after the previous start: the extra checks
+    fill idle time and never add to a queue of runnable processes, where the timing checks
+    (stop latency, deadlines) would feel it. With floor == ceiling (an explicit --jobs) it is a
+    plain pool of that size.
+    """
+
+    ADMIT_IDLE_CPUS = 0.75
+    ADMIT_WINDOW_S = 0.5
+
+    def __init__(self, floor, ceiling, idle_reader=None):
+        self.floor, self.ceiling = max(1, floor), max(1, floor, ceiling)
+        self._cond = threading.Condition()
+        self._running = 0
+        self._read = idle_reader or _cpu_times
+        self._mark = None        # (monotonic time, idle, total) at the last start past the floor
+
+    def admit(self):
+        with self._cond:
+            while self._running >= self.floor and not self._idle_enough():
+                self._cond.wait(self.ADMIT_WINDOW_S / 2)
+            self._running += 1
+
+    def release(self):
+        with self._cond:
+            self._running -= 1
+            self._cond.notify()
+
+    def _idle_enough(self):
+        if self._running >= self.ceiling:
+            return False
+        now, sample = time.monotonic(), self._read()
+        if sample is None:
+            return False
+        if self._mark is None or now - self._mark[0] < self.ADMIT_WINDOW_S:
+            if self._mark is None:
+                self._mark = (now,) + sample
+            return False
+        (_t, idle0, total0), (idle1, total1), cpus = self._mark, sample, _usable_cpus()
+        self._mark = (now,) + sample
+        return total1 > total0 and (idle1 - idle0) / float(total1 - total0) * cpus >= self.ADMIT_IDLE_CPUS
+
+
+def _usable_cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _cpu_times():
+    """(idle, total) clock ticks of the CPUs this process may use, from /proc/stat; None where unknown."""
+    try:
+        mine = set("cpu%d" % n for n in os.sched_getaffinity(0))
+        idle = total = 0
+        with open("/proc/stat", encoding="ascii") as handle:
+            for line in handle:
+                fields = line.split()
+                if fields and fields[0] in mine:
+                    ticks = [int(x) for x in fields[1:9]]   # user nice system idle iowait irq softirq steal
+                    idle += ticks[3] + ticks[4]
+                    total += sum(ticks)
+        return (idle, total) if total else None
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def table_from_reports(paths):
