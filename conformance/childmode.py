@@ -11,6 +11,7 @@ started that way.
 
 import subprocess
 
+from conformance import runner as _runner
 from conformance.timeouts import SHORT_TIMEOUT_S, Deadline, node_hung
 
 __all__ = ["run_node_mode"]
@@ -22,6 +23,7 @@ def run_node_mode(ctx, args, stdin, env, what="child mode"):
     if ctx.node.path is None or not ctx.node.path.endswith(".py"):
         ctx.skip("the node is not a Python file: its %s cannot be started directly" % what)
     deadline = Deadline(SHORT_TIMEOUT_S)
+    _runner.count_node_start()
     try:
         run = subprocess.run([ctx.node.argv[0], "-I", "-S", ctx.node.path] + list(args), input=stdin,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd="/",

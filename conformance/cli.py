@@ -26,6 +26,7 @@ import conformance as _conformance
 from conformance import checks as _checks
 from conformance import report as _report
 from conformance import runner as _runner
+from conformance import schedule as _schedule
 from conformance import static as _static
 from conformance import timeouts as _timeouts
 from conformance.checks import ERROR, FAIL, NON_STRICT, NOT_JUDGED, PASS, SKIP
@@ -83,7 +84,7 @@ def build_parser():
     parser.add_argument("--python", metavar="PATH",
                         help="run the node file with this interpreter (3.9 or newer) instead of the harness's own; "
                              "every check runs, the static ones included, and the reports name it")
-    parser.add_argument("--jobs", metavar="N", type=_positive, default=default_jobs(),
+    parser.add_argument("--jobs", metavar="N", type=_positive, default=None,
                         help="run N checks in parallel (default: twice the CPUs this process may use, "
                              "at most %d; the header says how many)" % MAX_DEFAULT_JOBS)
     parser.add_argument("--repeat", metavar="N", type=_positive, default=1,
@@ -107,6 +108,12 @@ def build_parser():
 # CPU-s each) compete and a run gets slower (measured on 2 cores: the step
 # run 109 s at 1 job, about 50 at 4).
 MAX_DEFAULT_JOBS = 8
+
+
+def jobs_text(options):
+    """`4`, or `4 to 8` when more checks may start while the CPUs idle."""
+    ceiling = getattr(options, "jobs_ceiling", None) or options.jobs
+    return "%d" % options.jobs if ceiling <= options.jobs else "%d to %d" % (options.jobs, ceiling)
 
 
 def default_jobs():
@@ -166,6 +173,11 @@ def parse(argv):
         node = _checks.NodeSpec.from_path(options.node, python=options.python)
     elif not options.list:
         raise UsageError("missing NODE (a Python file, or `-- COMMAND ...`)")
+    # An explicit --jobs is a fixed pool; by default more checks start while the CPUs idle (schedule.Governor).
+    options.jobs_ceiling = options.jobs
+    if options.jobs is None:
+        options.jobs = default_jobs()
+        options.jobs_ceiling = 2 * options.jobs
     options.only = [p.strip() for item in options.only for p in item.split(",") if p.strip()]
     check_report_paths(options)
     if options.deploy:
@@ -255,14 +267,14 @@ _stopping = threading.Event()
 
 
 def run_all(selected, node, options, progress=None):
-    """Every check in one pool of options.jobs, the static ones submitted first; results in selection order.
+    """Every check in one pool of options.jobs, the longest expected first (conformance/schedule.py);
+    results in selection order.
 
     Raises Interrupted (from the signal handler `main` installs) with the
     results finished before the signal: a check still under way when its
     node is killed proves nothing, so none finished later is kept.
     """
-    ordered = ([c for c in selected if c.module == _static.__name__]
-               + [c for c in selected if c.module != _static.__name__])
+    ordered = _schedule.order(selected)
     results = {}
     lock = threading.Lock()
     # Hangs counted in an earlier run (a test's, say) do not shorten this one.
@@ -285,12 +297,22 @@ def run_all(selected, node, options, progress=None):
         with lock:
             return [results[c.id] for c in selected if c.id in results]
 
+    ceiling = max(options.jobs, getattr(options, "jobs_ceiling", None) or options.jobs)
+    governor = _schedule.Governor(options.jobs, ceiling)
+
+    def governed(item):
+        governor.admit()
+        try:
+            return one(item)
+        finally:
+            governor.release()
+
     try:
-        if options.jobs > 1 and len(ordered) > 1:
-            pool = concurrent.futures.ThreadPoolExecutor(options.jobs, thread_name_prefix="conformance-check")
+        if ceiling > 1 and len(ordered) > 1:
+            pool = concurrent.futures.ThreadPoolExecutor(ceiling, thread_name_prefix="conformance-check")
             futures = []
             try:
-                futures = [pool.submit(one, item) for item in ordered]
+                futures = [pool.submit(governed, item) for item in ordered]
                 for future in futures:
                     future.result()
             except BaseException:
@@ -403,6 +425,14 @@ def check_report_paths(options):
             os.remove(path)
 
 
+def run_cpu_s():
+    """(this process's CPU seconds, its nodes' CPU seconds) so far: the nodes are the harness's reaped
+    children plus what the fork server reaped (launchers with their nodes, runner.forked_nodes_cpu_s)."""
+    times = os.times()
+    return (times.user + times.system,
+            times.children_user + times.children_system + _runner.forked_nodes_cpu_s())
+
+
 def list_checks(selected, out):
     width = max([len(c.id) for c in selected] + [10])
     for item in selected:
@@ -445,7 +475,7 @@ def main(argv=None, out=None):
                             else "disabled by --no-pid1"),
              "memory cgroup: %s" % (caps.cgroup.value or "no, %s" % caps.cgroup.reason)]
     if options.jobs > 1 or options.repeat > 1:
-        notes.append("jobs %d, repeat %d" % (options.jobs, options.repeat))
+        notes.append("jobs %s, repeat %d" % (jobs_text(options), options.repeat))
     deployment = _checks.deployment(options.contract)
     if deployment is not None and deployment.overrides():
         notes.append("deployment: %s" % ", ".join(deployment.overrides()))
@@ -454,11 +484,11 @@ def main(argv=None, out=None):
     elif left_out:
         notes.append("example work: not judged (%d check%s of the reference node's own work; --reference "
                      "runs them)" % (left_out, "" if left_out == 1 else "s"))
-    started = time.monotonic()
+    started, cpu_before = time.monotonic(), run_cpu_s()
     progress = choose_progress(out)
     if progress is not None and progress is not _progress_to_tty:
-        out.write("conformance %s %s: %d check%s, jobs %d\n" % (options.contract, node.display, len(selected),
-                                                                "" if len(selected) == 1 else "s", options.jobs))
+        out.write("conformance %s %s: %d check%s, jobs %s\n" % (options.contract, node.display, len(selected),
+                                                                "" if len(selected) == 1 else "s", jobs_text(options)))
         out.flush()
     previous = _install_interrupt_handlers()
     _runner.refuse_new_nodes(None)
@@ -479,7 +509,8 @@ def main(argv=None, out=None):
                       "this report" % (signal.Signals(interrupted.signum).name, len(results), len(selected)))
     run = _report.RunReport(options.contract, node.display, options.seed, results, strict=options.strict,
                             repeat=options.repeat, wall_s=time.monotonic() - started, notes=notes,
-                            incomplete=incomplete, interpreter=interpreter)
+                            incomplete=incomplete, interpreter=interpreter,
+                            cpu=tuple(round(after - before, 1) for after, before in zip(run_cpu_s(), cpu_before)))
     try:
         out.write(_report.render_text(run, verbose=options.verbose))
         out.flush()

@@ -45,7 +45,7 @@ class RunReport:
     """Everything a report needs about one conformance run."""
 
     def __init__(self, contract, node, seed, results, strict=False, repeat=1, wall_s=None, notes=(),
-                 incomplete=None, interpreter=None):
+                 incomplete=None, interpreter=None, cpu=None):
         self.contract = contract
         self.node = node              # how the user named the node
         self.seed = seed
@@ -56,6 +56,7 @@ class RunReport:
         self.notes = list(notes)      # header lines (capabilities, options)
         self.incomplete = incomplete  # why the run stopped early (an interrupt), or None
         self.interpreter = interpreter  # what ran the node: "/path/python (Python 3.9.18)"
+        self.cpu = cpu                # (harness CPU s, nodes' CPU s) of the run, or None
 
 
 def counts(results):
@@ -301,7 +302,7 @@ def render_text(report, verbose=False):
         lines.append("(%d not judged: the node hung in other checks first; fix those, then rerun each as its "
                      "Rerun line says)" % numbers[NOT_JUDGED])
     if report.wall_s is not None:
-        lines.append("(%d checks in %.1f s)" % (len(report.results), report.wall_s))
+        lines.append("(%d checks in %.1f s; %s)" % (len(report.results), report.wall_s, cost_line(report)))
     if report.incomplete:
         lines.append("INCOMPLETE: %s" % report.incomplete)
     lines.append(summary_line(numbers))
@@ -341,6 +342,14 @@ def _render_causes(doc, contract, all_causes):
     return lines
 
 
+def cost_line(report):
+    """What the run cost: node starts, and CPU seconds of the harness and of the nodes when known."""
+    text = "%d node starts" % sum(getattr(r, "node_starts", 0) for r in report.results)
+    if report.cpu is not None:
+        text += "; CPU %.1f s harness, %.1f s nodes" % report.cpu
+    return text
+
+
 def to_json(report):
     """The --json document."""
     numbers = counts(report.results)
@@ -349,7 +358,8 @@ def to_json(report):
     for result in report.results:
         entry = {"id": result.id, "clauses": list(result.clauses), "level": result.level, "title": result.title,
                  "section": result.area, "scope": getattr(result, "scope", "platform"),
-                 "verdict": result.verdict, "duration_s": round(result.duration_s, 4)}
+                 "verdict": result.verdict, "duration_s": round(result.duration_s, 4),
+                 "node_starts": getattr(result, "node_starts", 0)}
         if result.stability is not None:
             entry["stability"] = result.stability
             entry["runs"] = list(result.runs)
@@ -369,7 +379,8 @@ def to_json(report):
     return {"contract": report.contract, "contract_version": contract_version(report.contract),
             "harness_version": __version__, "node": report.node, "seed": report.seed, "strict": report.strict,
             "interpreter": report.interpreter, "notes": list(report.notes),
-            "incomplete": report.incomplete, "summary": numbers,
+            "incomplete": report.incomplete, "summary": numbers, "wall_s": report.wall_s,
+            "cpu_s": None if report.cpu is None else {"harness": report.cpu[0], "nodes": report.cpu[1]},
             "causes": [{"number": c.number, "invariant": c.name, "clause": c.clause_id, "checks": c.check_ids(),
                         "expected": c.first.expected, "actual": c.first.actual, "diagnosis": c.first.diagnosis}
                        for c in all_causes],

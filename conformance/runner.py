@@ -66,7 +66,7 @@ import time
 import uuid
 
 from conformance.timeouts import (POLL_INTERVAL_S, PROC_SAMPLE_INTERVAL_S,
-                                  REAP_TIMEOUT_S, SHORT_TIMEOUT_S, Deadline, node_hung)
+                                  REAP_TIMEOUT_S, SHORT_TIMEOUT_S, Deadline, current_check, node_hung)
 
 # A node that used no CPU for this long is idle: once the hang breaker has
 # tripped (conformance/timeouts.py), a wait for an idle node is cut short.
@@ -1276,6 +1276,25 @@ class NodeProcess:
                                                                  self.is_pid1, self.argv)
 
 
+# Node starts per check (keyed by the check the starting thread runs, timeouts.begin_check): the
+# run's cost is mostly node starts (an interpreter start and the node file's compile each), so the
+# report says how many each check paid and a check that starts more than it needs shows.
+_starts_lock = threading.Lock()
+_starts = collections.Counter()
+
+
+def count_node_start():
+    """Record one start of the node file (Runner.start does; so does any check that runs the node itself)."""
+    with _starts_lock:
+        _starts[current_check()] += 1
+
+
+def take_node_starts(check_id):
+    """The node starts counted for check_id so far, forgotten."""
+    with _starts_lock:
+        return _starts.pop(check_id, 0)
+
+
 class Runner:
     """Starts nodes. `Runner.start` is the only entry point; every process it
     starts is tracked until reaped, and `reap_all` kills what is left."""
@@ -1306,6 +1325,7 @@ class Runner:
                 cgroup = _Cgroup(caps.cgroup.value, caps.cgroup_parent, int(memory_limit_bytes))
             except OSError as exc:
                 raise CapabilityUnavailable("could not create a memory cgroup: %s" % exc)
+        count_node_start()
         try:
             return NodeProcess(argv, env, cwd, pid1=as_pid1, cgroup=cgroup)
         except BaseException:
@@ -1338,4 +1358,7 @@ def reap_all(timeout=REAP_TIMEOUT_S):
     return len(victims)
 
 
+# Registered first, so it runs after reap_all: the fork server is waited for, so its children's CPU
+# (every forked launcher with its node) adds up in this process's, and `time` around a run counts it.
+atexit.register(_fork_server._stop)
 atexit.register(reap_all)

@@ -38,6 +38,7 @@ import tempfile
 
 from conformance import clauses as _clauses
 from conformance import layout
+from conformance import runner as _runner
 from conformance.checks import Check, Skip
 from conformance.timeouts import SHORT_TIMEOUT_S
 
@@ -187,6 +188,7 @@ def run_probe(node_path, mode, args=(), timeout=SHORT_TIMEOUT_S, python=None):
         report_path = os.path.join(work, "report.json")
         argv = [python or sys.executable, "-I", "-B", "-c", _PROBE, report_path, mode, node_path] + list(args)
         env = {"TMPDIR": scratch}
+        _runner.count_node_start()
         try:
             done = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, timeout=timeout)
@@ -272,6 +274,7 @@ def _check_help(ctx):
     work = ctx.tmpdir("help-cwd")
     argv = [ctx.node.argv[0], path, "--help"]  # the node's interpreter (--python), not necessarily this one
     ctx.note("running %s in an empty directory with an empty environment" % " ".join(argv))
+    _runner.count_node_start()
     try:
         done = subprocess.run(argv, cwd=work, env={}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, timeout=SHORT_TIMEOUT_S)

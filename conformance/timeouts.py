@@ -73,6 +73,11 @@ def begin_check(check_id):
     _local.check, _local.cut = check_id, False
 
 
+def current_check():
+    """The ID of the check the current thread runs (None outside a check)."""
+    return getattr(_local, "check", None)
+
+
 def node_hung():
     """Record that the node hung in the current check (counted once per check;
     a wait the breaker shortened is no hang)."""

@@ -376,6 +376,7 @@ class CheckResult:
         self.stability = None          # "stable" / "flaky" with --repeat
         self.violations = []           # invariants this run broke (a FAIL's cause, or one of them)
         self.own_failure = True        # False: the check's own assertions held, only invariants broke
+        self.node_starts = 0           # times the node file was started (runner.count_node_start)
 
     @property
     def failed(self):
@@ -509,6 +510,7 @@ def run_check(check, node, seed=0, verbose=False, strict=False, pid1=True):
     repro = repro_command(check.contract, node, check.id, seed, strict, pid1, example=check.scope == EXAMPLE)
     result = CheckResult(check, verdict, time.monotonic() - started, expected, actual, diagnosis,
                          repro, transcript, reason)
+    result.node_starts = _runner.take_node_starts(check.id)
     if verdict == FAIL and violations:
         # The report says an invariant broken in several checks once, as their cause (report.causes).
         result.violations = [Violation(*(mask_secrets(part, secrets) for part in v)) for v in violations]
