@@ -8,6 +8,10 @@ The server adds what all HTTP fakes need:
 
 * one thread per connection, HTTP/1.1 keep-alive and ``Connection: close``,
   a small hand-written parser so faults can act at exact byte positions;
+  an idle connection is closed after ``idle_close_s`` (as real servers do),
+  every connection after its first answer with ``close_after_each``; each
+  ConnectionRecord says how many requests it carried and whether its TLS
+  handshake resumed a session (``handshakes()`` counts them);
 * bodies streamed in both directions in IO_BLOCK_BYTES blocks, never held
   whole (simple routes read small bodies up to MAX_SIMPLE_BODY_BYTES);
 * the fault vocabulary of ``conformance.faults``, applied per exchange;
@@ -99,6 +103,10 @@ RESET_FLUSH_POLL_S = 0.002
 # A clean close first discards what the peer already sent (unread bytes at
 # close() would make the kernel send RST instead of FIN), up to this many reads.
 GRACEFUL_DRAIN_READS = 64
+# A kept-alive connection with no request for this long is closed by the
+# server, as real ones do (nginx's keepalive_timeout is 75 s; shorter here so
+# a worker's runs meet it). None keeps idle connections for ever.
+IDLE_CLOSE_S = 20.0
 
 MASK = "\u2026masked\u2026"
 _SECRET_HEADER_WORDS = ("authorization", "cookie", "token", "secret", "signature",
@@ -241,6 +249,7 @@ class ConnectionRecord:
     requests: int = 0
     fault: Optional[str] = None
     outcome: Optional[str] = None
+    tls_resumed: Optional[bool] = None  # the handshake resumed a session (None: no TLS, or none finished)
 
 
 class Headers(object):
@@ -498,6 +507,14 @@ class _Conn(object):
             return self.sock.recv_into(mv)
         except ssl.SSLEOFError:
             return 0
+
+    def idle_wait(self, seconds):
+        """Wait up to `seconds` for the next request's first byte; False when none came."""
+        if len(self.pending) > self.pos or (self.tls and self.sock.pending()):
+            return True
+        with selectors.DefaultSelector() as sel:  # not select(): a descriptor may be above FD_SETSIZE
+            sel.register(self.sock, selectors.EVENT_READ)
+            return bool(sel.select(seconds))
 
     def read_head(self):
         """Bytes up to the blank line, or None on EOF before any byte."""
@@ -765,7 +782,7 @@ class ExchangeContext(object):
         self.phase = None
         self.responded = False
         self.in_flight = True  # counted in the server's in_flight until the answer is out
-        self.keep_alive = request.keep_alive
+        self.keep_alive = request.keep_alive and not server.close_after_each
 
     # -- records
     @property
@@ -1338,6 +1355,11 @@ class LoopbackServer(Listener):
     cert_chain      (certificate file, key file) to serve instead of the test
                     CA's server certificate: UNTRUSTED_CERT_CHAIN checks that a
                     client verifies what it connects to.
+
+    Two attributes a check may set at any time: ``idle_close_s`` (seconds a
+    kept-alive connection may wait for its next request, IDLE_CLOSE_S; None:
+    for ever) and ``close_after_each`` (every answer says ``Connection:
+    close`` and the connection ends with it).
     """
 
     def __init__(self, name="server", tls=False, seed=0, secret_values=None, server_header="conformance",
@@ -1351,6 +1373,8 @@ class LoopbackServer(Listener):
         self._conns = {}
         self.in_flight = 0
         self.max_concurrency = 0
+        self.idle_close_s = IDLE_CLOSE_S
+        self.close_after_each = False
         self._ssl_context = None
         if tls:
             self._ssl_context = _server_context(tuple(cert_chain or (SERVER_CERT_FILE, SERVER_KEY_FILE)))
@@ -1403,6 +1427,12 @@ class LoopbackServer(Listener):
         with self._lock:
             return list(self._connections)
 
+    def handshakes(self, since=0.0):
+        """(full, resumed): TLS handshakes finished on connections accepted at or after `since`."""
+        done = [r for r in self.connections if r.t_accept >= since and r.t_tls_done is not None]
+        resumed = sum(1 for r in done if r.tls_resumed)
+        return len(done) - resumed, resumed
+
     def mask(self, text):
         return mask_text(text, self._secret_values())
 
@@ -1443,9 +1473,16 @@ class LoopbackServer(Listener):
                 if conn.aborted:
                     return
                 sslsock.do_handshake()
+                record.tls_resumed = sslsock.session_reused
                 record.t_tls_done = time.monotonic()
                 self._event("tls-done", None, conn.conn_id, None, None)
+            served = 0
             while not self._closing.is_set():
+                idle_close_s = self.idle_close_s
+                if served and idle_close_s is not None and not conn.idle_wait(idle_close_s):
+                    record.outcome = "idle-closed"
+                    break
+                served += 1
                 if not self._serve_one(conn):
                     break
         except (OSError, ssl.SSLError, ClientGone, ValueError) as e:

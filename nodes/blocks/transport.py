@@ -13,14 +13,15 @@ import select
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 
 from nodes.blocks.deadline import Deadline, sooner
 from nodes.blocks.stop import StopRequested
 
 # ---- block body ----
-# transport: one HTTP/1.1 exchange per connection, on a socket the node can
-# always reach.  Name lookup, TCP connect over every address and the TLS
+# transport: HTTP/1.1 exchanges on sockets the node can always reach; a
+# connection may be kept for the next exchange to the same origin (Keeper).  Name lookup, TCP connect over every address and the TLS
 # handshake share one elapsed deadline and each wait also watches the stop
 # wakeup fd; once connected the socket sits on the stop ledger, so a stop (or
 # a watchdog) ends a blocked read or write with shutdown().  http.client only
@@ -149,7 +150,7 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None):
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None, tls_session=None):
     """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
 
     One deadline covers the lookup, every address in turn (each gets only what
@@ -167,6 +168,10 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     runs through the tunnel its tunnel() opens to `target`, still verified
     against `target.host`.  Without `ssl_context` the caller sends its
     request to the proxy in absolute form (HttpExchange does).
+
+    `tls_session` (an SSLSession of an earlier connection to `target`) is
+    offered for resumption: an abbreviated handshake when the server still
+    knows it, a full one otherwise.
     """
     stop.check("opening a connection")
     peer = target if proxy is None else proxy  # whom TCP connects to
@@ -219,7 +224,7 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
         try:
             # wrap_socket() detaches `sock`; from here only `tls` owns the fd.
             tls = ssl_context.wrap_socket(sock, server_hostname=target.host,
-                                          do_handshake_on_connect=False)
+                                          do_handshake_on_connect=False, session=tls_session)
         except BaseException:
             sock.close()
             raise
@@ -242,8 +247,15 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     return sock
 
 
+def close_quietly(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass
+
+
 class HttpExchange(object):
-    """One request and its response, on a fresh connection a stop can end.
+    """One request and its response, on a connection a stop can end.
 
         exchange = HttpExchange(url, stop, timeout_s=25, connect_deadline_s=10)
         exchange.open()          # lookup + connect + TLS; raises before any byte is sent
@@ -261,10 +273,18 @@ class HttpExchange(object):
     proxies: `proxy` is then the one NO_PROXY leaves for this URL, or None.
     Through a proxy, an http URL's `target.request_target` is absolute-form,
     so callers send it unchanged.
+
+    `keeper` (a Keeper) opts a direct exchange into keep-alive: open() takes
+    an idle connection to the origin when one is usable (`reused` says so) and
+    otherwise opens one, resuming the origin's TLS session; after the caller
+    has read an answer to its end it calls keep(response), and close() gives
+    the connection back instead of closing it.  A request on a reused
+    connection that gets no answer byte (`stale(exc)`) raced the server's
+    close: the caller decides whether that request is safe to send again.
     """
 
     def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
-                 proxies=None):
+                 proxies=None, keeper=None):
         self.target = split_url(url)
         self.stop = stop
         self.timeout_s = timeout_s
@@ -274,13 +294,26 @@ class HttpExchange(object):
         self.proxy = proxies.pick(self.target) if proxies is not None else None
         if self.proxy is not None and self.target.scheme == "http":
             self.target = self.proxy.forward_target(self.target)
+        self.keeper = keeper if self.proxy is None else None
         self.sock = None
         self.conn = None
+        self.reused = False
+        self.reusable = False
+        self.was_cut = False
 
-    def open(self):
+    def open(self, fresh=False):
+        """Connect, or take a kept connection unless `fresh`; raises before any byte is sent."""
         deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
         context = self.ssl_context_factory() if self.target.scheme == "https" else None
-        self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
+        if self.keeper is not None and not fresh:
+            self.stop.check("sending a request")
+            self.sock = self.keeper.take(self.target)
+        if self.sock is not None:
+            self.reused = True
+            self.stop.track(self.sock)
+        else:
+            session = self.keeper.tls_session(self.target) if self.keeper is not None and context else None
+            self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy, tls_session=session)
         timeout = self.timeout_s
         if self.budget is not None:
             timeout = max(0.05, min(timeout, self.budget.remaining()))
@@ -294,17 +327,47 @@ class HttpExchange(object):
             self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
         self.conn.sock = self.sock
         self.conn.auto_open = 0  # never let http.client open a connection behind our back
+        # nor close ours (after a `Connection: close` answer, say): close() decides, and first
+        # keeps the TLS session, which a closed socket no longer has
+        self.conn.close = self._drop_socket
         return self
 
-    def close(self):
+    def _drop_socket(self):
         if self.conn is not None:
+            self.conn.sock = None
+
+    def cut(self):
+        """End any blocked read or write now, from any thread (a watchdog's `on_expiry`)."""
+        self.was_cut = True
+        sock = self.sock
+        if sock is not None:
             try:
-                self.conn.close()
-            except Exception:
+                sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):
                 pass
+
+    def keep(self, response):
+        """Mark the connection reusable: `response` read to its end, HTTP/1.1 both ways, no close asked."""
+        self.reusable = (self.keeper is not None and response.isclosed() and not response.will_close
+                         and response.version == 11 and not self.was_cut and not self.stop.requested)
+
+    def stale(self, exc, answered=False):
+        """True when `exc`, before any answer (`answered` false), says a request on a reused
+        connection raced the server's close: the send failed, or no status line began.  Never
+        after a cut (a watchdog) or a stop: those are the node's own doing."""
+        return (self.reused and not answered and not self.was_cut and not self.stop.requested
+                and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+                                     ConnectionAbortedError)))
+
+    def close(self, keep=True):
+        """Give a reusable connection back to the keeper (unless `keep` is false), else close it."""
+        self._drop_socket()
         if self.sock is not None:
             self.stop.untrack(self.sock)
-            try:
-                self.sock.close()
-            except OSError:
-                pass
+            if self.keeper is not None and isinstance(self.sock, ssl.SSLSocket):
+                self.keeper.remember(self.target, self.sock)
+            if keep and self.reusable and not self.was_cut and not self.stop.requested:
+                self.keeper.give(self.target, self.sock)
+            else:
+                close_quietly(self.sock)
+            self.sock = None
