@@ -3383,7 +3383,7 @@ class HttpExchange(object):
         after a cut (a watchdog) or a stop: those are the node's own doing."""
         return (self.reused and not answered and not self.was_cut and not self.stop.requested
                 and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
-                                     ConnectionAbortedError)))
+                                     ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)))
 
     def close(self, keep=True):
         """Give a reusable connection back to the keeper (unless `keep` is false), else close it."""
