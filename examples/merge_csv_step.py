@@ -1496,14 +1496,19 @@ class Watchdog(object):
 
     Every Watchdog of the process shares one daemon thread (a thread per
     exchange is a clone() and two futex round trips for each request of an
-    idle worker's poll).
+    idle worker's poll).  It ends after LINGER_S with nothing to watch, or at
+    once when retire() is called: a process that forks with a preexec_fn
+    must be single-threaded first.
     """
+
+    LINGER_S = 60.0  # longer than an idle worker's poll interval: one thread for all its polls
 
     _lock = threading.Lock()
     _wake = threading.Condition(_lock)
     _armed = set()
     _thread_pid = None  # the pid that started the thread: a forked child starts its own
     _fork_hook = False
+    _retiring = False
 
     def __init__(self, deadline, on_expiry):
         self.deadline = deadline
@@ -1514,6 +1519,7 @@ class Watchdog(object):
     def __enter__(self):
         cls = Watchdog
         with cls._lock:
+            cls._retiring = False
             if cls._thread_pid != os.getpid():
                 if not cls._fork_hook:  # a child forked while the thread held the lock must not inherit it held
                     os.register_at_fork(after_in_child=cls._forked)
@@ -1525,6 +1531,13 @@ class Watchdog(object):
             cls._armed.add(self)
             cls._wake.notify()
         return self
+
+    @classmethod
+    def retire(cls):
+        """End the watchdog thread as soon as nothing is armed (a later Watchdog starts another)."""
+        with cls._lock:
+            cls._retiring = True
+            cls._wake.notify()
 
     @classmethod
     def _forked(cls):
@@ -1540,8 +1553,12 @@ class Watchdog(object):
                 now = time.monotonic()
                 due = [dog for dog in cls._armed if dog.deadline.at <= now]
                 if not due:
-                    soonest = min((dog.deadline.at for dog in cls._armed), default=None)
-                    cls._wake.wait(None if soonest is None else soonest - now)
+                    if not cls._armed:
+                        if cls._retiring or not cls._wake.wait(cls.LINGER_S) and not cls._armed:
+                            cls._thread_pid = None  # the next Watchdog starts a thread again
+                            return
+                        continue
+                    cls._wake.wait(min(dog.deadline.at for dog in cls._armed) - now)
                     continue
                 for dog in due:
                     cls._armed.discard(dog)
@@ -2061,7 +2078,7 @@ class HttpExchange(object):
             self.reused = True
             self.stop.track(self.sock)
         else:
-            session = self.keeper.tls_session(self.target) if self.keeper is not None and context else None
+            session = self.keeper.tls_session(self.target, context) if self.keeper is not None and context else None
             self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy, tls_session=session)
         timeout = self.timeout_s
         if self.budget is not None:

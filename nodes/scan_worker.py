@@ -4234,14 +4234,19 @@ class Watchdog(object):
 
     Every Watchdog of the process shares one daemon thread (a thread per
     exchange is a clone() and two futex round trips for each request of an
-    idle worker's poll).
+    idle worker's poll).  It ends after LINGER_S with nothing to watch, or at
+    once when retire() is called: a process that forks with a preexec_fn
+    must be single-threaded first.
     """
+
+    LINGER_S = 60.0  # longer than an idle worker's poll interval: one thread for all its polls
 
     _lock = threading.Lock()
     _wake = threading.Condition(_lock)
     _armed = set()
     _thread_pid = None  # the pid that started the thread: a forked child starts its own
     _fork_hook = False
+    _retiring = False
 
     def __init__(self, deadline, on_expiry):
         self.deadline = deadline
@@ -4252,6 +4257,7 @@ class Watchdog(object):
     def __enter__(self):
         cls = Watchdog
         with cls._lock:
+            cls._retiring = False
             if cls._thread_pid != os.getpid():
                 if not cls._fork_hook:  # a child forked while the thread held the lock must not inherit it held
                     os.register_at_fork(after_in_child=cls._forked)
@@ -4263,6 +4269,13 @@ class Watchdog(object):
             cls._armed.add(self)
             cls._wake.notify()
         return self
+
+    @classmethod
+    def retire(cls):
+        """End the watchdog thread as soon as nothing is armed (a later Watchdog starts another)."""
+        with cls._lock:
+            cls._retiring = True
+            cls._wake.notify()
 
     @classmethod
     def _forked(cls):
@@ -4278,8 +4291,12 @@ class Watchdog(object):
                 now = time.monotonic()
                 due = [dog for dog in cls._armed if dog.deadline.at <= now]
                 if not due:
-                    soonest = min((dog.deadline.at for dog in cls._armed), default=None)
-                    cls._wake.wait(None if soonest is None else soonest - now)
+                    if not cls._armed:
+                        if cls._retiring or not cls._wake.wait(cls.LINGER_S) and not cls._armed:
+                            cls._thread_pid = None  # the next Watchdog starts a thread again
+                            return
+                        continue
+                    cls._wake.wait(min(dog.deadline.at for dog in cls._armed) - now)
                     continue
                 for dog in due:
                     cls._armed.discard(dog)
@@ -4873,7 +4890,7 @@ class HttpExchange(object):
             self.reused = True
             self.stop.track(self.sock)
         else:
-            session = self.keeper.tls_session(self.target) if self.keeper is not None and context else None
+            session = self.keeper.tls_session(self.target, context) if self.keeper is not None and context else None
             self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy, tls_session=session)
         timeout = self.timeout_s
         if self.budget is not None:
@@ -5013,16 +5030,19 @@ class Keeper(object):
                 return
         close_quietly(sock)
 
-    def tls_session(self, target):
+    def tls_session(self, target, context):
+        """The last session of `target`'s server made under `context`, or None: a session
+        offered to another context is a ValueError, not a handshake."""
         with self._lock:
-            return self._sessions.get((target.host, target.port))
+            made_by, session = self._sessions.get((target.host, target.port), (None, None))
+        return session if made_by is context else None
 
     def remember(self, target, sock):
         """The TLS session of `sock`, for the next handshake with its server to resume."""
         session = getattr(sock, "session", None)
         if session is not None and (session.has_ticket or session.id):
             with self._lock:
-                self._sessions[(target.host, target.port)] = session
+                self._sessions[(target.host, target.port)] = (sock.context, session)
 
     def close(self):
         with self._lock:

@@ -184,7 +184,7 @@ def _figures(idle=None, beyond=None, spread=None, drain=None, sigint=None, secon
 class Budgets(unittest.TestCase):
     """The budget table, judged from made-up figures."""
 
-    ALL_MET = dict(idle=0.004, beyond=3 * core.MiB, spread=512 * 1024, drain=_summary(0.06, 0.09),
+    ALL_MET = dict(idle=0.002, beyond=3 * core.MiB, spread=512 * 1024, drain=_summary(0.06, 0.09),
                    sigint=_summary(0.03, 0.05), second=_summary(0.05, 0.08))
 
     def test_all_met(self):
@@ -200,7 +200,7 @@ class Budgets(unittest.TestCase):
         self.assertEqual(rows[5][2], "30 ms; 50 ms")
 
     def test_each_missed(self):
-        misses = [dict(idle=0.0101), dict(beyond=32 * core.MiB + 1), dict(spread=4 * core.MiB + 1),
+        misses = [dict(idle=0.0026), dict(beyond=32 * core.MiB + 1), dict(spread=4 * core.MiB + 1),
                   dict(drain=_summary(0.06, 1.01)), dict(sigint=_summary(0.03, 3.2)),
                   dict(second=_summary(0.101, 0.2))]
         for change in misses:

@@ -91,16 +91,19 @@ class Keeper(object):
                 return
         close_quietly(sock)
 
-    def tls_session(self, target):
+    def tls_session(self, target, context):
+        """The last session of `target`'s server made under `context`, or None: a session
+        offered to another context is a ValueError, not a handshake."""
         with self._lock:
-            return self._sessions.get((target.host, target.port))
+            made_by, session = self._sessions.get((target.host, target.port), (None, None))
+        return session if made_by is context else None
 
     def remember(self, target, sock):
         """The TLS session of `sock`, for the next handshake with its server to resume."""
         session = getattr(sock, "session", None)
         if session is not None and (session.has_ticket or session.id):
             with self._lock:
-                self._sessions[(target.host, target.port)] = session
+                self._sessions[(target.host, target.port)] = (sock.context, session)
 
     def close(self):
         with self._lock:

@@ -312,7 +312,7 @@ class HttpExchange(object):
             self.reused = True
             self.stop.track(self.sock)
         else:
-            session = self.keeper.tls_session(self.target) if self.keeper is not None and context else None
+            session = self.keeper.tls_session(self.target, context) if self.keeper is not None and context else None
             self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy, tls_session=session)
         timeout = self.timeout_s
         if self.budget is not None:

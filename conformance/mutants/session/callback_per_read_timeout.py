@@ -1,10 +1,10 @@
 """An exchange is bounded by a per-read socket timeout only, with no watchdog over the whole exchange."""
 NODE = "nodes/session_worker.py"
 REPLACE = [(
-    '        with Watchdog(budget, lambda: shut(session.sock)):\n'
-    '            session.open()\n'
+    '        with Watchdog(budget, session.cut):\n'
+    '            session.open(fresh)\n'
     '            yield session\n',
-    '        session.open()\n'
+    '        session.open(fresh)\n'
     '        yield session\n',
 )]
 KILLS = ["callback.deadline"]
