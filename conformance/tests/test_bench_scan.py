@@ -190,7 +190,7 @@ class Budgets(unittest.TestCase):
     def test_all_met(self):
         rows = bench.budget_rows(_figures(**self.ALL_MET), "node")
         self.assertEqual([met for _f, _b, _g, met in rows], [True] * 6)
-        self.assertEqual(rows[0][1:3], ("<= 1 % of one core", "0.40 %"))
+        self.assertEqual(rows[0][1:3], ("<= 0.25 % of one core", "0.20 %"))
         self.assertEqual(rows[1][0], "peak RSS uploading 1 GiB, beyond the idle worker")
         self.assertEqual(rows[1][1:3], ("<= 32 MiB", "+3.0 MiB"))
         self.assertEqual(rows[2][0], "peak RSS spread, 64 MiB vs 1 GiB")
