@@ -1041,8 +1041,9 @@ def token_from_fd(fd):
 
 
 # 6.5 HTTP exchanges ===========================================================
-# One request per connection.  A JSON exchange is bounded as a whole by a
-# watchdog that shuts the socket: a per-read timeout lets a server that drips
+# A connection whose answer was read whole is kept for the next request: an
+# idle worker's poll is a request, not a TLS handshake (SCAN-HTTP-7, D34).
+# A JSON exchange is bounded as a whole by a watchdog that shuts the socket: a per-read timeout lets a server that drips
 # a byte a second hold a slot for ever (SCAN-HTTP-3).  An upload is bounded by
 # its progress instead: a bundle of a GiB on a slow link takes as long as it
 # takes while its bytes keep moving, and ends when they stop (D27).  No proxy

@@ -1323,6 +1323,7 @@ def parse_start(data, config):
 # Each exchange runs under one elapsed deadline whose watchdog shuts the
 # socket: with per-read timeouts a server that drips a byte a second holds the
 # node for ever (SESSION-CALLBACK-6).  No proxy (SESSION-CONFIG-5), no redirect.
+# Capability calls keep their connection between them (SESSION-CALLBACK-7, D51).
 
 
 def tls_context():
