@@ -107,6 +107,13 @@ GRACEFUL_DRAIN_READS = 64
 # server, as real ones do (nginx's keepalive_timeout is 75 s; shorter here so
 # a worker's runs meet it). None keeps idle connections for ever.
 IDLE_CLOSE_S = 20.0
+# After an idle close the server has sent its FIN but keeps reading this long: bytes that still
+# arrive are a request the client sent on a connection it could have seen was closed
+# (ConnectionRecord.sent_after_close). Longer than the checks' poll intervals.
+IDLE_CLOSE_LINGER_S = 2.0
+# An encrypted TLS 1.3 alert record (2 bytes, the inner type, an AEAD tag of 16) is 19 bytes; a
+# request never fits in so few.
+MAX_TLS_ALERT_RECORD_BYTES = 32
 
 MASK = "\u2026masked\u2026"
 _SECRET_HEADER_WORDS = ("authorization", "cookie", "token", "secret", "signature",
@@ -250,6 +257,7 @@ class ConnectionRecord:
     fault: Optional[str] = None
     outcome: Optional[str] = None
     tls_resumed: Optional[bool] = None  # the handshake resumed a session (None: no TLS, or none finished)
+    sent_after_close: bool = False  # the client sent bytes after the server's idle close (its FIN)
 
 
 class Headers(object):
@@ -515,6 +523,33 @@ class _Conn(object):
         with selectors.DefaultSelector() as sel:  # not select(): a descriptor may be above FD_SETSIZE
             sel.register(self.sock, selectors.EVENT_READ)
             return bool(sel.select(seconds))
+
+    def sent_after_fin(self, seconds):
+        """Send FIN (the TLS layer dropped: no close_notify) and read until the client closes its end,
+        for up to `seconds`: True when it sent a request meanwhile. Over TLS, a record too short to
+        hold a request (the client's own encrypted close_notify alert) is not one."""
+        received = bytearray()
+        try:
+            self.sock.shutdown(socket.SHUT_WR)  # an SSLSocket drops its TLS layer here: raw bytes from now
+            deadline = time.monotonic() + seconds
+            with selectors.DefaultSelector() as sel:
+                sel.register(self.sock, selectors.EVENT_READ)
+                while sel.select(max(0.0, deadline - time.monotonic())):
+                    chunk = self.sock.recv(65536)
+                    if not chunk:
+                        break
+                    received += chunk
+        except (OSError, ValueError):
+            pass
+        if not self.tls:
+            return bool(received)
+        at = 0
+        while at + 5 <= len(received):  # TLS records: type, version, length, then the length's bytes
+            kind, length = received[at], int.from_bytes(received[at + 3:at + 5], "big")
+            if kind == 0x17 and length > MAX_TLS_ALERT_RECORD_BYTES:
+                return True
+            at += 5 + length
+        return False
 
     def read_head(self):
         """Bytes up to the blank line, or None on EOF before any byte."""
@@ -1481,6 +1516,7 @@ class LoopbackServer(Listener):
                 idle_close_s = self.idle_close_s
                 if served and idle_close_s is not None and not conn.idle_wait(idle_close_s):
                     record.outcome = "idle-closed"
+                    record.sent_after_close = conn.sent_after_fin(IDLE_CLOSE_LINGER_S)
                     break
                 served += 1
                 if not self._serve_one(conn):

@@ -2022,24 +2022,17 @@ class HttpExchange(object):
     drops its own reference once a response exists, we keep `sock` on the
     ledger until close().  `budget`, an outer Deadline, tightens the connect
     deadline and caps the socket timeout; enforcing it while blocked is the
-    caller's Watchdog's job.
+    caller's Watchdog's job (its `on_expiry`: cut()).
 
     `proxies` (a Proxies of the proxy block) opts this exchange into
     proxies: `proxy` is then the one NO_PROXY leaves for this URL, or None.
     Through a proxy, an http URL's `target.request_target` is absolute-form,
-    so callers send it unchanged.
-
-    `keeper` (a Keeper) opts a direct exchange into keep-alive: open() takes
-    an idle connection to the origin when one is usable (`reused` says so) and
-    otherwise opens one, resuming the origin's TLS session; after the caller
-    has read an answer to its end it calls keep(response), and close() gives
-    the connection back instead of closing it.  A request on a reused
-    connection that gets no answer byte (`stale(exc)`) raced the server's
-    close: the caller decides whether that request is safe to send again.
+    so callers send it unchanged.  _connect() and _release() are where a
+    subclass takes and keeps connections (the keepalive block's KeptExchange).
     """
 
     def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
-                 proxies=None, keeper=None):
+                 proxies=None):
         self.target = split_url(url)
         self.stop = stop
         self.timeout_s = timeout_s
@@ -2049,26 +2042,14 @@ class HttpExchange(object):
         self.proxy = proxies.pick(self.target) if proxies is not None else None
         if self.proxy is not None and self.target.scheme == "http":
             self.target = self.proxy.forward_target(self.target)
-        self.keeper = keeper if self.proxy is None else None
         self.sock = None
         self.conn = None
-        self.reused = False
-        self.reusable = False
         self.was_cut = False
 
-    def open(self, fresh=False):
-        """Connect, or take a kept connection unless `fresh`; raises before any byte is sent."""
+    def open(self):
         deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
         context = self.ssl_context_factory() if self.target.scheme == "https" else None
-        if self.keeper is not None and not fresh:
-            self.stop.check("sending a request")
-            self.sock = self.keeper.take(self.target)
-        if self.sock is not None:
-            self.reused = True
-            self.stop.track(self.sock)
-        else:
-            session = self.keeper.tls_session(self.target, context) if self.keeper is not None and context else None
-            self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy, tls_session=session)
+        self.sock = self._connect(deadline, context)
         timeout = self.timeout_s
         if self.budget is not None:
             timeout = max(0.05, min(timeout, self.budget.remaining()))
@@ -2082,10 +2063,11 @@ class HttpExchange(object):
             self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
         self.conn.sock = self.sock
         self.conn.auto_open = 0  # never let http.client open a connection behind our back
-        # nor close ours (after a `Connection: close` answer, say): close() decides, and first
-        # keeps the TLS session, which a closed socket no longer has
-        self.conn.close = self._drop_socket
+        self.conn.close = self._drop_socket  # nor close ours (after `Connection: close`): close() decides
         return self
+
+    def _connect(self, deadline, context):
+        return open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
 
     def _drop_socket(self):
         if self.conn is not None:
@@ -2101,31 +2083,22 @@ class HttpExchange(object):
             except (OSError, ValueError):
                 pass
 
-    def keep(self, response):
-        """Mark the connection reusable: `response` read to its end, HTTP/1.1 both ways, no close asked."""
-        self.reusable = (self.keeper is not None and response.isclosed() and not response.will_close
-                         and response.version == 11 and not self.was_cut and not self.stop.requested)
-
-    def stale(self, exc, answered=False):
-        """True when `exc`, before any answer (`answered` false), says a request on a reused
-        connection raced the server's close: the send failed, or no status line began.  Never
-        after a cut (a watchdog) or a stop: those are the node's own doing."""
-        return (self.reused and not answered and not self.was_cut and not self.stop.requested
-                and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
-                                     ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)))
-
-    def close(self, keep=True):
-        """Give a reusable connection back to the keeper (unless `keep` is false), else close it."""
+    def close(self):
         self._drop_socket()
         if self.sock is not None:
             self.stop.untrack(self.sock)
-            if self.keeper is not None and isinstance(self.sock, ssl.SSLSocket):
-                self.keeper.remember(self.target, self.sock)
-            if keep and self.reusable and not self.was_cut and not self.stop.requested:
-                self.keeper.give(self.target, self.sock)
-            else:
-                close_quietly(self.sock)
+            self._release(self.sock)
             self.sock = None
+
+    def _release(self, sock):
+        close_quietly(sock)
+
+
+def close_quietly(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass
 # ---- END BLOCK transport ----
 
 # ---- BEGIN BLOCK proxy (nodes/blocks/proxy.py) ----

@@ -1334,29 +1334,25 @@ def tls_context():
 
 
 @contextlib.contextmanager
-def http_exchange(url, budget, holder=None, keeper=None, fresh=False):
+def http_exchange(url, budget, holder=None, keeper=None):
     """An open HttpExchange whose whole life is bounded by `budget`.
 
     `holder.exchange`, when given, is set while it lives, so another thread can cut it.
-    `keeper` lets it take a kept connection (unless `fresh`) and keep its own once
-    the caller called keep(response) (D51); without one it is closed at the end.
+    `keeper` lets it take a kept connection and keep its own once the caller called
+    keep(response) (D51); without one it is closed at the end.
     """
-    session = HttpExchange(url, STOP, timeout_s=max(0.05, budget.remaining()), connect_deadline_s=budget.remaining(),
+    session = KeptExchange(url, STOP, timeout_s=max(0.05, budget.remaining()), connect_deadline_s=budget.remaining(),
                            budget=budget, ssl_context_factory=tls_context, keeper=keeper)
     if holder is not None:
         holder.exchange = session
     try:
         with Watchdog(budget, session.cut):
-            session.open(fresh)
+            session.open()
             yield session
     finally:
         session.close()
         if holder is not None:
             holder.exchange = None
-
-
-class StaleConnection(Exception):
-    """A request on a kept connection got no answer byte: the server had closed it first (D51)."""
 
 
 def announced_length(response):
@@ -1881,12 +1877,7 @@ class Callbacks(object):
         budget = Deadline(seconds)  # SESSION-CALLBACK-6: connect to the last byte of the answer
         authorization = bearer(self.capability, len(self.capability))
         try:
-            try:
-                return self.exchange(method, url, authorization, body, key, budget, holder, need_object, False)
-            except StaleConnection:
-                # D51: a kept connection the server had closed; nothing answered, and every verb is
-                # idempotent (its Idempotency-Key, or a read): once more on a new one, same budget
-                return self.exchange(method, url, authorization, body, key, budget, holder, need_object, True)
+            return self.exchange(method, url, authorization, body, key, budget, holder, need_object)
         except (Refusal, DeadlinePassed):
             raise
         except Exception:  # transport, TLS, the watchdog, a stop's shutdown, a body cut short
@@ -1898,33 +1889,28 @@ class Callbacks(object):
         finally:
             PROCESS.wipe(authorization)  # SESSION-SECRET-5: built for this request and dropped
 
-    def exchange(self, method, url, authorization, body, key, budget, holder, need_object, fresh):
-        """One request of call(); StaleConnection when a kept connection's server had closed it."""
-        session = response = None
-        try:
-            with http_exchange(url, budget, holder, self.keeper, fresh) as session:
-                conn = session.conn
-                conn.putrequest(method, session.target.request_target, skip_accept_encoding=True)
-                conn.putheader("Authorization", authorization)  # SESSION-CALLBACK-3: the capability, nothing else
-                conn.putheader("Accept", "application/json")
-                if key is not None:
-                    conn.putheader("Idempotency-Key", key)  # D29: the upstream's parts joined with ':'
-                if body is not None:
-                    conn.putheader("Content-Type", "application/json")
-                    conn.putheader("Content-Length", str(len(body)))  # SESSION-CALLBACK-3: exact
-                conn.endheaders(body)
-                response = conn.getresponse()
-                if response.status not in SUCCESS_STATUSES:  # SESSION-CALLBACK-5 (D42): a 3xx included, never followed
-                    data = read_some(response, MAX_ERROR_BODY_BYTES)
-                    code = refusal_code(data, len(data), CONTROL_PLANE_HTTP % response.status)
-                    raise Refusal(code, response.status, retry_after_of(response))
-                answer = Answer(response.status, self.answer_doc(response, budget, need_object))
-                session.keep(response)
-                return answer
-        except (OSError, http.client.HTTPException) as exc:
-            if not fresh and session is not None and session.stale(exc, response is not None):
-                raise StaleConnection() from None
-            raise
+    def exchange(self, method, url, authorization, body, key, budget, holder, need_object):
+        """One request of call(), on a kept connection when one is usable (D51: one that fails before
+        its answer is that verb's failure, as any other: no verb is sent twice)."""
+        with http_exchange(url, budget, holder, self.keeper) as session:
+            conn = session.conn
+            conn.putrequest(method, session.target.request_target, skip_accept_encoding=True)
+            conn.putheader("Authorization", authorization)  # SESSION-CALLBACK-3: the capability, nothing else
+            conn.putheader("Accept", "application/json")
+            if key is not None:
+                conn.putheader("Idempotency-Key", key)  # D29: the upstream's parts joined with ':'
+            if body is not None:
+                conn.putheader("Content-Type", "application/json")
+                conn.putheader("Content-Length", str(len(body)))  # SESSION-CALLBACK-3: exact
+            conn.endheaders(body)
+            response = conn.getresponse()
+            if response.status not in SUCCESS_STATUSES:  # SESSION-CALLBACK-5 (D42): a 3xx included, never followed
+                data = read_some(response, MAX_ERROR_BODY_BYTES)
+                code = refusal_code(data, len(data), CONTROL_PLANE_HTTP % response.status)
+                raise Refusal(code, response.status, retry_after_of(response))
+            answer = Answer(response.status, self.answer_doc(response, budget, need_object))
+            session.keep(response)
+            return answer
 
     @staticmethod
     def answer_doc(response, budget, need_object):
@@ -5147,24 +5133,17 @@ class HttpExchange(object):
     drops its own reference once a response exists, we keep `sock` on the
     ledger until close().  `budget`, an outer Deadline, tightens the connect
     deadline and caps the socket timeout; enforcing it while blocked is the
-    caller's Watchdog's job.
+    caller's Watchdog's job (its `on_expiry`: cut()).
 
     `proxies` (a Proxies of the proxy block) opts this exchange into
     proxies: `proxy` is then the one NO_PROXY leaves for this URL, or None.
     Through a proxy, an http URL's `target.request_target` is absolute-form,
-    so callers send it unchanged.
-
-    `keeper` (a Keeper) opts a direct exchange into keep-alive: open() takes
-    an idle connection to the origin when one is usable (`reused` says so) and
-    otherwise opens one, resuming the origin's TLS session; after the caller
-    has read an answer to its end it calls keep(response), and close() gives
-    the connection back instead of closing it.  A request on a reused
-    connection that gets no answer byte (`stale(exc)`) raced the server's
-    close: the caller decides whether that request is safe to send again.
+    so callers send it unchanged.  _connect() and _release() are where a
+    subclass takes and keeps connections (the keepalive block's KeptExchange).
     """
 
     def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
-                 proxies=None, keeper=None):
+                 proxies=None):
         self.target = split_url(url)
         self.stop = stop
         self.timeout_s = timeout_s
@@ -5174,26 +5153,14 @@ class HttpExchange(object):
         self.proxy = proxies.pick(self.target) if proxies is not None else None
         if self.proxy is not None and self.target.scheme == "http":
             self.target = self.proxy.forward_target(self.target)
-        self.keeper = keeper if self.proxy is None else None
         self.sock = None
         self.conn = None
-        self.reused = False
-        self.reusable = False
         self.was_cut = False
 
-    def open(self, fresh=False):
-        """Connect, or take a kept connection unless `fresh`; raises before any byte is sent."""
+    def open(self):
         deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
         context = self.ssl_context_factory() if self.target.scheme == "https" else None
-        if self.keeper is not None and not fresh:
-            self.stop.check("sending a request")
-            self.sock = self.keeper.take(self.target)
-        if self.sock is not None:
-            self.reused = True
-            self.stop.track(self.sock)
-        else:
-            session = self.keeper.tls_session(self.target, context) if self.keeper is not None and context else None
-            self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy, tls_session=session)
+        self.sock = self._connect(deadline, context)
         timeout = self.timeout_s
         if self.budget is not None:
             timeout = max(0.05, min(timeout, self.budget.remaining()))
@@ -5207,10 +5174,11 @@ class HttpExchange(object):
             self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
         self.conn.sock = self.sock
         self.conn.auto_open = 0  # never let http.client open a connection behind our back
-        # nor close ours (after a `Connection: close` answer, say): close() decides, and first
-        # keeps the TLS session, which a closed socket no longer has
-        self.conn.close = self._drop_socket
+        self.conn.close = self._drop_socket  # nor close ours (after `Connection: close`): close() decides
         return self
+
+    def _connect(self, deadline, context):
+        return open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
 
     def _drop_socket(self):
         if self.conn is not None:
@@ -5226,39 +5194,29 @@ class HttpExchange(object):
             except (OSError, ValueError):
                 pass
 
-    def keep(self, response):
-        """Mark the connection reusable: `response` read to its end, HTTP/1.1 both ways, no close asked."""
-        self.reusable = (self.keeper is not None and response.isclosed() and not response.will_close
-                         and response.version == 11 and not self.was_cut and not self.stop.requested)
-
-    def stale(self, exc, answered=False):
-        """True when `exc`, before any answer (`answered` false), says a request on a reused
-        connection raced the server's close: the send failed, or no status line began.  Never
-        after a cut (a watchdog) or a stop: those are the node's own doing."""
-        return (self.reused and not answered and not self.was_cut and not self.stop.requested
-                and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
-                                     ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)))
-
-    def close(self, keep=True):
-        """Give a reusable connection back to the keeper (unless `keep` is false), else close it."""
+    def close(self):
         self._drop_socket()
         if self.sock is not None:
             self.stop.untrack(self.sock)
-            if self.keeper is not None and isinstance(self.sock, ssl.SSLSocket):
-                self.keeper.remember(self.target, self.sock)
-            if keep and self.reusable and not self.was_cut and not self.stop.requested:
-                self.keeper.give(self.target, self.sock)
-            else:
-                close_quietly(self.sock)
+            self._release(self.sock)
             self.sock = None
+
+    def _release(self, sock):
+        close_quietly(sock)
+
+
+def close_quietly(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass
 # ---- END BLOCK transport ----
 
 # ---- BEGIN BLOCK keepalive (nodes/blocks/keepalive.py) ----
-# keepalive (builds on transport): the Keeper an HttpExchange is handed to
-# keep its connection for the next exchange to the same origin, and the TLS
-# session a new connection resumes.  A node that never reuses a connection
-# embeds none of it; HttpExchange only calls take(), give(), tls_session()
-# and remember() on the keeper it is given.
+# keepalive (builds on transport): KeptExchange, an HttpExchange that takes
+# a connection its Keeper kept from an earlier exchange with the same origin
+# and gives its own back, and resumes the origin's TLS session on a new one.
+# A node that never reuses a connection embeds none of it.
 
 # A connection idle longer than this is closed, not reused: load balancers drop
 # idle connections after about a minute (AWS ALB 60 s, nginx 75 s), and the
@@ -5351,6 +5309,62 @@ class Keeper(object):
             kept = [sock for socks in self._idle.values() for sock, _ in socks]
             self._idle.clear()
         for sock in kept:
+            close_quietly(sock)
+
+
+class KeptExchange(HttpExchange):
+    """An HttpExchange that takes a kept connection and keeps its own (`keeper`; None: neither). Direct only.
+
+    open(fresh) takes an idle connection to the origin unless `fresh`
+    (`reused` says whether it did), else opens one offering the origin's last
+    TLS session; keep(response), once the answer is read to its end, lets
+    close() give the connection back.  A request on a reused connection that
+    got no answer byte (stale(exc)) raced the server's close: whether it may
+    be sent again is the caller's to decide, request by request.
+    """
+
+    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
+                 keeper=None):
+        HttpExchange.__init__(self, url, stop, timeout_s, connect_deadline_s, budget, ssl_context_factory)
+        self.keeper = keeper
+        self.fresh = self.reused = self.reusable = False
+
+    def open(self, fresh=False):
+        self.fresh = fresh
+        return HttpExchange.open(self)
+
+    def _connect(self, deadline, context):
+        if self.keeper is None:
+            return HttpExchange._connect(self, deadline, context)
+        if not self.fresh:
+            self.stop.check("sending a request")
+            sock = self.keeper.take(self.target)
+            if sock is not None:
+                self.reused = True
+                self.stop.track(sock)
+                return sock
+        session = self.keeper.tls_session(self.target, context) if context is not None else None
+        return open_socket(self.target, self.stop, deadline, context, tls_session=session)
+
+    def keep(self, response):
+        """Mark the connection reusable: `response` read to its end, HTTP/1.1 both ways, no close asked."""
+        self.reusable = (self.keeper is not None and response.isclosed() and not response.will_close
+                         and response.version == 11 and not self.was_cut and not self.stop.requested)
+
+    def stale(self, exc, answered=False):
+        """True when `exc`, before any answer (`answered` false), says a request on a reused
+        connection raced the server's close: the send failed, or no status line began.  Never
+        after a cut (a watchdog) or a stop: those are the node's own doing."""
+        return (self.reused and not answered and not self.was_cut and not self.stop.requested
+                and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+                                     ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)))
+
+    def _release(self, sock):
+        if self.keeper is not None and isinstance(sock, ssl.SSLSocket):
+            self.keeper.remember(self.target, sock)  # before close: a closed socket has no session
+        if self.reusable and not self.was_cut and not self.stop.requested:
+            self.keeper.give(self.target, sock)
+        else:
             close_quietly(sock)
 # ---- END BLOCK keepalive ----
 

@@ -733,7 +733,7 @@ class KeepAliveTest(unittest.TestCase):
         self.addCleanup(self.keeper.close)
 
     def exchange(self, fresh=False, token="Bearer SECRET-TOKEN"):
-        exchange = transport_block.HttpExchange(self.server.origin + "/x", self.stop, timeout_s=SHORT_TIMEOUT_S,
+        exchange = keepalive_block.KeptExchange(self.server.origin + "/x", self.stop, timeout_s=SHORT_TIMEOUT_S,
                                                 connect_deadline_s=SHORT_TIMEOUT_S,
                                                 ssl_context_factory=lambda: self.context, keeper=self.keeper)
         try:
@@ -774,7 +774,7 @@ class KeepAliveTest(unittest.TestCase):
     def test_a_reset_before_the_answer_on_a_kept_connection_is_stale(self):
         self.exchange()
         self.server.add_fault(faults.reset(0), faults.Match(phase="request", first=1))
-        exchange = transport_block.HttpExchange(self.server.origin + "/x", self.stop, timeout_s=SHORT_TIMEOUT_S,
+        exchange = keepalive_block.KeptExchange(self.server.origin + "/x", self.stop, timeout_s=SHORT_TIMEOUT_S,
                                                 connect_deadline_s=SHORT_TIMEOUT_S,
                                                 ssl_context_factory=lambda: self.context, keeper=self.keeper)
         try:
@@ -792,7 +792,7 @@ class KeepAliveTest(unittest.TestCase):
         self.assertEqual(self.keeper._idle.get(("https", "127.0.0.1", self.server.port), []), [])
 
     def test_a_cut_exchange_is_never_kept(self):
-        exchange = transport_block.HttpExchange(self.server.origin + "/x", self.stop, timeout_s=SHORT_TIMEOUT_S,
+        exchange = keepalive_block.KeptExchange(self.server.origin + "/x", self.stop, timeout_s=SHORT_TIMEOUT_S,
                                                 connect_deadline_s=SHORT_TIMEOUT_S,
                                                 ssl_context_factory=lambda: self.context, keeper=self.keeper)
         try:

@@ -5,19 +5,19 @@ each node that uses it; the imports above the line are the node's own job.
 The `from nodes.blocks...` lines exist only for this standalone copy: inside a
 node the blocks share one namespace.
 """
+import http.client
 import select
 import ssl
 import threading
 import time
 
-from nodes.blocks.transport import close_quietly
+from nodes.blocks.transport import HttpExchange, close_quietly, open_socket
 
 # ---- block body ----
-# keepalive (builds on transport): the Keeper an HttpExchange is handed to
-# keep its connection for the next exchange to the same origin, and the TLS
-# session a new connection resumes.  A node that never reuses a connection
-# embeds none of it; HttpExchange only calls take(), give(), tls_session()
-# and remember() on the keeper it is given.
+# keepalive (builds on transport): KeptExchange, an HttpExchange that takes
+# a connection its Keeper kept from an earlier exchange with the same origin
+# and gives its own back, and resumes the origin's TLS session on a new one.
+# A node that never reuses a connection embeds none of it.
 
 # A connection idle longer than this is closed, not reused: load balancers drop
 # idle connections after about a minute (AWS ALB 60 s, nginx 75 s), and the
@@ -110,4 +110,60 @@ class Keeper(object):
             kept = [sock for socks in self._idle.values() for sock, _ in socks]
             self._idle.clear()
         for sock in kept:
+            close_quietly(sock)
+
+
+class KeptExchange(HttpExchange):
+    """An HttpExchange that takes a kept connection and keeps its own (`keeper`; None: neither). Direct only.
+
+    open(fresh) takes an idle connection to the origin unless `fresh`
+    (`reused` says whether it did), else opens one offering the origin's last
+    TLS session; keep(response), once the answer is read to its end, lets
+    close() give the connection back.  A request on a reused connection that
+    got no answer byte (stale(exc)) raced the server's close: whether it may
+    be sent again is the caller's to decide, request by request.
+    """
+
+    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
+                 keeper=None):
+        HttpExchange.__init__(self, url, stop, timeout_s, connect_deadline_s, budget, ssl_context_factory)
+        self.keeper = keeper
+        self.fresh = self.reused = self.reusable = False
+
+    def open(self, fresh=False):
+        self.fresh = fresh
+        return HttpExchange.open(self)
+
+    def _connect(self, deadline, context):
+        if self.keeper is None:
+            return HttpExchange._connect(self, deadline, context)
+        if not self.fresh:
+            self.stop.check("sending a request")
+            sock = self.keeper.take(self.target)
+            if sock is not None:
+                self.reused = True
+                self.stop.track(sock)
+                return sock
+        session = self.keeper.tls_session(self.target, context) if context is not None else None
+        return open_socket(self.target, self.stop, deadline, context, tls_session=session)
+
+    def keep(self, response):
+        """Mark the connection reusable: `response` read to its end, HTTP/1.1 both ways, no close asked."""
+        self.reusable = (self.keeper is not None and response.isclosed() and not response.will_close
+                         and response.version == 11 and not self.was_cut and not self.stop.requested)
+
+    def stale(self, exc, answered=False):
+        """True when `exc`, before any answer (`answered` false), says a request on a reused
+        connection raced the server's close: the send failed, or no status line began.  Never
+        after a cut (a watchdog) or a stop: those are the node's own doing."""
+        return (self.reused and not answered and not self.was_cut and not self.stop.requested
+                and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+                                     ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)))
+
+    def _release(self, sock):
+        if self.keeper is not None and isinstance(sock, ssl.SSLSocket):
+            self.keeper.remember(self.target, sock)  # before close: a closed socket has no session
+        if self.reusable and not self.was_cut and not self.stop.requested:
+            self.keeper.give(self.target, sock)
+        else:
             close_quietly(sock)

@@ -462,6 +462,12 @@ def _(ctx):
                    expected="%s: no network error line" % label, actual="stdout %r" % lines[:4],
                    diagnosis="check a kept connection before sending on it (readable means closed) and send a "
                              "request that got no answer byte once more on a new connection (D34)")
+        late = [r for r in plane.server.server.connections if r.sent_after_close]
+        ctx.expect(not late,
+                   expected="%s: no request on a connection the server had closed" % label,
+                   actual="%d connection(s) carried bytes after the server's close" % len(late),
+                   diagnosis="check a kept connection before sending on it: readable means the server closed it "
+                             "(D34)")
         gaps = ["%.2f" % (later.t - answered_at(earlier)) for earlier, later in zip(claims, claims[1:])]
         slow = [g for g in gaps if float(g) > RECONNECT_GAP_S]
         ctx.expect(not slow,

@@ -2,9 +2,9 @@
 NODE = "nodes/session_worker.py"
 REPLACE = [(
     '        with Watchdog(budget, session.cut):\n'
-    '            session.open(fresh)\n'
+    '            session.open()\n'
     '            yield session\n',
-    '        session.open(fresh)\n'
+    '        session.open()\n'
     '        yield session\n',
 )]
 KILLS = ["callback.deadline"]
