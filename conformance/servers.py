@@ -460,6 +460,17 @@ class BadRequest(Exception):
 
 # ---------------------------------------------------------------- connection
 
+def _holds_request_record(data):
+    """True when these raw TLS bytes hold an application-data record longer than any alert."""
+    at = 0
+    while at + 5 <= len(data):  # TLS records: type, version, length, then the length's bytes
+        kind, length = data[at], int.from_bytes(data[at + 3:at + 5], "big")
+        if kind == 0x17 and length > MAX_TLS_ALERT_RECORD_BYTES:
+            return True
+        at += 5 + length
+    return False
+
+
 class _Conn(object):
     """One accepted socket: a read buffer for the head, then raw body I/O."""
 
@@ -526,8 +537,8 @@ class _Conn(object):
 
     def sent_after_fin(self, seconds):
         """Send FIN (the TLS layer dropped: no close_notify) and read until the client closes its end,
-        for up to `seconds`: True when it sent a request meanwhile. Over TLS, a record too short to
-        hold a request (the client's own encrypted close_notify alert) is not one."""
+        for up to `seconds`; the record's sent_after_close is set the moment a request arrives. Over
+        TLS, a record too short to hold a request (the client's encrypted close_notify) is not one."""
         received = bytearray()
         try:
             self.sock.shutdown(socket.SHUT_WR)  # an SSLSocket drops its TLS layer here: raw bytes from now
@@ -537,19 +548,13 @@ class _Conn(object):
                 while sel.select(max(0.0, deadline - time.monotonic())):
                     chunk = self.sock.recv(65536)
                     if not chunk:
-                        break
+                        return
                     received += chunk
+                    if not self.tls or _holds_request_record(received):
+                        self.record.sent_after_close = True
+                        return
         except (OSError, ValueError):
             pass
-        if not self.tls:
-            return bool(received)
-        at = 0
-        while at + 5 <= len(received):  # TLS records: type, version, length, then the length's bytes
-            kind, length = received[at], int.from_bytes(received[at + 3:at + 5], "big")
-            if kind == 0x17 and length > MAX_TLS_ALERT_RECORD_BYTES:
-                return True
-            at += 5 + length
-        return False
 
     def read_head(self):
         """Bytes up to the blank line, or None on EOF before any byte."""
@@ -1516,7 +1521,7 @@ class LoopbackServer(Listener):
                 idle_close_s = self.idle_close_s
                 if served and idle_close_s is not None and not conn.idle_wait(idle_close_s):
                     record.outcome = "idle-closed"
-                    record.sent_after_close = conn.sent_after_fin(IDLE_CLOSE_LINGER_S)
+                    conn.sent_after_fin(IDLE_CLOSE_LINGER_S)
                     break
                 served += 1
                 if not self._serve_one(conn):

@@ -292,6 +292,9 @@ IN_THE_WAIT_S = 0.3
 # interval).
 RECONNECT_CLAIMS = 4
 IDLE_CLOSE_S = 0.2
+# No heartbeat within these runs: a beat between two claims would keep the claim's connection from
+# ever idling IDLE_CLOSE_S, and the idle close would test nothing.
+RECONNECT_HEARTBEAT_S = 60.0
 RECONNECT_VARIANTS = [
     ("the server closes every idle connection after %.1f s" % IDLE_CLOSE_S,
      lambda plane: setattr(plane.control.server, "idle_close_s", IDLE_CLOSE_S)),
@@ -351,7 +354,7 @@ def _(ctx):
 def _(ctx):
     def act(label, arrange):
         # Arrange
-        plane = ctx.plane(claim_poll_s=KEEP_CLAIM_S)
+        plane = ctx.plane(claim_poll_s=KEEP_CLAIM_S, heartbeat_s=RECONNECT_HEARTBEAT_S)
         arrange(plane)
         # Act
         plane.start()
