@@ -1042,7 +1042,7 @@ def token_from_fd(fd):
 
 # 6.5 HTTP exchanges ===========================================================
 # A connection whose answer was read whole is kept for the next request: an
-# idle worker's poll is a request, not a TLS handshake (SCAN-HTTP-7, D34).
+# idle worker's poll is a request, not a TLS handshake (SCAN-HTTP-7, D37).
 # A JSON exchange is bounded as a whole by a watchdog that shuts the socket: a per-read timeout lets a server that drips
 # a byte a second hold a slot for ever (SCAN-HTTP-3).  An upload is bounded by
 # its progress instead: a bundle of a GiB on a slow link takes as long as it
@@ -1154,13 +1154,13 @@ def error_from(response, budget):
 
 
 class ScanApi(object):
-    """The five calls of the scan server, each one bounded exchange; connections kept between them (D34)."""
+    """The five calls of the scan server, each one bounded exchange; connections kept between them (D37)."""
 
     def __init__(self, config, tokens):
         self.origin = config.origin
         self.http_timeout_s = config.http_timeout_s
         self.tokens = tokens
-        self.keeper = Keeper()  # D34: an idle worker's poll is a request on an open connection, not a handshake
+        self.keeper = Keeper()  # D37: an idle worker's poll is a request on an open connection, not a handshake
 
     def _exchange(self, method, path, token, budget_s, body=None, upload=None, accept=(200,), wait_callback=None):
         """One request.  A JSON one (or a status read) has `budget_s` for all of it (SCAN-HTTP-3).
@@ -1171,7 +1171,7 @@ class ScanApi(object):
         A JSON request sent on a kept connection the server had closed meanwhile
         (no answer byte) goes once more on a new one, within the same budget:
         each is idempotent (a claim's request id, a report's bytes, an event's
-        sequence, a status read); an upload always opens its own (D34).
+        sequence, a status read); an upload always opens its own (D37).
         """
         budget = Deadline(budget_s)
         for attempt in (1, 2):
@@ -1210,7 +1210,7 @@ class ScanApi(object):
                     if STOP.should_abandon():
                         raise StopRequested("stop requested") from None
                     if attempt == 1 and upload is None and session.stale(exc, response is not None):
-                        continue  # D34: the server closed the kept connection first; nothing was answered
+                        continue  # D37: the server closed the kept connection first; nothing was answered
                     raise WorkerNetworkError(type(exc).__name__) from None  # SCAN-SECRET-2: no text kept
             finally:
                 session.close()
@@ -2590,7 +2590,7 @@ class Journal(object):
     def emit(self, event):
         """Append one event under the next sequence (SCAN-PROGRESS-1); one to deliver is fsynced and wakes the outbox.
 
-        D35: an event without a reservation is never sent, so no restart needs
+        D38: an event without a reservation is never sent, so no restart needs
         it on disk: an idle poll's two events cost two writes, no fsync, no wakeup.
         """
         with self.lock:
@@ -2609,7 +2609,7 @@ class Journal(object):
 
     def advance(self, sequence, end, delivered=True):
         """SCAN-PROGRESS-3: the cursor moves past a delivered event, on disk first; past a skipped one in
-        memory (D35: a restart skips it again), on disk with the next delivered one or before a rotation."""
+        memory (D38: a restart skips it again), on disk with the next delivered one or before a rotation."""
         with self.lock:
             rotate = sequence == self.next_sequence - 1 and end > MAX_JOURNAL_BYTES
             self.cursor, self.read_offset = sequence, end
@@ -2623,7 +2623,7 @@ class Journal(object):
         self.cursor_on_disk = self.cursor
 
     def save_cursor(self):
-        """At the end of a drain: the cursor on disk catches up with the skipped events too (D35)."""
+        """At the end of a drain: the cursor on disk catches up with the skipped events too (D38)."""
         with self.lock:
             if self.cursor_on_disk != self.cursor:
                 self._save_cursor()

@@ -1323,7 +1323,7 @@ def parse_start(data, config):
 # Each exchange runs under one elapsed deadline whose watchdog shuts the
 # socket: with per-read timeouts a server that drips a byte a second holds the
 # node for ever (SESSION-CALLBACK-6).  No proxy (SESSION-CONFIG-5), no redirect.
-# Capability calls keep their connection between them (SESSION-CALLBACK-7, D51).
+# Capability calls keep their connection between them (SESSION-CALLBACK-7, D53).
 
 
 def tls_context():
@@ -1339,7 +1339,7 @@ def http_exchange(url, budget, holder=None, keeper=None):
 
     `holder.exchange`, when given, is set while it lives, so another thread can cut it.
     `keeper` lets it take a kept connection and keep its own once the caller called
-    keep(response) (D51); without one it is closed at the end.
+    keep(response) (D53); without one it is closed at the end.
     """
     session = KeptExchange(url, STOP, timeout_s=max(0.05, budget.remaining()), connect_deadline_s=budget.remaining(),
                            budget=budget, ssl_context_factory=tls_context, keeper=keeper)
@@ -1849,7 +1849,7 @@ class Callbacks(object):
         self.lease = lease
         self.capability = capability  # a registered bytearray, wiped when the session ends
         self.deadline = deadline
-        self.keeper = Keeper()  # D51: an idle session's claim is a request on an open connection, not a handshake
+        self.keeper = Keeper()  # D53: an idle session's claim is a request on an open connection, not a handshake
 
     def allowed(self, verb, ids=None):
         """SESSION-CALLBACK-2: the lease allows this verb's path (with these ids, or any)."""
@@ -1890,7 +1890,7 @@ class Callbacks(object):
             PROCESS.wipe(authorization)  # SESSION-SECRET-5: built for this request and dropped
 
     def exchange(self, method, url, authorization, body, key, budget, holder, need_object):
-        """One request of call(), on a kept connection when one is usable (D51: one that fails before
+        """One request of call(), on a kept connection when one is usable (D53: one that fails before
         its answer is that verb's failure, as any other: no verb is sent twice)."""
         with http_exchange(url, budget, holder, self.keeper) as session:
             conn = session.conn

@@ -40,7 +40,7 @@ never uploads), shows "n/a" with the reason; the bench goes on.
   (IDLE_RETRY_AFTER_S; SCAN-BACKOFF-3: a claim every 1 to 1.1 s), after
   IDLE_WARMUP_S. /proc counts in 10 ms ticks: 0.1 % of a core over 10 s.
   Beside it, the connections the server accepted over the window and the
-  full (not resumed) TLS handshakes among them (D34: a kept connection makes
+  full (not resumed) TLS handshakes among them (D37: a kept connection makes
   an idle poll a request). The run then ends with a drain (SIGTERM), and
   os.wait4's peak RSS of that life is the worker's idle RSS, the baseline of
   the next figure.
@@ -147,7 +147,7 @@ REACH_TIMEOUT_S = 3 * SHORT_TIMEOUT_S  # a phase not begun this long after the s
 
 # The budgets (ARCHITECTURE.md "long-lived workers" and "Performance budgets"; contract SCAN-NODE-4,
 # SCAN-UPLOAD-2, SCAN-STOP-2, SCAN-STOP-3).
-BUDGET_IDLE_SHARE = 0.0025  # issue 23: an idle worker's poll is a request, not a handshake (D34)
+BUDGET_IDLE_SHARE = 0.0025  # issue 23: an idle worker's poll is a request, not a handshake (D37)
 BUDGET_RSS_BEYOND_IDLE_BYTES = 32 * MiB
 BUDGET_RSS_SPREAD_BYTES = 4 * MiB
 BUDGET_DRAIN_S = 1.0
@@ -348,7 +348,7 @@ def measure_idle(ctx, program, warmup_s, window_s):
         if use is None:
             raise HarnessError("the program exited while it should have been polling")
         claims = sum(1 for c in plane.server.calls("claim") if t0 <= c.t <= t1)
-        # what the polls cost in connections (D34): the server's count over the same window
+        # what the polls cost in connections (D37): the server's count over the same window
         opened = [r for r in plane.server.server.connections if t0 <= r.t_accept <= t1]
         full = sum(1 for r in opened if r.tls_resumed is False)
         result = life.stop(signal.SIGTERM, RUN_END_TIMEOUT_S)

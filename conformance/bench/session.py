@@ -46,7 +46,7 @@ bench goes on.
   unscaled: a claim every 1 s (CLAIM_POLL_CONTRACT_S), a heartbeat every 2 s.
   /proc counts in 10 ms ticks: 0.1 % of a core over 10 s. Beside it, the
   connections the control plane accepted over the window and the full (not
-  resumed) TLS handshakes among them (D51).
+  resumed) TLS handshakes among them (D53).
 * **Memory over many probes**: RSS_CHECKPOINTS probes on a small source, queued
   back to back in batches; at each checkpoint, once the node waits again and
   its tree is quiet, the sum over every process of the tree (/proc/PID/status)
@@ -166,7 +166,7 @@ RUN_END_TIMEOUT_S = SHORT_TIMEOUT_S  # a closed session's node has exited within
 # The budgets (ARCHITECTURE.md "long-lived workers"; contract SESSION-NODE-4, SESSION-STOP-5).
 BUDGET_LATENCY_MEDIAN_S = 0.050
 BUDGET_LATENCY_P99_S = 0.150
-BUDGET_IDLE_SHARE = 0.0025  # issue 23: an idle session's claim is a request, not a handshake (D51)
+BUDGET_IDLE_SHARE = 0.0025  # issue 23: an idle session's claim is a request, not a handshake (D53)
 BUDGET_RSS_GROWTH_BYTES = 2 * MiB
 BUDGET_STOP_MEDIAN_S = 0.100
 ANSWERED_AT_ONCE = ("idle", "acquisition wait", "probe child")  # phases whose budget is signal to exit
@@ -411,7 +411,7 @@ def measure_idle(ctx, program, warmup_s, window_s):
             raise HarnessError("the program exited while it should have been polling")
         claims = sum(1 for c in plane.control.claims() if t0 <= c.t <= t1)
         beats = sum(1 for c in plane.control.heartbeats() if t0 <= c.t <= t1)
-        # what the calls cost in connections (D51): the control plane's count over the same window
+        # what the calls cost in connections (D53): the control plane's count over the same window
         opened = [r for r in plane.control.server.connections if t0 <= r.t_accept <= t1]
         return {"program": program.name, "cpu_s": round(use.cpu_s, 3), "wall_s": round(use.wall_s, 3),
                 "share": use.share, "processes": use.processes, "claims": claims, "heartbeats": beats,

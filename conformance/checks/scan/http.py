@@ -416,9 +416,9 @@ def _(ctx):
                actual="%d connection(s), %d full handshake(s) for them" % (
                    len(before), sum(1 for r in before if r.tls_resumed is False)),
                diagnosis="keep a connection whose answer was read to its end (HTTP/1.1, no Connection: close) for "
-                         "the next exchange, and resume the TLS session on a new one (D34)")
+                         "the next exchange, and resume the TLS session on a new one (D37)")
     ctx.expect(bool(kept), expected="the last claim's connection kept open during the wait",
-               actual="closed before the signal", diagnosis="keep the connection between polls (D34)")
+               actual="closed before the signal", diagnosis="keep the connection between polls (D37)")
     latency = result.t_exit - result.signals[0][0] if result.t_exit is not None and result.signals else None
     ctx.expect(not result.timed_out and latency is not None and latency <= _stop.IDLE_DRAIN_S + SCHEDULE_SLACK_S,
                expected="exit within %.1f s of the SIGTERM (+%.1f s slack) with a connection kept open"
@@ -461,13 +461,13 @@ def _(ctx):
         ctx.expect(NETWORK_LINE not in lines,
                    expected="%s: no network error line" % label, actual="stdout %r" % lines[:4],
                    diagnosis="check a kept connection before sending on it (readable means closed) and send a "
-                             "request that got no answer byte once more on a new connection (D34)")
+                             "request that got no answer byte once more on a new connection (D37)")
         late = [r for r in plane.server.server.connections if r.sent_after_close]
         ctx.expect(not late,
                    expected="%s: no request on a connection the server had closed" % label,
                    actual="%d connection(s) carried bytes after the server's close" % len(late),
                    diagnosis="check a kept connection before sending on it: readable means the server closed it "
-                             "(D34)")
+                             "(D37)")
         gaps = ["%.2f" % (later.t - answered_at(earlier)) for earlier, later in zip(claims, claims[1:])]
         slow = [g for g in gaps if float(g) > RECONNECT_GAP_S]
         ctx.expect(not slow,
@@ -483,6 +483,6 @@ def _(ctx):
                            resend.t - answered_at(reset),
                            "a new" if resend.exchange.conn_id != reset.exchange.conn_id else "the same"),
                        diagnosis="a request on a kept connection that got no answer byte goes once more, at once, "
-                                 "on a new connection (D34)")
+                                 "on a new connection (D37)")
 
     each_variant(ctx, RECONNECT_VARIANTS, act)

@@ -394,7 +394,7 @@ def _(ctx):
 
 def _caught_up(plane):
     """The progress cursor is past the journal's last event to deliver: the events after it on disk
-    have no reservation (D35: skipped ones reach the disk with the next delivered one)."""
+    have no reservation (D38: skipped ones reach the disk with the next delivered one)."""
     events, cursor = plane.journal(), plane.read_json("progress-cursor.json")
     if not events or not isinstance(cursor, dict) or not isinstance(cursor.get("sequence"), int):
         return False

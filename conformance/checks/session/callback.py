@@ -1,5 +1,5 @@
 """Callbacks: the verbs on the wire, the allowlist of paths, headers, fenced bodies, answers, the
-whole-exchange deadline, and connections kept between calls (SESSION-CALLBACK-1..8, D16, D29, D51).
+whole-exchange deadline, and connections kept between calls (SESSION-CALLBACK-1..8, D16, D29, D53).
 
 Every capability call is a fenced command to the control plane: the path names the verb and the
 attempt, the body repeats the fence binding so that the server can refuse a stale owner, and the
@@ -333,9 +333,9 @@ def _(ctx):
                expected="at most %d full TLS handshakes for %d calls" % (KEEP_MAX_FULL_HANDSHAKES, len(calls)),
                actual="%d full, %d resumed, on %d connection(s)" % (full, resumed, len(server.connections)),
                diagnosis="keep a connection whose answer was read to its end (HTTP/1.1, no Connection: close) for "
-                         "the next capability call, and resume the TLS session on a new one (D51)")
+                         "the next capability call, and resume the TLS session on a new one (D53)")
     ctx.expect(bool(kept), expected="the last claim's connection kept open during the wait",
-               actual="closed before the signal", diagnosis="keep the connection between claims (D51)")
+               actual="closed before the signal", diagnosis="keep the connection between claims (D53)")
     took = plane.result.t_exit - t_signal if plane.result.t_exit is not None else None
     ctx.expect(not plane.result.timed_out and took is not None and took <= STOP_BUDGET_S + SCHEDULE_SLACK_S,
                expected="exit within %.1f s of the SIGTERM (+%.2f s slack) with a connection kept open"
@@ -370,11 +370,11 @@ def _(ctx):
                    expected="%s: no request on a connection the server had closed" % label,
                    actual="%d connection(s) carried bytes after the server's close" % len(late),
                    diagnosis="check a kept connection before sending on it: readable means the server closed it "
-                             "(D51)")
+                             "(D53)")
         ctx.expect(not again,
                    expected="%s: every claim under its own key: none failed" % label,
                    actual="keys sent more than once: %s" % again,
                    diagnosis="check a kept connection before sending on it: readable means the server closed it "
-                             "(D51)")
+                             "(D53)")
 
     each_variant(ctx, RECONNECT_VARIANTS, act)

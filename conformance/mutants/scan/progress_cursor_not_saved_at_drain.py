@@ -1,4 +1,4 @@
-"""The drain's flush leaves the cursor on disk before the skipped events (D35): a cursor that lags what was delivered or skipped."""
+"""The drain's flush leaves the cursor on disk before the skipped events (D38): a cursor that lags what was delivered or skipped."""
 NODE = "nodes/scan_worker.py"
 REPLACE = [(
     '            if self.journal.caught_up():\n'
