@@ -8,6 +8,10 @@ The server adds what all HTTP fakes need:
 
 * one thread per connection, HTTP/1.1 keep-alive and ``Connection: close``,
   a small hand-written parser so faults can act at exact byte positions;
+  an idle connection is closed after ``idle_close_s`` (as real servers do),
+  every connection after its first answer with ``close_after_each``; each
+  ConnectionRecord says how many requests it carried and whether its TLS
+  handshake resumed a session (``handshakes()`` counts them);
 * bodies streamed in both directions in IO_BLOCK_BYTES blocks, never held
   whole (simple routes read small bodies up to MAX_SIMPLE_BODY_BYTES);
 * the fault vocabulary of ``conformance.faults``, applied per exchange;
@@ -99,6 +103,17 @@ RESET_FLUSH_POLL_S = 0.002
 # A clean close first discards what the peer already sent (unread bytes at
 # close() would make the kernel send RST instead of FIN), up to this many reads.
 GRACEFUL_DRAIN_READS = 64
+# A kept-alive connection with no request for this long is closed by the
+# server, as real ones do (nginx's keepalive_timeout is 75 s; shorter here so
+# a worker's runs meet it). None keeps idle connections for ever.
+IDLE_CLOSE_S = 20.0
+# After an idle close the server has sent its FIN but keeps reading this long: bytes that still
+# arrive are a request the client sent on a connection it could have seen was closed
+# (ConnectionRecord.sent_after_close). Longer than the checks' poll intervals.
+IDLE_CLOSE_LINGER_S = 2.0
+# An encrypted TLS 1.3 alert record (2 bytes, the inner type, an AEAD tag of 16) is 19 bytes; a
+# request never fits in so few.
+MAX_TLS_ALERT_RECORD_BYTES = 32
 
 MASK = "\u2026masked\u2026"
 _SECRET_HEADER_WORDS = ("authorization", "cookie", "token", "secret", "signature",
@@ -241,6 +256,8 @@ class ConnectionRecord:
     requests: int = 0
     fault: Optional[str] = None
     outcome: Optional[str] = None
+    tls_resumed: Optional[bool] = None  # the handshake resumed a session (None: no TLS, or none finished)
+    sent_after_close: bool = False  # the client sent bytes after the server's idle close (its FIN)
 
 
 class Headers(object):
@@ -443,6 +460,17 @@ class BadRequest(Exception):
 
 # ---------------------------------------------------------------- connection
 
+def _holds_request_record(data):
+    """True when these raw TLS bytes hold an application-data record longer than any alert."""
+    at = 0
+    while at + 5 <= len(data):  # TLS records: type, version, length, then the length's bytes
+        kind, length = data[at], int.from_bytes(data[at + 3:at + 5], "big")
+        if kind == 0x17 and length > MAX_TLS_ALERT_RECORD_BYTES:
+            return True
+        at += 5 + length
+    return False
+
+
 class _Conn(object):
     """One accepted socket: a read buffer for the head, then raw body I/O."""
 
@@ -498,6 +526,35 @@ class _Conn(object):
             return self.sock.recv_into(mv)
         except ssl.SSLEOFError:
             return 0
+
+    def idle_wait(self, seconds):
+        """Wait up to `seconds` for the next request's first byte; False when none came."""
+        if len(self.pending) > self.pos or (self.tls and self.sock.pending()):
+            return True
+        with selectors.DefaultSelector() as sel:  # not select(): a descriptor may be above FD_SETSIZE
+            sel.register(self.sock, selectors.EVENT_READ)
+            return bool(sel.select(seconds))
+
+    def sent_after_fin(self, seconds):
+        """Send FIN (the TLS layer dropped: no close_notify) and read until the client closes its end,
+        for up to `seconds`; the record's sent_after_close is set the moment a request arrives. Over
+        TLS, a record too short to hold a request (the client's encrypted close_notify) is not one."""
+        received = bytearray()
+        try:
+            self.sock.shutdown(socket.SHUT_WR)  # an SSLSocket drops its TLS layer here: raw bytes from now
+            deadline = time.monotonic() + seconds
+            with selectors.DefaultSelector() as sel:
+                sel.register(self.sock, selectors.EVENT_READ)
+                while sel.select(max(0.0, deadline - time.monotonic())):
+                    chunk = self.sock.recv(65536)
+                    if not chunk:
+                        return
+                    received += chunk
+                    if not self.tls or _holds_request_record(received):
+                        self.record.sent_after_close = True
+                        return
+        except (OSError, ValueError):
+            pass
 
     def read_head(self):
         """Bytes up to the blank line, or None on EOF before any byte."""
@@ -765,7 +822,7 @@ class ExchangeContext(object):
         self.phase = None
         self.responded = False
         self.in_flight = True  # counted in the server's in_flight until the answer is out
-        self.keep_alive = request.keep_alive
+        self.keep_alive = request.keep_alive and not server.close_after_each
 
     # -- records
     @property
@@ -1338,6 +1395,11 @@ class LoopbackServer(Listener):
     cert_chain      (certificate file, key file) to serve instead of the test
                     CA's server certificate: UNTRUSTED_CERT_CHAIN checks that a
                     client verifies what it connects to.
+
+    Two attributes a check may set at any time: ``idle_close_s`` (seconds a
+    kept-alive connection may wait for its next request, IDLE_CLOSE_S; None:
+    for ever) and ``close_after_each`` (every answer says ``Connection:
+    close`` and the connection ends with it).
     """
 
     def __init__(self, name="server", tls=False, seed=0, secret_values=None, server_header="conformance",
@@ -1351,6 +1413,8 @@ class LoopbackServer(Listener):
         self._conns = {}
         self.in_flight = 0
         self.max_concurrency = 0
+        self.idle_close_s = IDLE_CLOSE_S
+        self.close_after_each = False
         self._ssl_context = None
         if tls:
             self._ssl_context = _server_context(tuple(cert_chain or (SERVER_CERT_FILE, SERVER_KEY_FILE)))
@@ -1403,6 +1467,12 @@ class LoopbackServer(Listener):
         with self._lock:
             return list(self._connections)
 
+    def handshakes(self, since=0.0):
+        """(full, resumed): TLS handshakes finished on connections accepted at or after `since`."""
+        done = [r for r in self.connections if r.t_accept >= since and r.t_tls_done is not None]
+        resumed = sum(1 for r in done if r.tls_resumed)
+        return len(done) - resumed, resumed
+
     def mask(self, text):
         return mask_text(text, self._secret_values())
 
@@ -1443,9 +1513,17 @@ class LoopbackServer(Listener):
                 if conn.aborted:
                     return
                 sslsock.do_handshake()
+                record.tls_resumed = sslsock.session_reused
                 record.t_tls_done = time.monotonic()
                 self._event("tls-done", None, conn.conn_id, None, None)
+            served = 0
             while not self._closing.is_set():
+                idle_close_s = self.idle_close_s
+                if served and idle_close_s is not None and not conn.idle_wait(idle_close_s):
+                    record.outcome = "idle-closed"
+                    conn.sent_after_fin(IDLE_CLOSE_LINGER_S)
+                    break
+                served += 1
                 if not self._serve_one(conn):
                     break
         except (OSError, ssl.SSLError, ClientGone, ValueError) as e:

@@ -1485,25 +1485,90 @@ def sooner(first, second):
 
 
 class Watchdog(object):
-    """Call `on_expiry` once, from a daemon thread, when `deadline` passes.
+    """Call `on_expiry` once, from the process's watchdog thread, when `deadline` passes.
 
     Wrap a stretch of blocking calls that must end by the deadline whatever the
     peer does; `on_expiry` has to make the blocked call return (for a socket:
     shutdown(), which a read or write in another thread notices at once).
-    `fired` tells the caller afterwards why its call failed.
+    `fired` tells the caller afterwards why its call failed.  Once the `with`
+    block has exited, `on_expiry` has returned or will never run: a socket
+    kept for the next exchange is never shut by the last one's watchdog.
+
+    Every Watchdog of the process shares one daemon thread (a thread per
+    exchange is a clone() and two futex round trips for each request of an
+    idle worker's poll).  It ends after LINGER_S with nothing to watch, or at
+    once when retire() is called: a process that forks with a preexec_fn
+    must be single-threaded first.
     """
+
+    LINGER_S = 60.0  # longer than an idle worker's poll interval: one thread for all its polls
+
+    _lock = threading.Lock()
+    _wake = threading.Condition(_lock)
+    _armed = set()
+    _thread_pid = None  # the pid that started the thread: a forked child starts its own
+    _fork_hook = False
+    _retiring = False
 
     def __init__(self, deadline, on_expiry):
         self.deadline = deadline
         self.on_expiry = on_expiry
         self.fired = False
-        self._timer = None
+        self._firing = None
 
     def __enter__(self):
-        self._timer = threading.Timer(self.deadline.remaining(), self._fire)
-        self._timer.daemon = True
-        self._timer.start()
+        cls = Watchdog
+        with cls._lock:
+            cls._retiring = False
+            if cls._thread_pid != os.getpid():
+                if not cls._fork_hook:  # a child forked while the thread held the lock must not inherit it held
+                    os.register_at_fork(after_in_child=cls._forked)
+                    cls._fork_hook = True
+                cls._armed.clear()  # a forked child inherits the set, never the thread
+                thread = threading.Thread(target=cls._run, name="watchdog", daemon=True)
+                thread.start()
+                cls._thread_pid = os.getpid()
+            cls._armed.add(self)
+            cls._wake.notify()
         return self
+
+    @classmethod
+    def retire(cls):
+        """End the watchdog thread as soon as nothing is armed (a later Watchdog starts another)."""
+        with cls._lock:
+            cls._retiring = True
+            cls._wake.notify()
+
+    @classmethod
+    def _forked(cls):
+        cls._lock = threading.Lock()
+        cls._wake = threading.Condition(cls._lock)
+        cls._armed = set()
+        cls._thread_pid = None
+
+    @classmethod
+    def _run(cls):
+        with cls._lock:
+            while True:
+                now = time.monotonic()
+                due = [dog for dog in cls._armed if dog.deadline.at <= now]
+                if not due:
+                    if not cls._armed:
+                        if cls._retiring or not cls._wake.wait(cls.LINGER_S) and not cls._armed:
+                            cls._thread_pid = None  # the next Watchdog starts a thread again
+                            return
+                        continue
+                    cls._wake.wait(min(dog.deadline.at for dog in cls._armed) - now)
+                    continue
+                for dog in due:
+                    cls._armed.discard(dog)
+                    dog._firing = threading.Event()
+                cls._lock.release()
+                try:
+                    for dog in due:
+                        dog._fire()
+                finally:
+                    cls._lock.acquire()
 
     def _fire(self):
         self.fired = True
@@ -1511,10 +1576,15 @@ class Watchdog(object):
             self.on_expiry()
         except Exception:
             pass  # a watchdog must never print a traceback from its thread
+        finally:
+            self._firing.set()
 
     def __exit__(self, *exc_info):
-        self._timer.cancel()
-        self._timer.join(1.0)
+        with Watchdog._lock:
+            Watchdog._armed.discard(self)
+            firing = self._firing
+        if firing is not None:
+            firing.wait(1.0)  # on_expiry is running: let it finish before the caller reuses what it cuts
         return False
 # ---- END BLOCK deadline ----
 
@@ -1716,8 +1786,8 @@ class Stop(object):
 # ---- END BLOCK stop ----
 
 # ---- BEGIN BLOCK transport (nodes/blocks/transport.py) ----
-# transport: one HTTP/1.1 exchange per connection, on a socket the node can
-# always reach.  Name lookup, TCP connect over every address and the TLS
+# transport: HTTP/1.1 exchanges on sockets the node can always reach; a
+# connection may be kept for the next exchange to the same origin (Keeper).  Name lookup, TCP connect over every address and the TLS
 # handshake share one elapsed deadline and each wait also watches the stop
 # wakeup fd; once connected the socket sits on the stop ledger, so a stop (or
 # a watchdog) ends a blocked read or write with shutdown().  http.client only
@@ -1846,7 +1916,7 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None):
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None, tls_session=None):
     """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
 
     One deadline covers the lookup, every address in turn (each gets only what
@@ -1864,6 +1934,10 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     runs through the tunnel its tunnel() opens to `target`, still verified
     against `target.host`.  Without `ssl_context` the caller sends its
     request to the proxy in absolute form (HttpExchange does).
+
+    `tls_session` (an SSLSession of an earlier connection to `target`) is
+    offered for resumption: an abbreviated handshake when the server still
+    knows it, a full one otherwise.
     """
     stop.check("opening a connection")
     peer = target if proxy is None else proxy  # whom TCP connects to
@@ -1916,7 +1990,7 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
         try:
             # wrap_socket() detaches `sock`; from here only `tls` owns the fd.
             tls = ssl_context.wrap_socket(sock, server_hostname=target.host,
-                                          do_handshake_on_connect=False)
+                                          do_handshake_on_connect=False, session=tls_session)
         except BaseException:
             sock.close()
             raise
@@ -1939,8 +2013,15 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     return sock
 
 
+def close_quietly(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass
+
+
 class HttpExchange(object):
-    """One request and its response, on a fresh connection a stop can end.
+    """One request and its response, on a connection a stop can end.
 
         exchange = HttpExchange(url, stop, timeout_s=25, connect_deadline_s=10)
         exchange.open()          # lookup + connect + TLS; raises before any byte is sent
@@ -1952,12 +2033,13 @@ class HttpExchange(object):
     drops its own reference once a response exists, we keep `sock` on the
     ledger until close().  `budget`, an outer Deadline, tightens the connect
     deadline and caps the socket timeout; enforcing it while blocked is the
-    caller's Watchdog's job.
+    caller's Watchdog's job (its `on_expiry`: cut()).
 
     `proxies` (a Proxies of the proxy block) opts this exchange into
     proxies: `proxy` is then the one NO_PROXY leaves for this URL, or None.
     Through a proxy, an http URL's `target.request_target` is absolute-form,
-    so callers send it unchanged.
+    so callers send it unchanged.  _connect() and _release() are where a
+    subclass takes and keeps connections (the keepalive block's KeptExchange).
     """
 
     def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
@@ -1973,11 +2055,12 @@ class HttpExchange(object):
             self.target = self.proxy.forward_target(self.target)
         self.sock = None
         self.conn = None
+        self.was_cut = False
 
     def open(self):
         deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
         context = self.ssl_context_factory() if self.target.scheme == "https" else None
-        self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
+        self.sock = self._connect(deadline, context)
         timeout = self.timeout_s
         if self.budget is not None:
             timeout = max(0.05, min(timeout, self.budget.remaining()))
@@ -1991,20 +2074,42 @@ class HttpExchange(object):
             self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
         self.conn.sock = self.sock
         self.conn.auto_open = 0  # never let http.client open a connection behind our back
+        self.conn.close = self._drop_socket  # nor close ours (after `Connection: close`): close() decides
         return self
 
-    def close(self):
+    def _connect(self, deadline, context):
+        return open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
+
+    def _drop_socket(self):
         if self.conn is not None:
+            self.conn.sock = None
+
+    def cut(self):
+        """End any blocked read or write now, from any thread (a watchdog's `on_expiry`)."""
+        self.was_cut = True
+        sock = self.sock
+        if sock is not None:
             try:
-                self.conn.close()
-            except Exception:
+                sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):
                 pass
+
+    def close(self):
+        self._drop_socket()
         if self.sock is not None:
             self.stop.untrack(self.sock)
-            try:
-                self.sock.close()
-            except OSError:
-                pass
+            self._release(self.sock)
+            self.sock = None
+
+    def _release(self, sock):
+        close_quietly(sock)
+
+
+def close_quietly(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass
 # ---- END BLOCK transport ----
 
 # ---- BEGIN BLOCK proxy (nodes/blocks/proxy.py) ----

@@ -1044,8 +1044,9 @@ def token_from_fd(fd):
 
 
 # 6.5 HTTP exchanges ===========================================================
-# One request per connection.  A JSON exchange is bounded as a whole by a
-# watchdog that shuts the socket: a per-read timeout lets a server that drips
+# A connection whose answer was read whole is kept for the next request: an
+# idle worker's poll is a request, not a TLS handshake (SCAN-HTTP-7, D37).
+# A JSON exchange is bounded as a whole by a watchdog that shuts the socket: a per-read timeout lets a server that drips
 # a byte a second hold a slot for ever (SCAN-HTTP-3).  An upload is bounded by
 # its progress instead: a bundle of a GiB on a slow link takes as long as it
 # takes while its bytes keep moving, and ends when they stop (D27).  No proxy
@@ -1156,12 +1157,13 @@ def error_from(response, budget):
 
 
 class ScanApi(object):
-    """The five calls of the scan server, each one bounded exchange on a fresh connection."""
+    """The five calls of the scan server, each one bounded exchange; connections kept between them (D37)."""
 
     def __init__(self, config, tokens):
         self.origin = config.origin
         self.http_timeout_s = config.http_timeout_s
         self.tokens = tokens
+        self.keeper = Keeper()  # D37: an idle worker's poll is a request on an open connection, not a handshake
 
     def _exchange(self, method, path, token, budget_s, body=None, upload=None, accept=(200,), wait_callback=None):
         """One request.  A JSON one (or a status read) has `budget_s` for all of it (SCAN-HTTP-3).
@@ -1169,43 +1171,52 @@ class ScanApi(object):
         An upload (D27) has `budget_s` to connect, then `budget_s` for each
         piece of its body (the socket's timeout: no piece accepted that long
         is a stall), then `budget_s` for the whole answer after its last byte.
+        A JSON request sent on a kept connection the server had closed meanwhile
+        (no answer byte) goes once more on a new one, within the same budget:
+        each is idempotent (a claim's request id, a report's bytes, an event's
+        sequence, a status read); an upload always opens its own (D37).
         """
         budget = Deadline(budget_s)
-        session = HttpExchange(self.origin + path, STOP, timeout_s=max(0.05, budget.remaining()),
-                               connect_deadline_s=budget.remaining(), budget=None if upload else budget,
-                               ssl_context_factory=tls_context)
-        try:
+        for attempt in (1, 2):
+            session = KeptExchange(self.origin + path, STOP, timeout_s=max(0.05, budget.remaining()),
+                                   connect_deadline_s=budget.remaining(), budget=None if upload else budget,
+                                   ssl_context_factory=tls_context, keeper=self.keeper)
+            response = None
             try:
-                # SCAN-HTTP-3: the whole, not each read (an upload's body: each piece, D27)
-                with Watchdog(budget, lambda: shut(session.sock)) if upload is None else contextlib.nullcontext():
-                    session.open()  # D27: the connect deadline is budget_s, as for any request
-                    conn = session.conn
-                    conn.putrequest(method, path)  # adds Host and Accept-Encoding: identity (SCAN-HTTP-2)
-                    conn.putheader("Authorization", "Bearer " + token)
-                    if upload is not None:
-                        upload(conn)  # SCAN-UPLOAD-1: its own headers, then the body, each piece within budget_s
-                        budget = Deadline(budget_s)  # D27: the answer, whole, from the last byte on
-                    elif body is not None:
-                        conn.putheader("Content-Type", "application/json")
-                        conn.putheader("Content-Length", str(len(body)))
-                        conn.endheaders(body)
-                    else:
-                        conn.endheaders()
-                with Watchdog(budget, lambda: shut(session.sock)):
-                    if wait_callback is not None:
-                        wait_callback()
-                    response = conn.getresponse()
-                    if response.status in accept and 200 <= response.status < 300:
-                        data = read_bounded(response, MAX_API_RESPONSE_BYTES, budget)
-                        headers = dict((k.title(), v) for k, v in response.getheaders())
-                        return Answer(response.status, headers, data)
-                    raise error_from(response, budget)
-            except (OSError, http.client.HTTPException, StopRequested) as exc:
-                if STOP.should_abandon():
-                    raise StopRequested("stop requested") from None
-                raise WorkerNetworkError(type(exc).__name__) from None  # SCAN-SECRET-2: no text kept
-        finally:
-            session.close()
+                try:
+                    # SCAN-HTTP-3: the whole, not each read (an upload's body: each piece, D27)
+                    with Watchdog(budget, session.cut) if upload is None else contextlib.nullcontext():
+                        session.open(fresh=upload is not None or attempt > 1)  # D27: connect within budget_s
+                        conn = session.conn
+                        conn.putrequest(method, path)  # adds Host and Accept-Encoding: identity (SCAN-HTTP-2)
+                        conn.putheader("Authorization", "Bearer " + token)
+                        if upload is not None:
+                            upload(conn)  # SCAN-UPLOAD-1: its own headers, then the body, each piece within budget_s
+                            budget = Deadline(budget_s)  # D27: the answer, whole, from the last byte on
+                        elif body is not None:
+                            conn.putheader("Content-Type", "application/json")
+                            conn.putheader("Content-Length", str(len(body)))
+                            conn.endheaders(body)
+                        else:
+                            conn.endheaders()
+                    with Watchdog(budget, session.cut):
+                        if wait_callback is not None:
+                            wait_callback()
+                        response = conn.getresponse()
+                        if response.status in accept and 200 <= response.status < 300:
+                            data = read_bounded(response, MAX_API_RESPONSE_BYTES, budget)
+                            headers = dict((k.title(), v) for k, v in response.getheaders())
+                            session.keep(response)
+                            return Answer(response.status, headers, data)
+                        raise error_from(response, budget)
+                except (OSError, http.client.HTTPException, StopRequested) as exc:
+                    if STOP.should_abandon():
+                        raise StopRequested("stop requested") from None
+                    if attempt == 1 and upload is None and session.stale(exc, response is not None):
+                        continue  # D37: the server closed the kept connection first; nothing was answered
+                    raise WorkerNetworkError(type(exc).__name__) from None  # SCAN-SECRET-2: no text kept
+            finally:
+                session.close()
 
     def call(self, method, path, budget_s=None, body=None, upload=None, accept=(200,), wait_callback=None):
         """One request; after a 401, one immediate retry when the token file holds a new token (SCAN-TOKEN-7)."""
@@ -2627,7 +2638,7 @@ class Journal(object):
         self.changed = threading.Event()  # set by emit(): wakes the outbox at once
         self.fd = None
         self.next_sequence = 1
-        self.cursor = 0
+        self.cursor = self.cursor_on_disk = 0
         self.read_offset = 0  # the byte offset of the first line past the cursor
 
     def open(self):
@@ -2639,7 +2650,7 @@ class Journal(object):
         if set(cursor) != {"schema", "sequence"} or cursor["schema"] != CURSOR_SCHEMA \
                 or not is_int(cursor["sequence"]) or cursor["sequence"] < 0:
             raise StartupError("a progress cursor of another shape")
-        self.cursor = cursor["sequence"]
+        self.cursor = self.cursor_on_disk = cursor["sequence"]
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         info = os.fstat(self.fd)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
@@ -2681,26 +2692,45 @@ class Journal(object):
                 return
 
     def emit(self, event):
-        """Append one event under the next sequence (SCAN-PROGRESS-1); the outbox is woken."""
+        """Append one event under the next sequence (SCAN-PROGRESS-1); one to deliver is fsynced and wakes the outbox.
+
+        D38: an event without a reservation is never sent, so no restart needs
+        it on disk: an idle poll's two events cost two writes, no fsync, no wakeup.
+        """
         with self.lock:
             event["sequence"] = self.next_sequence
             write_fully(self.fd, canonical(event) + b"\n")
-            os.fsync(self.fd)
+            if event.get("reservation_id") is not None:
+                os.fsync(self.fd)
             self.next_sequence += 1
-        self.changed.set()
+        if event.get("reservation_id") is not None:
+            self.changed.set()
 
     def pending(self, limit):
         """Up to `limit` (sequence, event, end offset) past the cursor, read from the file."""
         with self.lock:
             return list(itertools.islice(self._lines(self.read_offset), limit))
 
-    def advance(self, sequence, end):
-        """SCAN-PROGRESS-3: the cursor moves past a delivered or skipped event, on disk first."""
+    def advance(self, sequence, end, delivered=True):
+        """SCAN-PROGRESS-3: the cursor moves past a delivered event, on disk first; past a skipped one in
+        memory (D38: a restart skips it again), on disk with the next delivered one or before a rotation."""
         with self.lock:
-            write_private_json(self.cursor_path, {"schema": CURSOR_SCHEMA, "sequence": sequence}, MAX_CURSOR_BYTES)
+            rotate = sequence == self.next_sequence - 1 and end > MAX_JOURNAL_BYTES
             self.cursor, self.read_offset = sequence, end
-            if self.cursor == self.next_sequence - 1 and end > MAX_JOURNAL_BYTES:
+            if delivered or rotate:  # SCAN-PROGRESS-5: the next sequence follows the cursor on disk
+                self._save_cursor()
+            if rotate:
                 self._rotate()
+
+    def _save_cursor(self):
+        write_private_json(self.cursor_path, {"schema": CURSOR_SCHEMA, "sequence": self.cursor}, MAX_CURSOR_BYTES)
+        self.cursor_on_disk = self.cursor
+
+    def save_cursor(self):
+        """At the end of a drain: the cursor on disk catches up with the skipped events too (D38)."""
+        with self.lock:
+            if self.cursor_on_disk != self.cursor:
+                self._save_cursor()
 
     def _rotate(self):
         """SCAN-PROGRESS-5: everything is delivered; start an empty journal (the cursor keeps counting)."""
@@ -2728,6 +2758,9 @@ class NoJournal(object):
 
     def caught_up(self):
         return True
+
+    def save_cursor(self):
+        pass
 
 
 def ack_problem(ack, reservation_id, sequence):
@@ -2765,7 +2798,7 @@ class Outbox(object):
                 except WorkerHTTPError as exc:
                     if not (exc.status == 410 and exc.code == "progress_stale"):
                         raise  # SCAN-PROGRESS-2: the same event again later, nothing after it first
-            self.journal.advance(sequence, end)  # SCAN-PROGRESS-3: skipped events move the cursor too
+            self.journal.advance(sequence, end, reservation_id is not None)  # SCAN-PROGRESS-3: skipped ones too
         return True
 
     def run(self):
@@ -2792,6 +2825,7 @@ class Outbox(object):
         # send the outbox thread away), so stop_requested() here would skip the flush altogether.
         while not deadline.expired() and not STOP.requested:
             if self.journal.caught_up():
+                self.journal.save_cursor()
                 return True
             try:
                 self.publish_once(Deadline(min(PROGRESS_REQUEST_TIMEOUT_S, deadline.remaining())))
@@ -4344,25 +4378,90 @@ def sooner(first, second):
 
 
 class Watchdog(object):
-    """Call `on_expiry` once, from a daemon thread, when `deadline` passes.
+    """Call `on_expiry` once, from the process's watchdog thread, when `deadline` passes.
 
     Wrap a stretch of blocking calls that must end by the deadline whatever the
     peer does; `on_expiry` has to make the blocked call return (for a socket:
     shutdown(), which a read or write in another thread notices at once).
-    `fired` tells the caller afterwards why its call failed.
+    `fired` tells the caller afterwards why its call failed.  Once the `with`
+    block has exited, `on_expiry` has returned or will never run: a socket
+    kept for the next exchange is never shut by the last one's watchdog.
+
+    Every Watchdog of the process shares one daemon thread (a thread per
+    exchange is a clone() and two futex round trips for each request of an
+    idle worker's poll).  It ends after LINGER_S with nothing to watch, or at
+    once when retire() is called: a process that forks with a preexec_fn
+    must be single-threaded first.
     """
+
+    LINGER_S = 60.0  # longer than an idle worker's poll interval: one thread for all its polls
+
+    _lock = threading.Lock()
+    _wake = threading.Condition(_lock)
+    _armed = set()
+    _thread_pid = None  # the pid that started the thread: a forked child starts its own
+    _fork_hook = False
+    _retiring = False
 
     def __init__(self, deadline, on_expiry):
         self.deadline = deadline
         self.on_expiry = on_expiry
         self.fired = False
-        self._timer = None
+        self._firing = None
 
     def __enter__(self):
-        self._timer = threading.Timer(self.deadline.remaining(), self._fire)
-        self._timer.daemon = True
-        self._timer.start()
+        cls = Watchdog
+        with cls._lock:
+            cls._retiring = False
+            if cls._thread_pid != os.getpid():
+                if not cls._fork_hook:  # a child forked while the thread held the lock must not inherit it held
+                    os.register_at_fork(after_in_child=cls._forked)
+                    cls._fork_hook = True
+                cls._armed.clear()  # a forked child inherits the set, never the thread
+                thread = threading.Thread(target=cls._run, name="watchdog", daemon=True)
+                thread.start()
+                cls._thread_pid = os.getpid()
+            cls._armed.add(self)
+            cls._wake.notify()
         return self
+
+    @classmethod
+    def retire(cls):
+        """End the watchdog thread as soon as nothing is armed (a later Watchdog starts another)."""
+        with cls._lock:
+            cls._retiring = True
+            cls._wake.notify()
+
+    @classmethod
+    def _forked(cls):
+        cls._lock = threading.Lock()
+        cls._wake = threading.Condition(cls._lock)
+        cls._armed = set()
+        cls._thread_pid = None
+
+    @classmethod
+    def _run(cls):
+        with cls._lock:
+            while True:
+                now = time.monotonic()
+                due = [dog for dog in cls._armed if dog.deadline.at <= now]
+                if not due:
+                    if not cls._armed:
+                        if cls._retiring or not cls._wake.wait(cls.LINGER_S) and not cls._armed:
+                            cls._thread_pid = None  # the next Watchdog starts a thread again
+                            return
+                        continue
+                    cls._wake.wait(min(dog.deadline.at for dog in cls._armed) - now)
+                    continue
+                for dog in due:
+                    cls._armed.discard(dog)
+                    dog._firing = threading.Event()
+                cls._lock.release()
+                try:
+                    for dog in due:
+                        dog._fire()
+                finally:
+                    cls._lock.acquire()
 
     def _fire(self):
         self.fired = True
@@ -4370,10 +4469,15 @@ class Watchdog(object):
             self.on_expiry()
         except Exception:
             pass  # a watchdog must never print a traceback from its thread
+        finally:
+            self._firing.set()
 
     def __exit__(self, *exc_info):
-        self._timer.cancel()
-        self._timer.join(1.0)
+        with Watchdog._lock:
+            Watchdog._armed.discard(self)
+            firing = self._firing
+        if firing is not None:
+            firing.wait(1.0)  # on_expiry is running: let it finish before the caller reuses what it cuts
         return False
 # ---- END BLOCK deadline ----
 
@@ -4649,8 +4753,8 @@ def atomic_write(path, content, mode=0o600):
 # ---- END BLOCK atomic_write ----
 
 # ---- BEGIN BLOCK transport (nodes/blocks/transport.py) ----
-# transport: one HTTP/1.1 exchange per connection, on a socket the node can
-# always reach.  Name lookup, TCP connect over every address and the TLS
+# transport: HTTP/1.1 exchanges on sockets the node can always reach; a
+# connection may be kept for the next exchange to the same origin (Keeper).  Name lookup, TCP connect over every address and the TLS
 # handshake share one elapsed deadline and each wait also watches the stop
 # wakeup fd; once connected the socket sits on the stop ledger, so a stop (or
 # a watchdog) ends a blocked read or write with shutdown().  http.client only
@@ -4779,7 +4883,7 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None):
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None, tls_session=None):
     """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
 
     One deadline covers the lookup, every address in turn (each gets only what
@@ -4797,6 +4901,10 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     runs through the tunnel its tunnel() opens to `target`, still verified
     against `target.host`.  Without `ssl_context` the caller sends its
     request to the proxy in absolute form (HttpExchange does).
+
+    `tls_session` (an SSLSession of an earlier connection to `target`) is
+    offered for resumption: an abbreviated handshake when the server still
+    knows it, a full one otherwise.
     """
     stop.check("opening a connection")
     peer = target if proxy is None else proxy  # whom TCP connects to
@@ -4849,7 +4957,7 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
         try:
             # wrap_socket() detaches `sock`; from here only `tls` owns the fd.
             tls = ssl_context.wrap_socket(sock, server_hostname=target.host,
-                                          do_handshake_on_connect=False)
+                                          do_handshake_on_connect=False, session=tls_session)
         except BaseException:
             sock.close()
             raise
@@ -4872,8 +4980,15 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     return sock
 
 
+def close_quietly(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass
+
+
 class HttpExchange(object):
-    """One request and its response, on a fresh connection a stop can end.
+    """One request and its response, on a connection a stop can end.
 
         exchange = HttpExchange(url, stop, timeout_s=25, connect_deadline_s=10)
         exchange.open()          # lookup + connect + TLS; raises before any byte is sent
@@ -4885,12 +5000,13 @@ class HttpExchange(object):
     drops its own reference once a response exists, we keep `sock` on the
     ledger until close().  `budget`, an outer Deadline, tightens the connect
     deadline and caps the socket timeout; enforcing it while blocked is the
-    caller's Watchdog's job.
+    caller's Watchdog's job (its `on_expiry`: cut()).
 
     `proxies` (a Proxies of the proxy block) opts this exchange into
     proxies: `proxy` is then the one NO_PROXY leaves for this URL, or None.
     Through a proxy, an http URL's `target.request_target` is absolute-form,
-    so callers send it unchanged.
+    so callers send it unchanged.  _connect() and _release() are where a
+    subclass takes and keeps connections (the keepalive block's KeptExchange).
     """
 
     def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
@@ -4906,11 +5022,12 @@ class HttpExchange(object):
             self.target = self.proxy.forward_target(self.target)
         self.sock = None
         self.conn = None
+        self.was_cut = False
 
     def open(self):
         deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
         context = self.ssl_context_factory() if self.target.scheme == "https" else None
-        self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
+        self.sock = self._connect(deadline, context)
         timeout = self.timeout_s
         if self.budget is not None:
             timeout = max(0.05, min(timeout, self.budget.remaining()))
@@ -4924,21 +5041,199 @@ class HttpExchange(object):
             self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
         self.conn.sock = self.sock
         self.conn.auto_open = 0  # never let http.client open a connection behind our back
+        self.conn.close = self._drop_socket  # nor close ours (after `Connection: close`): close() decides
         return self
 
-    def close(self):
+    def _connect(self, deadline, context):
+        return open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
+
+    def _drop_socket(self):
         if self.conn is not None:
+            self.conn.sock = None
+
+    def cut(self):
+        """End any blocked read or write now, from any thread (a watchdog's `on_expiry`)."""
+        self.was_cut = True
+        sock = self.sock
+        if sock is not None:
             try:
-                self.conn.close()
-            except Exception:
+                sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):
                 pass
+
+    def close(self):
+        self._drop_socket()
         if self.sock is not None:
             self.stop.untrack(self.sock)
-            try:
-                self.sock.close()
-            except OSError:
-                pass
+            self._release(self.sock)
+            self.sock = None
+
+    def _release(self, sock):
+        close_quietly(sock)
+
+
+def close_quietly(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass
 # ---- END BLOCK transport ----
+
+# ---- BEGIN BLOCK keepalive (nodes/blocks/keepalive.py) ----
+# keepalive (builds on transport): KeptExchange, an HttpExchange that takes
+# a connection its Keeper kept from an earlier exchange with the same origin
+# and gives its own back, and resumes the origin's TLS session on a new one.
+# A node that never reuses a connection embeds none of it.
+
+# A connection idle longer than this is closed, not reused: load balancers drop
+# idle connections after about a minute (AWS ALB 60 s, nginx 75 s), and the
+# older a kept connection, the likelier a request on it races the server's close.
+KEEP_IDLE_MAX_S = 50.0
+# Idle connections kept per origin: one per thread that calls the origin at
+# once (a claim loop, a heartbeat, a progress outbox); more are closed.
+KEEP_PER_ORIGIN = 4
+
+
+def idle_and_open(sock):
+    """True when a kept connection can carry a request: nothing to read on it.
+
+    Readable while idle means the server closed it (EOF, a reset) or sent
+    bytes nobody asked for: either way the next answer could not be trusted.
+    A TLS record that carries no data (a session ticket) leaves it usable.
+    The socket is never read otherwise: an idle connection costs no wakeup.
+    """
+    try:
+        if isinstance(sock, ssl.SSLSocket) and sock.pending():
+            return False
+        ready, _, _ = select.select([sock], [], [], 0)
+        if not ready:
+            return True
+        if not isinstance(sock, ssl.SSLSocket):
+            return False
+        sock.setblocking(False)
+        sock.recv(1)  # data is garbage, b"" the server's close
+        return False
+    except ssl.SSLWantReadError:
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+class Keeper(object):
+    """Connections kept open between exchanges, and TLS sessions to resume, by origin.
+
+    Holds sockets and TLS sessions only: nothing of a request (a token, a
+    signed query string) outlives its exchange, since each exchange builds its
+    own http.client connection around the socket.  An idle socket is on no
+    stop ledger and nobody reads it, so a wait between polls costs nothing
+    and a stop ends that wait as any other.  Thread-safe.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._idle = {}  # (scheme, host, port) -> [(socket, monotonic time it was kept)]
+        self._sessions = {}  # (host, port) -> the last SSLSession of a finished handshake
+
+    def take(self, target):
+        """An idle connection to `target`'s origin that can carry a request, or None."""
+        key = (target.scheme, target.host, target.port)
+        while True:
+            with self._lock:
+                kept = self._idle.get(key)
+                if not kept:
+                    return None
+                sock, since = kept.pop()
+            if time.monotonic() - since <= KEEP_IDLE_MAX_S and idle_and_open(sock):
+                return sock
+            close_quietly(sock)
+
+    def give(self, target, sock):
+        """Keep `sock` (its answer read to the end) for the next exchange to the same origin."""
+        key = (target.scheme, target.host, target.port)
+        with self._lock:
+            kept = self._idle.setdefault(key, [])
+            if len(kept) < KEEP_PER_ORIGIN:
+                kept.append((sock, time.monotonic()))
+                return
+        close_quietly(sock)
+
+    def tls_session(self, target, context):
+        """The last session of `target`'s server made under `context`, or None: a session
+        offered to another context is a ValueError, not a handshake."""
+        with self._lock:
+            made_by, session = self._sessions.get((target.host, target.port), (None, None))
+        return session if made_by is context else None
+
+    def remember(self, target, sock):
+        """The TLS session of `sock`, for the next handshake with its server to resume."""
+        session = getattr(sock, "session", None)
+        if session is not None and (session.has_ticket or session.id):
+            with self._lock:
+                self._sessions[(target.host, target.port)] = (sock.context, session)
+
+    def close(self):
+        with self._lock:
+            kept = [sock for socks in self._idle.values() for sock, _ in socks]
+            self._idle.clear()
+        for sock in kept:
+            close_quietly(sock)
+
+
+class KeptExchange(HttpExchange):
+    """An HttpExchange that takes a kept connection and keeps its own (`keeper`; None: neither). Direct only.
+
+    open(fresh) takes an idle connection to the origin unless `fresh`
+    (`reused` says whether it did), else opens one offering the origin's last
+    TLS session; keep(response), once the answer is read to its end, lets
+    close() give the connection back.  A request on a reused connection that
+    got no answer byte (stale(exc)) raced the server's close: whether it may
+    be sent again is the caller's to decide, request by request.
+    """
+
+    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
+                 keeper=None):
+        HttpExchange.__init__(self, url, stop, timeout_s, connect_deadline_s, budget, ssl_context_factory)
+        self.keeper = keeper
+        self.fresh = self.reused = self.reusable = False
+
+    def open(self, fresh=False):
+        self.fresh = fresh
+        return HttpExchange.open(self)
+
+    def _connect(self, deadline, context):
+        if self.keeper is None:
+            return HttpExchange._connect(self, deadline, context)
+        if not self.fresh:
+            self.stop.check("sending a request")
+            sock = self.keeper.take(self.target)
+            if sock is not None:
+                self.reused = True
+                self.stop.track(sock)
+                return sock
+        session = self.keeper.tls_session(self.target, context) if context is not None else None
+        return open_socket(self.target, self.stop, deadline, context, tls_session=session)
+
+    def keep(self, response):
+        """Mark the connection reusable: `response` read to its end, HTTP/1.1 both ways, no close asked."""
+        self.reusable = (self.keeper is not None and response.isclosed() and not response.will_close
+                         and response.version == 11 and not self.was_cut and not self.stop.requested)
+
+    def stale(self, exc, answered=False):
+        """True when `exc`, before any answer (`answered` false), says a request on a reused
+        connection raced the server's close: the send failed, or no status line began.  Never
+        after a cut (a watchdog) or a stop: those are the node's own doing."""
+        return (self.reused and not answered and not self.was_cut and not self.stop.requested
+                and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+                                     ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)))
+
+    def _release(self, sock):
+        if self.keeper is not None and isinstance(sock, ssl.SSLSocket):
+            self.keeper.remember(self.target, sock)  # before close: a closed socket has no session
+        if self.reusable and not self.was_cut and not self.stop.requested:
+            self.keeper.give(self.target, sock)
+        else:
+            close_quietly(sock)
+# ---- END BLOCK keepalive ----
 
 # ---- BEGIN BLOCK process (nodes/blocks/process.py) ----
 # process: what a signal handler and every exit path share.  One Process per

@@ -1323,6 +1323,7 @@ def parse_start(data, config):
 # Each exchange runs under one elapsed deadline whose watchdog shuts the
 # socket: with per-read timeouts a server that drips a byte a second holds the
 # node for ever (SESSION-CALLBACK-6).  No proxy (SESSION-CONFIG-5), no redirect.
+# Capability calls keep their connection between them (SESSION-CALLBACK-7, D53).
 
 
 def tls_context():
@@ -1332,27 +1333,20 @@ def tls_context():
     return PROCESS.tls
 
 
-def shut(sock):
-    """End any blocked read or write on `sock` now (from any thread)."""
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except (OSError, ValueError):
-            pass
-
-
 @contextlib.contextmanager
-def http_exchange(url, budget, holder=None):
+def http_exchange(url, budget, holder=None, keeper=None):
     """An open HttpExchange whose whole life is bounded by `budget`.
 
     `holder.exchange`, when given, is set while it lives, so another thread can cut it.
+    `keeper` lets it take a kept connection and keep its own once the caller called
+    keep(response) (D53); without one it is closed at the end.
     """
-    session = HttpExchange(url, STOP, timeout_s=max(0.05, budget.remaining()),
-                           connect_deadline_s=budget.remaining(), budget=budget, ssl_context_factory=tls_context)
+    session = KeptExchange(url, STOP, timeout_s=max(0.05, budget.remaining()), connect_deadline_s=budget.remaining(),
+                           budget=budget, ssl_context_factory=tls_context, keeper=keeper)
     if holder is not None:
         holder.exchange = session
     try:
-        with Watchdog(budget, lambda: shut(session.sock)):
+        with Watchdog(budget, session.cut):
             session.open()
             yield session
     finally:
@@ -1864,6 +1858,7 @@ class Callbacks(object):
         self.lease = lease
         self.capability = capability  # a registered bytearray, wiped when the session ends
         self.deadline = deadline
+        self.keeper = Keeper()  # D53: an idle session's claim is a request on an open connection, not a handshake
 
     def allowed(self, verb, ids=None):
         """SESSION-CALLBACK-2: the lease allows this verb's path (with these ids, or any)."""
@@ -1891,23 +1886,7 @@ class Callbacks(object):
         budget = Deadline(seconds)  # SESSION-CALLBACK-6: connect to the last byte of the answer
         authorization = bearer(self.capability, len(self.capability))
         try:
-            with http_exchange(url, budget, holder) as session:
-                conn = session.conn
-                conn.putrequest(method, session.target.request_target, skip_accept_encoding=True)
-                conn.putheader("Authorization", authorization)  # SESSION-CALLBACK-3: the capability, nothing else
-                conn.putheader("Accept", "application/json")
-                if key is not None:
-                    conn.putheader("Idempotency-Key", key)  # D29: the upstream's parts joined with ':'
-                if body is not None:
-                    conn.putheader("Content-Type", "application/json")
-                    conn.putheader("Content-Length", str(len(body)))  # SESSION-CALLBACK-3: exact
-                conn.endheaders(body)
-                response = conn.getresponse()
-                if response.status not in SUCCESS_STATUSES:  # SESSION-CALLBACK-5 (D42): a 3xx included, never followed
-                    data = read_some(response, MAX_ERROR_BODY_BYTES)
-                    code = refusal_code(data, len(data), CONTROL_PLANE_HTTP % response.status)
-                    raise Refusal(code, response.status, retry_after_of(response))
-                return Answer(response.status, self.answer_doc(response, budget, need_object))
+            return self.exchange(method, url, authorization, body, key, budget, holder, need_object)
         except (Refusal, DeadlinePassed):
             raise
         except Exception:  # transport, TLS, the watchdog, a stop's shutdown, a body cut short
@@ -1918,6 +1897,29 @@ class Callbacks(object):
             raise Refusal(CONTROL_PLANE_UNREACHABLE) from None  # SESSION-CALLBACK-6: cut off, no answer
         finally:
             PROCESS.wipe(authorization)  # SESSION-SECRET-5: built for this request and dropped
+
+    def exchange(self, method, url, authorization, body, key, budget, holder, need_object):
+        """One request of call(), on a kept connection when one is usable (D53: one that fails before
+        its answer is that verb's failure, as any other: no verb is sent twice)."""
+        with http_exchange(url, budget, holder, self.keeper) as session:
+            conn = session.conn
+            conn.putrequest(method, session.target.request_target, skip_accept_encoding=True)
+            conn.putheader("Authorization", authorization)  # SESSION-CALLBACK-3: the capability, nothing else
+            conn.putheader("Accept", "application/json")
+            if key is not None:
+                conn.putheader("Idempotency-Key", key)  # D29: the upstream's parts joined with ':'
+            if body is not None:
+                conn.putheader("Content-Type", "application/json")
+                conn.putheader("Content-Length", str(len(body)))  # SESSION-CALLBACK-3: exact
+            conn.endheaders(body)
+            response = conn.getresponse()
+            if response.status not in SUCCESS_STATUSES:  # SESSION-CALLBACK-5 (D42): a 3xx included, never followed
+                data = read_some(response, MAX_ERROR_BODY_BYTES)
+                code = refusal_code(data, len(data), CONTROL_PLANE_HTTP % response.status)
+                raise Refusal(code, response.status, retry_after_of(response))
+            answer = Answer(response.status, self.answer_doc(response, budget, need_object))
+            session.keep(response)
+            return answer
 
     @staticmethod
     def answer_doc(response, budget, need_object):
@@ -2936,7 +2938,7 @@ class Heartbeat(threading.Thread):
         self.ended.set()
         exchange = self.exchange
         if exchange is not None:
-            shut(exchange.sock)
+            exchange.cut()  # a beat cut here is never kept for the next call
         if self.is_alive():
             self.join(min(CALLBACK_TIMEOUT_S, cap.remaining()) if cap is not None else CALLBACK_TIMEOUT_S)
 
@@ -4274,25 +4276,90 @@ def sooner(first, second):
 
 
 class Watchdog(object):
-    """Call `on_expiry` once, from a daemon thread, when `deadline` passes.
+    """Call `on_expiry` once, from the process's watchdog thread, when `deadline` passes.
 
     Wrap a stretch of blocking calls that must end by the deadline whatever the
     peer does; `on_expiry` has to make the blocked call return (for a socket:
     shutdown(), which a read or write in another thread notices at once).
-    `fired` tells the caller afterwards why its call failed.
+    `fired` tells the caller afterwards why its call failed.  Once the `with`
+    block has exited, `on_expiry` has returned or will never run: a socket
+    kept for the next exchange is never shut by the last one's watchdog.
+
+    Every Watchdog of the process shares one daemon thread (a thread per
+    exchange is a clone() and two futex round trips for each request of an
+    idle worker's poll).  It ends after LINGER_S with nothing to watch, or at
+    once when retire() is called: a process that forks with a preexec_fn
+    must be single-threaded first.
     """
+
+    LINGER_S = 60.0  # longer than an idle worker's poll interval: one thread for all its polls
+
+    _lock = threading.Lock()
+    _wake = threading.Condition(_lock)
+    _armed = set()
+    _thread_pid = None  # the pid that started the thread: a forked child starts its own
+    _fork_hook = False
+    _retiring = False
 
     def __init__(self, deadline, on_expiry):
         self.deadline = deadline
         self.on_expiry = on_expiry
         self.fired = False
-        self._timer = None
+        self._firing = None
 
     def __enter__(self):
-        self._timer = threading.Timer(self.deadline.remaining(), self._fire)
-        self._timer.daemon = True
-        self._timer.start()
+        cls = Watchdog
+        with cls._lock:
+            cls._retiring = False
+            if cls._thread_pid != os.getpid():
+                if not cls._fork_hook:  # a child forked while the thread held the lock must not inherit it held
+                    os.register_at_fork(after_in_child=cls._forked)
+                    cls._fork_hook = True
+                cls._armed.clear()  # a forked child inherits the set, never the thread
+                thread = threading.Thread(target=cls._run, name="watchdog", daemon=True)
+                thread.start()
+                cls._thread_pid = os.getpid()
+            cls._armed.add(self)
+            cls._wake.notify()
         return self
+
+    @classmethod
+    def retire(cls):
+        """End the watchdog thread as soon as nothing is armed (a later Watchdog starts another)."""
+        with cls._lock:
+            cls._retiring = True
+            cls._wake.notify()
+
+    @classmethod
+    def _forked(cls):
+        cls._lock = threading.Lock()
+        cls._wake = threading.Condition(cls._lock)
+        cls._armed = set()
+        cls._thread_pid = None
+
+    @classmethod
+    def _run(cls):
+        with cls._lock:
+            while True:
+                now = time.monotonic()
+                due = [dog for dog in cls._armed if dog.deadline.at <= now]
+                if not due:
+                    if not cls._armed:
+                        if cls._retiring or not cls._wake.wait(cls.LINGER_S) and not cls._armed:
+                            cls._thread_pid = None  # the next Watchdog starts a thread again
+                            return
+                        continue
+                    cls._wake.wait(min(dog.deadline.at for dog in cls._armed) - now)
+                    continue
+                for dog in due:
+                    cls._armed.discard(dog)
+                    dog._firing = threading.Event()
+                cls._lock.release()
+                try:
+                    for dog in due:
+                        dog._fire()
+                finally:
+                    cls._lock.acquire()
 
     def _fire(self):
         self.fired = True
@@ -4300,10 +4367,15 @@ class Watchdog(object):
             self.on_expiry()
         except Exception:
             pass  # a watchdog must never print a traceback from its thread
+        finally:
+            self._firing.set()
 
     def __exit__(self, *exc_info):
-        self._timer.cancel()
-        self._timer.join(1.0)
+        with Watchdog._lock:
+            Watchdog._armed.discard(self)
+            firing = self._firing
+        if firing is not None:
+            firing.wait(1.0)  # on_expiry is running: let it finish before the caller reuses what it cuts
         return False
 # ---- END BLOCK deadline ----
 
@@ -4874,8 +4946,8 @@ def seccomp_program(spec):
 # ---- END BLOCK seccomp ----
 
 # ---- BEGIN BLOCK transport (nodes/blocks/transport.py) ----
-# transport: one HTTP/1.1 exchange per connection, on a socket the node can
-# always reach.  Name lookup, TCP connect over every address and the TLS
+# transport: HTTP/1.1 exchanges on sockets the node can always reach; a
+# connection may be kept for the next exchange to the same origin (Keeper).  Name lookup, TCP connect over every address and the TLS
 # handshake share one elapsed deadline and each wait also watches the stop
 # wakeup fd; once connected the socket sits on the stop ledger, so a stop (or
 # a watchdog) ends a blocked read or write with shutdown().  http.client only
@@ -5004,7 +5076,7 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None):
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None, tls_session=None):
     """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
 
     One deadline covers the lookup, every address in turn (each gets only what
@@ -5022,6 +5094,10 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     runs through the tunnel its tunnel() opens to `target`, still verified
     against `target.host`.  Without `ssl_context` the caller sends its
     request to the proxy in absolute form (HttpExchange does).
+
+    `tls_session` (an SSLSession of an earlier connection to `target`) is
+    offered for resumption: an abbreviated handshake when the server still
+    knows it, a full one otherwise.
     """
     stop.check("opening a connection")
     peer = target if proxy is None else proxy  # whom TCP connects to
@@ -5074,7 +5150,7 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
         try:
             # wrap_socket() detaches `sock`; from here only `tls` owns the fd.
             tls = ssl_context.wrap_socket(sock, server_hostname=target.host,
-                                          do_handshake_on_connect=False)
+                                          do_handshake_on_connect=False, session=tls_session)
         except BaseException:
             sock.close()
             raise
@@ -5097,8 +5173,15 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     return sock
 
 
+def close_quietly(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass
+
+
 class HttpExchange(object):
-    """One request and its response, on a fresh connection a stop can end.
+    """One request and its response, on a connection a stop can end.
 
         exchange = HttpExchange(url, stop, timeout_s=25, connect_deadline_s=10)
         exchange.open()          # lookup + connect + TLS; raises before any byte is sent
@@ -5110,12 +5193,13 @@ class HttpExchange(object):
     drops its own reference once a response exists, we keep `sock` on the
     ledger until close().  `budget`, an outer Deadline, tightens the connect
     deadline and caps the socket timeout; enforcing it while blocked is the
-    caller's Watchdog's job.
+    caller's Watchdog's job (its `on_expiry`: cut()).
 
     `proxies` (a Proxies of the proxy block) opts this exchange into
     proxies: `proxy` is then the one NO_PROXY leaves for this URL, or None.
     Through a proxy, an http URL's `target.request_target` is absolute-form,
-    so callers send it unchanged.
+    so callers send it unchanged.  _connect() and _release() are where a
+    subclass takes and keeps connections (the keepalive block's KeptExchange).
     """
 
     def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
@@ -5131,11 +5215,12 @@ class HttpExchange(object):
             self.target = self.proxy.forward_target(self.target)
         self.sock = None
         self.conn = None
+        self.was_cut = False
 
     def open(self):
         deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
         context = self.ssl_context_factory() if self.target.scheme == "https" else None
-        self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
+        self.sock = self._connect(deadline, context)
         timeout = self.timeout_s
         if self.budget is not None:
             timeout = max(0.05, min(timeout, self.budget.remaining()))
@@ -5149,21 +5234,199 @@ class HttpExchange(object):
             self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
         self.conn.sock = self.sock
         self.conn.auto_open = 0  # never let http.client open a connection behind our back
+        self.conn.close = self._drop_socket  # nor close ours (after `Connection: close`): close() decides
         return self
 
-    def close(self):
+    def _connect(self, deadline, context):
+        return open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
+
+    def _drop_socket(self):
         if self.conn is not None:
+            self.conn.sock = None
+
+    def cut(self):
+        """End any blocked read or write now, from any thread (a watchdog's `on_expiry`)."""
+        self.was_cut = True
+        sock = self.sock
+        if sock is not None:
             try:
-                self.conn.close()
-            except Exception:
+                sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):
                 pass
+
+    def close(self):
+        self._drop_socket()
         if self.sock is not None:
             self.stop.untrack(self.sock)
-            try:
-                self.sock.close()
-            except OSError:
-                pass
+            self._release(self.sock)
+            self.sock = None
+
+    def _release(self, sock):
+        close_quietly(sock)
+
+
+def close_quietly(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass
 # ---- END BLOCK transport ----
+
+# ---- BEGIN BLOCK keepalive (nodes/blocks/keepalive.py) ----
+# keepalive (builds on transport): KeptExchange, an HttpExchange that takes
+# a connection its Keeper kept from an earlier exchange with the same origin
+# and gives its own back, and resumes the origin's TLS session on a new one.
+# A node that never reuses a connection embeds none of it.
+
+# A connection idle longer than this is closed, not reused: load balancers drop
+# idle connections after about a minute (AWS ALB 60 s, nginx 75 s), and the
+# older a kept connection, the likelier a request on it races the server's close.
+KEEP_IDLE_MAX_S = 50.0
+# Idle connections kept per origin: one per thread that calls the origin at
+# once (a claim loop, a heartbeat, a progress outbox); more are closed.
+KEEP_PER_ORIGIN = 4
+
+
+def idle_and_open(sock):
+    """True when a kept connection can carry a request: nothing to read on it.
+
+    Readable while idle means the server closed it (EOF, a reset) or sent
+    bytes nobody asked for: either way the next answer could not be trusted.
+    A TLS record that carries no data (a session ticket) leaves it usable.
+    The socket is never read otherwise: an idle connection costs no wakeup.
+    """
+    try:
+        if isinstance(sock, ssl.SSLSocket) and sock.pending():
+            return False
+        ready, _, _ = select.select([sock], [], [], 0)
+        if not ready:
+            return True
+        if not isinstance(sock, ssl.SSLSocket):
+            return False
+        sock.setblocking(False)
+        sock.recv(1)  # data is garbage, b"" the server's close
+        return False
+    except ssl.SSLWantReadError:
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+class Keeper(object):
+    """Connections kept open between exchanges, and TLS sessions to resume, by origin.
+
+    Holds sockets and TLS sessions only: nothing of a request (a token, a
+    signed query string) outlives its exchange, since each exchange builds its
+    own http.client connection around the socket.  An idle socket is on no
+    stop ledger and nobody reads it, so a wait between polls costs nothing
+    and a stop ends that wait as any other.  Thread-safe.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._idle = {}  # (scheme, host, port) -> [(socket, monotonic time it was kept)]
+        self._sessions = {}  # (host, port) -> the last SSLSession of a finished handshake
+
+    def take(self, target):
+        """An idle connection to `target`'s origin that can carry a request, or None."""
+        key = (target.scheme, target.host, target.port)
+        while True:
+            with self._lock:
+                kept = self._idle.get(key)
+                if not kept:
+                    return None
+                sock, since = kept.pop()
+            if time.monotonic() - since <= KEEP_IDLE_MAX_S and idle_and_open(sock):
+                return sock
+            close_quietly(sock)
+
+    def give(self, target, sock):
+        """Keep `sock` (its answer read to the end) for the next exchange to the same origin."""
+        key = (target.scheme, target.host, target.port)
+        with self._lock:
+            kept = self._idle.setdefault(key, [])
+            if len(kept) < KEEP_PER_ORIGIN:
+                kept.append((sock, time.monotonic()))
+                return
+        close_quietly(sock)
+
+    def tls_session(self, target, context):
+        """The last session of `target`'s server made under `context`, or None: a session
+        offered to another context is a ValueError, not a handshake."""
+        with self._lock:
+            made_by, session = self._sessions.get((target.host, target.port), (None, None))
+        return session if made_by is context else None
+
+    def remember(self, target, sock):
+        """The TLS session of `sock`, for the next handshake with its server to resume."""
+        session = getattr(sock, "session", None)
+        if session is not None and (session.has_ticket or session.id):
+            with self._lock:
+                self._sessions[(target.host, target.port)] = (sock.context, session)
+
+    def close(self):
+        with self._lock:
+            kept = [sock for socks in self._idle.values() for sock, _ in socks]
+            self._idle.clear()
+        for sock in kept:
+            close_quietly(sock)
+
+
+class KeptExchange(HttpExchange):
+    """An HttpExchange that takes a kept connection and keeps its own (`keeper`; None: neither). Direct only.
+
+    open(fresh) takes an idle connection to the origin unless `fresh`
+    (`reused` says whether it did), else opens one offering the origin's last
+    TLS session; keep(response), once the answer is read to its end, lets
+    close() give the connection back.  A request on a reused connection that
+    got no answer byte (stale(exc)) raced the server's close: whether it may
+    be sent again is the caller's to decide, request by request.
+    """
+
+    def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
+                 keeper=None):
+        HttpExchange.__init__(self, url, stop, timeout_s, connect_deadline_s, budget, ssl_context_factory)
+        self.keeper = keeper
+        self.fresh = self.reused = self.reusable = False
+
+    def open(self, fresh=False):
+        self.fresh = fresh
+        return HttpExchange.open(self)
+
+    def _connect(self, deadline, context):
+        if self.keeper is None:
+            return HttpExchange._connect(self, deadline, context)
+        if not self.fresh:
+            self.stop.check("sending a request")
+            sock = self.keeper.take(self.target)
+            if sock is not None:
+                self.reused = True
+                self.stop.track(sock)
+                return sock
+        session = self.keeper.tls_session(self.target, context) if context is not None else None
+        return open_socket(self.target, self.stop, deadline, context, tls_session=session)
+
+    def keep(self, response):
+        """Mark the connection reusable: `response` read to its end, HTTP/1.1 both ways, no close asked."""
+        self.reusable = (self.keeper is not None and response.isclosed() and not response.will_close
+                         and response.version == 11 and not self.was_cut and not self.stop.requested)
+
+    def stale(self, exc, answered=False):
+        """True when `exc`, before any answer (`answered` false), says a request on a reused
+        connection raced the server's close: the send failed, or no status line began.  Never
+        after a cut (a watchdog) or a stop: those are the node's own doing."""
+        return (self.reused and not answered and not self.was_cut and not self.stop.requested
+                and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+                                     ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)))
+
+    def _release(self, sock):
+        if self.keeper is not None and isinstance(sock, ssl.SSLSocket):
+            self.keeper.remember(self.target, sock)  # before close: a closed socket has no session
+        if self.reusable and not self.was_cut and not self.stop.requested:
+            self.keeper.give(self.target, sock)
+        else:
+            close_quietly(sock)
+# ---- END BLOCK keepalive ----
 
 
 # The process's two state objects (6.1), made here because their classes are the blocks' above.

@@ -188,13 +188,13 @@ def _figures(idle=None, beyond=None, spread=None, drain=None, sigint=None, secon
 class Budgets(unittest.TestCase):
     """The budget table, judged from made-up figures."""
 
-    ALL_MET = dict(idle=0.004, beyond=3 * core.MiB, spread=512 * 1024, drain=_summary(0.06, 0.09),
+    ALL_MET = dict(idle=0.002, beyond=3 * core.MiB, spread=512 * 1024, drain=_summary(0.06, 0.09),
                    sigint=_summary(0.03, 0.05), second=_summary(0.05, 0.08), tp1=25.0, tp4=61.5, restart=0.06)
 
     def test_all_met(self):
         rows = bench.budget_rows(_figures(**self.ALL_MET), "node")
         self.assertEqual([met for _f, _b, _g, met in rows], [True] * 9)
-        self.assertEqual(rows[0][1:3], ("<= 1 % of one core", "0.40 %"))
+        self.assertEqual(rows[0][1:3], ("<= 0.25 % of one core", "0.20 %"))
         self.assertEqual(rows[1][0], "peak RSS uploading 1 GiB, beyond the idle worker")
         self.assertEqual(rows[1][1:3], ("<= 32 MiB", "+3.0 MiB"))
         self.assertEqual(rows[2][0], "peak RSS spread, 64 MiB vs 1 GiB")
@@ -207,7 +207,7 @@ class Budgets(unittest.TestCase):
         self.assertEqual(rows[8][1:], ("<= 60 ms", "60 ms", True))
 
     def test_each_missed(self):
-        misses = [dict(idle=0.0101), dict(beyond=32 * core.MiB + 1), dict(spread=4 * core.MiB + 1),
+        misses = [dict(idle=0.0026), dict(beyond=32 * core.MiB + 1), dict(spread=4 * core.MiB + 1),
                   dict(drain=_summary(0.06, 1.01)), dict(sigint=_summary(0.03, 3.2)),
                   dict(second=_summary(0.101, 0.2)), dict(tp1=24.99), dict(tp4=49.9), dict(restart=0.0601)]
         for change in misses:

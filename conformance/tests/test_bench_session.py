@@ -166,14 +166,14 @@ def _figures(latency=None, idle=None, growth=None, deviation=None, stop=None, he
 class Budgets(unittest.TestCase):
     """The budget table, judged from made-up figures."""
 
-    ALL_MET = dict(latency=(0.020, 0.090), idle=0.004, growth=300 * 1024, deviation=0.05,
+    ALL_MET = dict(latency=(0.020, 0.090), idle=0.002, growth=300 * 1024, deviation=0.05,
                    stop={"idle": 0.04, "acquisition wait": 0.05, "probe child": 0.06}, held=0.03, first=0.08)
 
     def test_all_met(self):
         rows = bench.budget_rows(_figures(**self.ALL_MET), "node")
         self.assertEqual([met for _f, _b, _g, met in rows], [True] * 8)
         self.assertEqual(rows[0][1:3], ("<= 25 ms", "20 ms (100 probes)"))
-        self.assertEqual(rows[2][2], "0.40 %")
+        self.assertEqual(rows[2][2], "0.20 %")
         self.assertEqual(rows[3][0], "peak RSS growth, probe 100 -> 1000")
         self.assertEqual(rows[3][2], "+0.29 MiB")
         self.assertEqual(rows[4][1], "<= 0.40 s (interval 1 s)")
@@ -181,7 +181,7 @@ class Budgets(unittest.TestCase):
         self.assertEqual(rows[7][:3], ("first probe of a 1 MiB source", "<= 100 ms", "80 ms"))
 
     def test_each_missed(self):
-        misses = [dict(latency=(0.026, 0.090)), dict(latency=(0.020, 0.151)), dict(idle=0.0101),
+        misses = [dict(latency=(0.026, 0.090)), dict(latency=(0.020, 0.151)), dict(idle=0.0026),
                   dict(growth=2 * core.MiB + 1), dict(deviation=0.41),
                   dict(stop={"idle": 0.04, "acquisition wait": 0.101, "probe child": 0.06}), dict(held=0.2),
                   dict(first=0.101)]

@@ -32,6 +32,7 @@ from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S
 from nodes.blocks import atomic_write as atomic_block
 from nodes.blocks import deadline as deadline_block
 from nodes.blocks import forms as forms_block
+from nodes.blocks import keepalive as keepalive_block
 from nodes.blocks import process as process_block
 from nodes.blocks import proxy as proxy_block
 from nodes.blocks import redact as redact_block
@@ -715,6 +716,119 @@ class TinyProxy(object):
                 pass
             sock.close()
         self.thread.join(SHORT_TIMEOUT_S)
+
+
+class KeepAliveTest(unittest.TestCase):
+    """The keepalive block with the transport's HttpExchange, against the harness's TLS server: a
+    connection kept between exchanges, dropped when the server closed it, a new one resuming the
+    TLS session, a stale request recognised, nothing of a request kept."""
+
+    def setUp(self):
+        self.stop = new_stop(self)
+        self.server = servers.LoopbackServer("keep", tls=True)
+        self.addCleanup(self.server.close)
+        self.server.route("GET", "/*", lambda req: servers.Reply(200, b"ok"))
+        self.context = ssl.create_default_context(cafile=servers.CA_FILE)
+        self.keeper = keepalive_block.Keeper()
+        self.addCleanup(self.keeper.close)
+
+    def exchange(self, fresh=False, token="Bearer SECRET-TOKEN"):
+        exchange = keepalive_block.KeptExchange(self.server.origin + "/x", self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                                connect_deadline_s=SHORT_TIMEOUT_S,
+                                                ssl_context_factory=lambda: self.context, keeper=self.keeper)
+        try:
+            exchange.open(fresh)
+            reused = exchange.reused
+            exchange.conn.putrequest("GET", "/x")
+            exchange.conn.putheader("Authorization", token)
+            exchange.conn.endheaders()
+            response = exchange.conn.getresponse()
+            self.assertEqual(response.read(), b"ok")
+            exchange.keep(response)
+        finally:
+            exchange.close()
+        return reused
+
+    def test_a_kept_connection_carries_the_next_request_and_sits_on_no_ledger(self):
+        self.assertEqual([self.exchange(), self.exchange(), self.exchange()], [False, True, True])
+        self.assertEqual([r.requests for r in self.server.connections], [3])
+        self.assertEqual(self.stop._inflight, set())  # idle: nobody reads it, a stop has nothing to cut
+        kept = [entry for entries in self.keeper._idle.values() for entry in entries]
+        self.assertEqual([type(sock) for sock, _since in kept], [ssl.SSLSocket])  # a socket, no request
+
+    def test_connection_close_and_an_idle_close_cost_a_resumed_handshake(self):
+        self.server.close_after_each = True
+        self.assertEqual([self.exchange(), self.exchange()], [False, False])
+        self.server.close_after_each = False
+        self.server.idle_close_s = 0.05
+        self.exchange()
+        time.sleep(SETTLE_S * 3)  # the server closes the idle connection: readable, so dropped
+        self.assertFalse(self.exchange())
+        self.assertEqual(self.server.handshakes(), (1, 3))
+
+    def test_fresh_never_takes_a_kept_connection(self):
+        self.exchange()
+        self.assertFalse(self.exchange(fresh=True))
+        self.assertEqual(len(self.server.connections), 2)
+
+    def test_a_reset_before_the_answer_on_a_kept_connection_is_stale(self):
+        self.exchange()
+        self.server.add_fault(faults.reset(0), faults.Match(phase="request", first=1))
+        exchange = keepalive_block.KeptExchange(self.server.origin + "/x", self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                                connect_deadline_s=SHORT_TIMEOUT_S,
+                                                ssl_context_factory=lambda: self.context, keeper=self.keeper)
+        try:
+            exchange.open()
+            self.assertTrue(exchange.reused)
+            with self.assertRaises((OSError, http.client.HTTPException)) as caught:
+                exchange.conn.request("GET", "/x")
+                exchange.conn.getresponse()
+            self.assertTrue(exchange.stale(caught.exception))
+            self.assertFalse(exchange.stale(caught.exception, answered=True))
+            exchange.cut()
+            self.assertFalse(exchange.stale(caught.exception))  # a cut is the node's own doing
+        finally:
+            exchange.close()
+        self.assertEqual(self.keeper._idle.get(("https", "127.0.0.1", self.server.port), []), [])
+
+    def test_a_cut_exchange_is_never_kept(self):
+        exchange = keepalive_block.KeptExchange(self.server.origin + "/x", self.stop, timeout_s=SHORT_TIMEOUT_S,
+                                                connect_deadline_s=SHORT_TIMEOUT_S,
+                                                ssl_context_factory=lambda: self.context, keeper=self.keeper)
+        try:
+            exchange.open()
+            exchange.conn.request("GET", "/x")
+            response = exchange.conn.getresponse()
+            response.read()
+            exchange.cut()
+            exchange.keep(response)
+        finally:
+            exchange.close()
+        self.assertFalse(self.exchange())
+
+
+class WatchdogThreadTest(unittest.TestCase):
+    def test_exit_waits_for_an_expiry_in_progress(self):
+        """Once the with block is left, on_expiry has returned: a kept socket is never cut later."""
+        started, done = threading.Event(), []
+
+        def slow():
+            started.set()
+            time.sleep(SETTLE_S * 2)
+            done.append(True)
+        with deadline_block.Watchdog(deadline_block.Deadline(0.01), slow):
+            started.wait(SHORT_TIMEOUT_S)
+        self.assertEqual(done, [True])
+
+    def test_one_thread_for_every_watchdog_and_retire_ends_it(self):
+        for _ in range(3):
+            with deadline_block.Watchdog(deadline_block.Deadline(SHORT_TIMEOUT_S), lambda: None):
+                pass
+        watchdogs = [t for t in threading.enumerate() if t.name == "watchdog"]
+        self.assertEqual(len(watchdogs), 1)
+        deadline_block.Watchdog.retire()
+        watchdogs[0].join(SHORT_TIMEOUT_S)
+        self.assertFalse(watchdogs[0].is_alive())
 
 
 class ProxyConfigTest(unittest.TestCase):

@@ -13,14 +13,15 @@ import select
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 
 from nodes.blocks.deadline import Deadline, sooner
 from nodes.blocks.stop import StopRequested
 
 # ---- block body ----
-# transport: one HTTP/1.1 exchange per connection, on a socket the node can
-# always reach.  Name lookup, TCP connect over every address and the TLS
+# transport: HTTP/1.1 exchanges on sockets the node can always reach; a
+# connection may be kept for the next exchange to the same origin (Keeper).  Name lookup, TCP connect over every address and the TLS
 # handshake share one elapsed deadline and each wait also watches the stop
 # wakeup fd; once connected the socket sits on the stop ledger, so a stop (or
 # a watchdog) ends a blocked read or write with shutdown().  http.client only
@@ -149,7 +150,7 @@ def _handshake(tls, stop, deadline):
             wait_ready(stop, [], [tls], deadline, "TLS handshake")
 
 
-def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None):
+def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=None, tls_session=None):
     """A connected (and, with `ssl_context`, TLS-wrapped) socket on the ledger.
 
     One deadline covers the lookup, every address in turn (each gets only what
@@ -167,6 +168,10 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     runs through the tunnel its tunnel() opens to `target`, still verified
     against `target.host`.  Without `ssl_context` the caller sends its
     request to the proxy in absolute form (HttpExchange does).
+
+    `tls_session` (an SSLSession of an earlier connection to `target`) is
+    offered for resumption: an abbreviated handshake when the server still
+    knows it, a full one otherwise.
     """
     stop.check("opening a connection")
     peer = target if proxy is None else proxy  # whom TCP connects to
@@ -219,7 +224,7 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
         try:
             # wrap_socket() detaches `sock`; from here only `tls` owns the fd.
             tls = ssl_context.wrap_socket(sock, server_hostname=target.host,
-                                          do_handshake_on_connect=False)
+                                          do_handshake_on_connect=False, session=tls_session)
         except BaseException:
             sock.close()
             raise
@@ -242,8 +247,15 @@ def open_socket(target, stop, deadline, ssl_context=None, addresses=None, proxy=
     return sock
 
 
+def close_quietly(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass
+
+
 class HttpExchange(object):
-    """One request and its response, on a fresh connection a stop can end.
+    """One request and its response, on a connection a stop can end.
 
         exchange = HttpExchange(url, stop, timeout_s=25, connect_deadline_s=10)
         exchange.open()          # lookup + connect + TLS; raises before any byte is sent
@@ -255,12 +267,13 @@ class HttpExchange(object):
     drops its own reference once a response exists, we keep `sock` on the
     ledger until close().  `budget`, an outer Deadline, tightens the connect
     deadline and caps the socket timeout; enforcing it while blocked is the
-    caller's Watchdog's job.
+    caller's Watchdog's job (its `on_expiry`: cut()).
 
     `proxies` (a Proxies of the proxy block) opts this exchange into
     proxies: `proxy` is then the one NO_PROXY leaves for this URL, or None.
     Through a proxy, an http URL's `target.request_target` is absolute-form,
-    so callers send it unchanged.
+    so callers send it unchanged.  _connect() and _release() are where a
+    subclass takes and keeps connections (the keepalive block's KeptExchange).
     """
 
     def __init__(self, url, stop, timeout_s, connect_deadline_s, budget=None, ssl_context_factory=None,
@@ -276,11 +289,12 @@ class HttpExchange(object):
             self.target = self.proxy.forward_target(self.target)
         self.sock = None
         self.conn = None
+        self.was_cut = False
 
     def open(self):
         deadline = sooner(Deadline(self.connect_deadline_s), self.budget)
         context = self.ssl_context_factory() if self.target.scheme == "https" else None
-        self.sock = open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
+        self.sock = self._connect(deadline, context)
         timeout = self.timeout_s
         if self.budget is not None:
             timeout = max(0.05, min(timeout, self.budget.remaining()))
@@ -294,17 +308,39 @@ class HttpExchange(object):
             self.conn = http.client.HTTPConnection(self.target.host, self.target.port, timeout=timeout)
         self.conn.sock = self.sock
         self.conn.auto_open = 0  # never let http.client open a connection behind our back
+        self.conn.close = self._drop_socket  # nor close ours (after `Connection: close`): close() decides
         return self
 
-    def close(self):
+    def _connect(self, deadline, context):
+        return open_socket(self.target, self.stop, deadline, context, proxy=self.proxy)
+
+    def _drop_socket(self):
         if self.conn is not None:
+            self.conn.sock = None
+
+    def cut(self):
+        """End any blocked read or write now, from any thread (a watchdog's `on_expiry`)."""
+        self.was_cut = True
+        sock = self.sock
+        if sock is not None:
             try:
-                self.conn.close()
-            except Exception:
+                sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):
                 pass
+
+    def close(self):
+        self._drop_socket()
         if self.sock is not None:
             self.stop.untrack(self.sock)
-            try:
-                self.sock.close()
-            except OSError:
-                pass
+            self._release(self.sock)
+            self.sock = None
+
+    def _release(self, sock):
+        close_quietly(sock)
+
+
+def close_quietly(sock):
+    try:
+        sock.close()
+    except OSError:
+        pass

@@ -58,10 +58,13 @@ CLOCK_EPSILON_S = 0.005
 
 
 def began(plane, call):
-    """When the node began this request: the accept time of its connection (every scan request
-    has a fresh connection, SCAN-HTTP-1), else its arrival. Measuring a wait up to here can only
-    add the node's own latency to it, never take from it."""
+    """When the node began this request: the accept time of its connection when it is the
+    connection's first request, else its arrival (a kept connection, D37). Measuring a wait up to
+    here can only add the node's own latency to it, never take from it."""
     ex = call.exchange
+    first = min((other.seq for other in plane.server.transcript if other.conn_id == ex.conn_id), default=ex.seq)
+    if first != ex.seq:
+        return ex.t_start
     for record in plane.server.connections:
         if record.conn_id == ex.conn_id:
             return min(record.t_accept, ex.t_start)

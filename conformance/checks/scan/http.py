@@ -1,6 +1,7 @@
-"""Transport: verified TLS on a fresh connection, exact request framing, a whole deadline per
-exchange, bounded and strict answers, error answers decided by their status, and no redirect
-followed (SCAN-HTTP-1 to SCAN-HTTP-6).
+"""Transport: verified TLS on every connection, exact request framing, a whole deadline per
+exchange, bounded and strict answers, error answers decided by their status, no redirect
+followed, connections kept alive, and a connection the server closed costing only a reconnect
+(SCAN-HTTP-1 to SCAN-HTTP-8).
 
 Every request carries the bearer token, so each transport habit is a security boundary: a
 certificate that does not verify must stop the request before a byte of it leaves, a redirect must
@@ -10,11 +11,13 @@ answers one byte at a time or without end, instead of holding a slot (or its mem
 
 import json
 import signal
+import time
 
 from conformance import faults
 from conformance.checks import check
-from conformance.checks.scan._common import (PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run, each_variant,
-                                             live_stdout)
+from conformance.checks.scan import stop as _stop
+from conformance.checks.scan._common import (PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, answered_at, describe_run,
+                                             each_variant, live_stdout)
 from conformance.planes.scan import deploy as _deploy
 from conformance.servers import LoopbackServer, Reply
 
@@ -75,14 +78,13 @@ def _(ctx):
                diagnosis="verify the certificate and the host name (ssl.create_default_context) before sending")
 
 
-@check("http.framing", clauses=["SCAN-HTTP-2", "SCAN-HTTP-1"], level="MUST",
+@check("http.framing", clauses=["SCAN-HTTP-2"], level="MUST",
        title="JSON requests carry exactly Host, Authorization, Content-Type, Content-Length, Accept-Encoding; the "
-             "status read no body; one request per connection",
+             "status read no body",
        fakes="two assignments: one scanned and uploaded, one the worker cannot run (an unknown source: a terminal "
              "report)",
        expected="claims, progress events and the report: exactly the five headers, canonical bodies, no chunked "
-                "encoding; status reads: Host, Authorization, Accept-Encoding only, no body; no connection to the "
-                "server carries two requests")
+                "encoding; status reads: Host, Authorization, Accept-Encoding only, no body")
 def _(ctx):
     # Arrange
     plane = ctx.plane()
@@ -120,11 +122,6 @@ def _(ctx):
                expected="each request framed as SCAN-HTTP-2 says",
                actual="; ".join("%s %s: %s" % (c.method, c.path, why) for c, why in wrong[:4]),
                diagnosis="set exactly the contract's headers; send the canonical body with its Content-Length")
-    reused = [record for record in plane.server.server.connections if record.requests > 1]
-    ctx.expect(not reused,
-               expected="a fresh connection for every request",
-               actual="%d connection(s) carried more than one request" % len(reused),
-               diagnosis="open a connection per exchange and close it when the exchange ends")
 
 
 @check("http.deadline", clauses=["SCAN-HTTP-3"], level="MUST",
@@ -369,3 +366,123 @@ def _(ctx):
                expected="the retried PUT accepted", actual=lambda: describe_run(plane),
                diagnosis="retry an upload that ended without an answer with the same bundle, byte for byte, until it "
                          "is accepted")
+
+
+# SCAN-HTTP-7: the idle polls counted (Retry-After 1 s: about one a second), and the most full TLS
+# handshakes they may cost: the first connection's, and one more should the server's idle close
+# race a poll. A worker that connects per exchange pays one per poll.
+KEEP_POLLS = 5
+KEEP_MAX_FULL_HANDSHAKES = 2
+# How long after a 204's answer the SIGTERM comes: the worker is in its Retry-After wait.
+IN_THE_WAIT_S = 0.3
+# SCAN-HTTP-8: an error delay long enough that a poll that failed is seen as a gap; the most a gap
+# between two polls may be when none failed (Retry-After 1 s, 1.1 with the jitter, the slack).
+RECONNECT_ERROR_DELAY_S = 5.0
+RECONNECT_POLLS = 4
+RECONNECT_GAP_S = 1.1 + 2 * SCHEDULE_SLACK_S
+# How soon the resend of a request whose kept connection was reset before its answer comes.
+RESEND_AT_ONCE_S = 0.5
+# The server's idle close in the first variant: well inside the Retry-After wait.
+IDLE_CLOSE_S = 0.2
+
+
+@check("http.keep-alive", clauses=["SCAN-HTTP-7", "SCAN-STOP-2"], level="SHOULD",
+       title="an idle worker's polls share a kept connection; a SIGTERM during the kept-alive wait ends it at once",
+       fakes="no work (every claim answered 204, Retry-After 1); a SIGTERM %.1f s after the %dth claim's answer"
+             % (IN_THE_WAIT_S, KEEP_POLLS),
+       expected="the %d claims cost at most %d full TLS handshakes; the last claim's connection still open at the "
+                "signal; exit within 1 s of it" % (KEEP_POLLS, KEEP_MAX_FULL_HANDSHAKES))
+def _(ctx):
+    # Arrange
+    plane = ctx.plane()
+    server = plane.server.server
+    # Act
+    life = plane.start()
+    plane.wait_ready(life)
+    claims = plane.wait_claims(KEEP_POLLS)
+    last = claims[KEEP_POLLS - 1].exchange
+    plane.wait_for(lambda: last.t_end is not None, "the last claim's answer")
+    while time.monotonic() < last.t_end + IN_THE_WAIT_S:
+        time.sleep(0.02)
+    kept = [r for r in server.connections if r.conn_id == last.conn_id and r.t_closed is None]
+    result = life.stop(signal.SIGTERM, _stop.IDLE_EXIT_WAIT_S)
+    # Assert
+    full, resumed = server.handshakes()
+    before = [r for r in server.connections if r.t_accept <= last.t_start]
+    ctx.note("%d claims on %d connection(s): %d full TLS handshake(s), %d resumed" % (
+        len(plane.server.calls("claim")), len(server.connections), full, resumed))
+    ctx.expect(sum(1 for r in before if r.tls_resumed is False) <= KEEP_MAX_FULL_HANDSHAKES,
+               expected="%d idle polls on at most %d full TLS handshakes" % (KEEP_POLLS, KEEP_MAX_FULL_HANDSHAKES),
+               actual="%d connection(s), %d full handshake(s) for them" % (
+                   len(before), sum(1 for r in before if r.tls_resumed is False)),
+               diagnosis="keep a connection whose answer was read to its end (HTTP/1.1, no Connection: close) for "
+                         "the next exchange, and resume the TLS session on a new one (D37)")
+    ctx.expect(bool(kept), expected="the last claim's connection kept open during the wait",
+               actual="closed before the signal", diagnosis="keep the connection between polls (D37)")
+    latency = result.t_exit - result.signals[0][0] if result.t_exit is not None and result.signals else None
+    ctx.expect(not result.timed_out and latency is not None and latency <= _stop.IDLE_DRAIN_S + SCHEDULE_SLACK_S,
+               expected="exit within %.1f s of the SIGTERM (+%.1f s slack) with a connection kept open"
+                        % (_stop.IDLE_DRAIN_S, SCHEDULE_SLACK_S),
+               actual=result.describe() if latency is None else "%.2f s" % latency,
+               diagnosis="never wait on a kept connection: the wait between polls is the stop's to end")
+
+
+# SCAN-HTTP-8: how each run's server closes the worker's connections (label, what to set up).
+RECONNECT_VARIANTS = [
+    ("the server closes every idle connection after %.1f s" % IDLE_CLOSE_S,
+     lambda plane: setattr(plane.server.server, "idle_close_s", IDLE_CLOSE_S)),
+    ("every answer says Connection: close", lambda plane: setattr(plane.server.server, "close_after_each", True)),
+    ("the third claim's kept connection is reset before its answer",
+     lambda plane: plane.server.add_fault(faults.reset(0), plane.server.claim_match(skip=2, first=1, phase="request"))),
+]
+
+
+@check("http.reconnect", clauses=["SCAN-HTTP-8", "SCAN-HTTP-7"], level="MUST",
+       title="a connection the server closed (idle, Connection: close, reset before the answer) costs only a "
+             "reconnect",
+       fakes="no work (204, Retry-After 1); error delay %.0f s; one run each: the server closes idle connections "
+             "after %.1f s; answers Connection: close; resets the third claim's connection before its answer"
+             % (RECONNECT_ERROR_DELAY_S, IDLE_CLOSE_S),
+       expected="%d claims, each within %.1f s of the last answer (the reset one's resend within %.1f s, on a new "
+                "connection); no network error line" % (RECONNECT_POLLS, RECONNECT_GAP_S, RESEND_AT_ONCE_S))
+def _(ctx):
+    def act(label, arrange):
+        # Arrange
+        plane = ctx.plane()
+        arrange(plane)
+        # Act
+        life = plane.start(error_delay_s=RECONNECT_ERROR_DELAY_S)
+        plane.wait_ready(life)
+        plane.wait_calls("claim", RECONNECT_POLLS + (1 if "reset" in label else 0), answered=False)
+        lines = live_stdout(life)
+        plane.stop(signal.SIGINT)
+        # Assert
+        claims = plane.server.calls("claim")
+        ctx.expect(NETWORK_LINE not in lines,
+                   expected="%s: no network error line" % label, actual="stdout %r" % lines[:4],
+                   diagnosis="check a kept connection before sending on it (readable means closed) and send a "
+                             "request that got no answer byte once more on a new connection (D37)")
+        late = [r for r in plane.server.server.connections if r.sent_after_close]
+        ctx.expect(not late,
+                   expected="%s: no request on a connection the server had closed" % label,
+                   actual="%d connection(s) carried bytes after the server's close" % len(late),
+                   diagnosis="check a kept connection before sending on it: readable means the server closed it "
+                             "(D37)")
+        gaps = ["%.2f" % (later.t - answered_at(earlier)) for earlier, later in zip(claims, claims[1:])]
+        slow = [g for g in gaps if float(g) > RECONNECT_GAP_S]
+        ctx.expect(not slow,
+                   expected="%s: each claim within %.1f s of the last answer" % (label, RECONNECT_GAP_S),
+                   actual="gaps %s" % ", ".join(gaps),
+                   diagnosis="a closed connection costs a reconnect, never the error delay")
+        if "reset" in label and len(claims) >= 4:
+            reset, resend = claims[2], claims[3]
+            ctx.expect(resend.t - answered_at(reset) <= RESEND_AT_ONCE_S
+                       and resend.exchange.conn_id != reset.exchange.conn_id,
+                       expected="the reset claim sent again on a new connection within %.1f s" % RESEND_AT_ONCE_S,
+                       actual="%.2f s later, on %s connection" % (
+                           resend.t - answered_at(reset),
+                           "a new" if resend.exchange.conn_id != reset.exchange.conn_id else "the same"),
+                       diagnosis="a request on a kept connection that got no answer byte goes once more, at once, "
+                                 "on a new connection (D37)")
+
+    each_variant(ctx, RECONNECT_VARIANTS, act)

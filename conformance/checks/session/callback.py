@@ -1,5 +1,5 @@
-"""Callbacks: the verbs on the wire, the allowlist of paths, headers, fenced bodies, answers and
-the whole-exchange deadline (SESSION-CALLBACK-1..6, D16, D29).
+"""Callbacks: the verbs on the wire, the allowlist of paths, headers, fenced bodies, answers, the
+whole-exchange deadline, and connections kept between calls (SESSION-CALLBACK-1..8, D16, D29, D53).
 
 Every capability call is a fenced command to the control plane: the path names the verb and the
 attempt, the body repeats the fence binding so that the server can refuse a stale owner, and the
@@ -8,6 +8,9 @@ headers carry the capability and a key an idempotency store can honour. The leas
 sent. A control plane that answers slowly, or drips its answer one byte at a time, must not hold
 the node past one bounded exchange: a per-read timeout never fires on a drip.
 """
+
+import signal
+import time
 
 from conformance.checks import check
 from conformance.checks.session._common import (SCHEDULE_SLACK_S, STOP_BUDGET_S, capability_calls, describe_run,
@@ -272,3 +275,106 @@ def _(ctx):
                diagnosis="an event append is bounded by EVENTS_TIMEOUT_S, not CALLBACK_TIMEOUT_S: it sits in the "
                          "path of every probe")
     expect_summary(ctx, plane, terminal_state="closed")
+
+
+# SESSION-CALLBACK-7, -8: the claim interval of these runs (the contract's own second, so that an
+# answer's resend "at once" and a failed claim's backoff, half the interval at least, stay apart).
+KEEP_CLAIM_S = 1.0
+# SESSION-CALLBACK-7: the claims counted, and the most full TLS handshakes the control plane may see
+# for all of the run: the entry request's (its own connection), the claim loop's first and the
+# heartbeat's first (each may find the other's connection busy). A node that connects per call
+# pays one per claim and per beat.
+KEEP_CLAIMS = 5
+KEEP_MAX_FULL_HANDSHAKES = 3
+# How long after a claim's answer the SIGTERM comes: the node waits out its claim interval.
+IN_THE_WAIT_S = 0.3
+# SESSION-CALLBACK-8: the claims each run waits for, and the server's idle close (well inside the
+# interval).
+RECONNECT_CLAIMS = 4
+IDLE_CLOSE_S = 0.2
+# No heartbeat within these runs: a beat between two claims would keep the claim's connection from
+# ever idling IDLE_CLOSE_S, and the idle close would test nothing.
+RECONNECT_HEARTBEAT_S = 60.0
+RECONNECT_VARIANTS = [
+    ("the server closes every idle connection after %.1f s" % IDLE_CLOSE_S,
+     lambda plane: setattr(plane.control.server, "idle_close_s", IDLE_CLOSE_S)),
+    ("every answer says Connection: close", lambda plane: setattr(plane.control.server, "close_after_each", True)),
+]
+
+
+@check("callback.keep-alive", clauses=["SESSION-CALLBACK-7", "SESSION-STOP-2"], level="SHOULD",
+       title="an idle session's claims and heartbeats share kept connections; a SIGTERM during the kept-alive wait "
+             "ends it at once",
+       fakes="no probe; claim interval %.0f s; a SIGTERM %.1f s after the %dth claim's answer"
+             % (KEEP_CLAIM_S, IN_THE_WAIT_S, KEEP_CLAIMS),
+       expected="at most %d full TLS handshakes on the control plane for the whole run; the last claim's connection "
+                "open at the signal; exit within 1 s of it" % KEEP_MAX_FULL_HANDSHAKES)
+def _(ctx):
+    # Arrange
+    plane = ctx.plane(claim_poll_s=KEEP_CLAIM_S)
+    server = plane.control.server
+    plane.start()
+
+    def in_the_wait():
+        claims = plane.control.claims()
+        last = claims[KEEP_CLAIMS - 1].exchange if len(claims) >= KEEP_CLAIMS else None
+        return last is not None and last.t_end is not None and time.monotonic() >= last.t_end + IN_THE_WAIT_S
+    # Act
+    t_signal = plane.stop_when(in_the_wait, signal.SIGTERM, what="the wait after the %dth claim" % KEEP_CLAIMS)
+    last = plane.control.claims()[KEEP_CLAIMS - 1].exchange
+    kept = [r for r in server.connections if r.conn_id == last.conn_id and (r.t_closed is None or r.t_closed > t_signal)]
+    plane.wait()
+    # Assert
+    full, resumed = server.handshakes()
+    calls = plane.control.calls()
+    ctx.note("%d calls on %d connection(s): %d full TLS handshake(s), %d resumed" % (
+        len(calls), len(server.connections), full, resumed))
+    ctx.expect(full <= KEEP_MAX_FULL_HANDSHAKES,
+               expected="at most %d full TLS handshakes for %d calls" % (KEEP_MAX_FULL_HANDSHAKES, len(calls)),
+               actual="%d full, %d resumed, on %d connection(s)" % (full, resumed, len(server.connections)),
+               diagnosis="keep a connection whose answer was read to its end (HTTP/1.1, no Connection: close) for "
+                         "the next capability call, and resume the TLS session on a new one (D53)")
+    ctx.expect(bool(kept), expected="the last claim's connection kept open during the wait",
+               actual="closed before the signal", diagnosis="keep the connection between claims (D53)")
+    took = plane.result.t_exit - t_signal if plane.result.t_exit is not None else None
+    ctx.expect(not plane.result.timed_out and took is not None and took <= STOP_BUDGET_S + SCHEDULE_SLACK_S,
+               expected="exit within %.1f s of the SIGTERM (+%.2f s slack) with a connection kept open"
+                        % (STOP_BUDGET_S, SCHEDULE_SLACK_S),
+               actual="still running (killed)" if took is None or plane.result.timed_out else "%.2f s" % took,
+               diagnosis="never wait on a kept connection: the wait between claims is the stop's to end")
+
+
+@check("callback.reconnect", clauses=["SESSION-CALLBACK-8", "SESSION-CALLBACK-7"], level="MUST",
+       title="a connection the control plane closed (idle, or after a Connection: close answer) costs only a "
+             "reconnect",
+       fakes="no probe; claim interval %.0f s; one run each: the server closes idle connections after %.1f s; "
+             "answers Connection: close" % (KEEP_CLAIM_S, IDLE_CLOSE_S),
+       expected="%d claims, each under its own Idempotency-Key (none failed and was sent again); no request sent "
+                "on a connection after the server closed it" % RECONNECT_CLAIMS)
+def _(ctx):
+    def act(label, arrange):
+        # Arrange
+        plane = ctx.plane(claim_poll_s=KEEP_CLAIM_S, heartbeat_s=RECONNECT_HEARTBEAT_S)
+        arrange(plane)
+        # Act
+        plane.start()
+        plane.wait_claims(RECONNECT_CLAIMS)
+        plane.signal(signal.SIGTERM)
+        plane.wait()
+        # Assert
+        claims = plane.control.claims()
+        keys = [c.key for c in claims]
+        again = sorted(set(k for k in keys if keys.count(k) > 1))
+        late = [r for r in plane.control.server.connections if r.sent_after_close]
+        ctx.expect(not late,
+                   expected="%s: no request on a connection the server had closed" % label,
+                   actual="%d connection(s) carried bytes after the server's close" % len(late),
+                   diagnosis="check a kept connection before sending on it: readable means the server closed it "
+                             "(D53)")
+        ctx.expect(not again,
+                   expected="%s: every claim under its own key: none failed" % label,
+                   actual="keys sent more than once: %s" % again,
+                   diagnosis="check a kept connection before sending on it: readable means the server closed it "
+                             "(D53)")
+
+    each_variant(ctx, RECONNECT_VARIANTS, act)

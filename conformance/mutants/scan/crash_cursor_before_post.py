@@ -8,7 +8,7 @@ REPLACE = [(
     "            reservation_id = event.get(\"reservation_id\")\n",
 ), (
     "                        raise  # SCAN-PROGRESS-2: the same event again later, nothing after it first\n"
-    "            self.journal.advance(sequence, end)  # SCAN-PROGRESS-3: skipped events move the cursor too\n",
+    "            self.journal.advance(sequence, end, reservation_id is not None)  # SCAN-PROGRESS-3: skipped ones too\n",
     "                        raise  # SCAN-PROGRESS-2: the same event again later, nothing after it first\n",
 )]
 KILLS = ["crash.progress"]

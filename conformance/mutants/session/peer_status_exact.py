@@ -1,7 +1,10 @@
 """Each verb's success is the one status the table writes: a 201 for a claim, or a 200 for a create, is a refusal."""
 NODE = "nodes/session_worker.py"
 REPLACE = [(
-    "                if response.status not in SUCCESS_STATUSES:  # SESSION-CALLBACK-5 (D42): a 3xx included, never followed\n",
-    '                if response.status != (201 if verb == "acquire" else 200):\n',
+    "            return self.exchange(method, url, authorization, body, key, budget, holder, need_object)\n",
+    "            answer = self.exchange(method, url, authorization, body, key, budget, holder, need_object)\n"
+    '            if answer.status != (201 if verb == "acquire" else 200):\n'
+    "                raise Refusal(CONTROL_PLANE_HTTP % answer.status, answer.status)\n"
+    "            return answer\n",
 )]
 KILLS = ["peer.statuses"]

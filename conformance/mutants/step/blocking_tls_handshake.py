@@ -2,7 +2,7 @@
 NODE = "nodes/hello_node.py"
 REPLACE = [(
     "            tls = ssl_context.wrap_socket(sock, server_hostname=target.host,\n"
-    "                                          do_handshake_on_connect=False)\n"
+    "                                          do_handshake_on_connect=False, session=tls_session)\n"
     "        except BaseException:\n"
     "            sock.close()\n"
     "            raise\n"
@@ -16,7 +16,7 @@ REPLACE = [(
     "                stop.check(\"the TLS handshake\")  # the error a stop's shutdown leaves is the stop's\n"
     "            raise\n",
     "            sock.settimeout(max(0.001, deadline.remaining()))\n"
-    "            tls = ssl_context.wrap_socket(sock, server_hostname=target.host)  # handshakes here\n"
+    "            tls = ssl_context.wrap_socket(sock, server_hostname=target.host, session=tls_session)  # handshakes\n"
     "        except BaseException:\n"
     "            sock.close()\n"
     "            raise\n"
