@@ -38,7 +38,7 @@ never uploads), shows "n/a" with the reason; the bench goes on.
   over IDLE_WINDOW_S while the worker, at its default `--poll-seconds` (5 s),
   claims on an empty queue whose 204 says `Retry-After: 1`
   (IDLE_RETRY_AFTER_S; SCAN-BACKOFF-3: a claim every 1 to 1.1 s), after
-  IDLE_WARMUP_S. /proc counts in 10 ms ticks: 0.1 % of a core over 10 s.
+  IDLE_WARMUP_S. /proc counts in 10 ms ticks: 0.025 % of a core over 40 s.
   Beside it, the connections the server accepted over the window and the
   full (not resumed) TLS handshakes among them (D37: a kept connection makes
   an idle poll a request). The run then ends with a drain (SIGTERM), and
@@ -80,8 +80,9 @@ polling at most 0.25 % of a core; SCAN-UPLOAD-2 and the streaming row: at most
 spread of at most 4 MiB from 64 MiB to 1 GiB; SCAN-STOP-2's 1 s for an idle
 drain and SCAN-STOP-3's 3 s for a stop, every trial; the architecture's
 100 ms median stop), judged for the node on a full run only: --quick uses
-small bundles and short windows, so its rows say "n/a". Throughput (at least 25
-tiny assignments per second with 1 slot, 50 with 4) and the restart's median (at
+small bundles and short windows, so its rows say "n/a". Throughput (at least 5
+tiny assignments per second with 1 slot, 15 with 4: half what SCAN-BACKOFF-4's
+0.1 s pause after each step leaves a slot, D39) and the restart's median (at
 most 60 ms) are judged the same way, shown beside the comparison node. Output:
 tables on stdout, ending with a Markdown summary to paste into a README,
 progress on stderr, `--json FILE` with every figure and the raw numbers. Only
@@ -121,7 +122,7 @@ PER_ASSIGNMENT_S = 3.0  # a run may take this long per assignment (the node's: 0
 # Idle CPU: the node's default poll; the server's smallest Retry-After.
 IDLE_RETRY_AFTER_S = 1
 IDLE_WARMUP_S, QUICK_IDLE_WARMUP_S = 3.0, 1.0
-IDLE_WINDOW_S, QUICK_IDLE_WINDOW_S = 10.0, 2.0
+IDLE_WINDOW_S, QUICK_IDLE_WINDOW_S = 40.0, 2.0  # 40 s: a tick is 0.025 %, fine enough to judge 0.25 %
 
 # Peak RSS uploading: bundle sizes (the last one is judged against the idle RSS).
 RSS_SIZES, QUICK_RSS_SIZES = (64 * MiB, 1 * GiB), (4 * MiB, 16 * MiB)
@@ -154,9 +155,12 @@ BUDGET_RSS_SPREAD_BYTES = 4 * MiB
 BUDGET_DRAIN_S = 1.0
 BUDGET_STOP_S = 3.0
 BUDGET_STOP_MEDIAN_S = 0.100
-# Issue 23 and the architecture's "long-lived workers" row: tiny assignments resolved per second, by
-# slot count, and the restart's median (exec -> first request at the server).
-BUDGET_THROUGHPUT_PER_S = {1: 25.0, 4: 50.0}
+# Tiny assignments resolved per second, by slot count (D39): SCAN-BACKOFF-4, the upstream's own pace,
+# waits 0.1 s after every step of a slot, so one slot resolves fewer than 10 a second whatever the
+# worker does; the budget is half that ceiling, and with 4 slots on 2 cores 15 (the runners' interpreter
+# starts share the cores). The issue's first figures (25 / 50) did not count the floor.
+BUDGET_THROUGHPUT_PER_S = {1: 5.0, 4: 15.0}
+# The restart's median (exec -> first request at the server): issue 23.
 BUDGET_RESTART_MEDIAN_S = 0.060
 
 # The fixed words of the report (the unit test relies on them).

@@ -189,7 +189,7 @@ class Budgets(unittest.TestCase):
     """The budget table, judged from made-up figures."""
 
     ALL_MET = dict(idle=0.002, beyond=3 * core.MiB, spread=512 * 1024, drain=_summary(0.06, 0.09),
-                   sigint=_summary(0.03, 0.05), second=_summary(0.05, 0.08), tp1=25.0, tp4=61.5, restart=0.06)
+                   sigint=_summary(0.03, 0.05), second=_summary(0.05, 0.08), tp1=5.0, tp4=16.5, restart=0.06)
 
     def test_all_met(self):
         rows = bench.budget_rows(_figures(**self.ALL_MET), "node")
@@ -202,14 +202,14 @@ class Budgets(unittest.TestCase):
         self.assertEqual(rows[3][2], "max 90 ms")
         self.assertEqual(rows[4][2], "max 80 ms")
         self.assertEqual(rows[5][2], "30 ms; 50 ms")
-        self.assertEqual(rows[6], ("throughput, tiny assignments, 1 slot", ">= 25 per s", "25.00 per s", True))
-        self.assertEqual(rows[7][:3], ("throughput, tiny assignments, 4 slots", ">= 50 per s", "61.50 per s"))
+        self.assertEqual(rows[6], ("throughput, tiny assignments, 1 slot", ">= 5 per s", "5.00 per s", True))
+        self.assertEqual(rows[7][:3], ("throughput, tiny assignments, 4 slots", ">= 15 per s", "16.50 per s"))
         self.assertEqual(rows[8][1:], ("<= 60 ms", "60 ms", True))
 
     def test_each_missed(self):
         misses = [dict(idle=0.0026), dict(beyond=32 * core.MiB + 1), dict(spread=4 * core.MiB + 1),
                   dict(drain=_summary(0.06, 1.01)), dict(sigint=_summary(0.03, 3.2)),
-                  dict(second=_summary(0.101, 0.2)), dict(tp1=24.99), dict(tp4=49.9), dict(restart=0.0601)]
+                  dict(second=_summary(0.101, 0.2)), dict(tp1=4.99), dict(tp4=14.9), dict(restart=0.0601)]
         for change in misses:
             rows = bench.budget_rows(_figures(**dict(self.ALL_MET, **change)), "node")
             self.assertEqual([met for _f, _b, _g, met in rows].count(False), 1, change)

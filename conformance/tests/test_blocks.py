@@ -766,6 +766,18 @@ class KeepAliveTest(unittest.TestCase):
         self.assertFalse(self.exchange())
         self.assertEqual(self.server.handshakes(), (1, 3))
 
+    def test_the_tls_session_is_read_once_per_handshake_not_per_exchange(self):
+        # Reading SSLSocket.session leaks on CPython 3.11 (gh-116810): a kept connection's later
+        # exchanges must not read it again.
+        remembered = []
+        original = self.keeper.remember
+        self.keeper.remember = lambda target, sock: (remembered.append(sock), original(target, sock))
+        for _ in range(4):
+            self.exchange()
+        self.assertEqual(len(remembered), 1)
+        self.exchange(fresh=True)
+        self.assertEqual(len(remembered), 2)
+
     def test_fresh_never_takes_a_kept_connection(self):
         self.exchange()
         self.assertFalse(self.exchange(fresh=True))
