@@ -778,6 +778,15 @@ class KeepAliveTest(unittest.TestCase):
         self.exchange(fresh=True)
         self.assertEqual(len(remembered), 2)
 
+    def test_the_contracts_limits_tables_name_the_blocks_values(self):
+        from conformance.tests.contract_text import ContractText, table_rows
+        for contract in ("scan", "session"):
+            rows = dict((row[0].strip("`"), row[1]) for row in
+                        table_rows(ContractText(contract).section("## Limits and constants"))[1:])
+            with self.subTest(contract=contract):
+                self.assertEqual(float(rows["KEEP_IDLE_MAX_S"]), keepalive_block.KEEP_IDLE_MAX_S)
+                self.assertEqual(int(rows["KEEP_PER_ORIGIN"]), keepalive_block.KEEP_PER_ORIGIN)
+
     def test_fresh_never_takes_a_kept_connection(self):
         self.exchange()
         self.assertFalse(self.exchange(fresh=True))
