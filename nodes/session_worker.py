@@ -4946,12 +4946,14 @@ def seccomp_program(spec):
 # ---- END BLOCK seccomp ----
 
 # ---- BEGIN BLOCK transport (nodes/blocks/transport.py) ----
-# transport: HTTP/1.1 exchanges on sockets the node can always reach; a
-# connection may be kept for the next exchange to the same origin (Keeper).  Name lookup, TCP connect over every address and the TLS
-# handshake share one elapsed deadline and each wait also watches the stop
-# wakeup fd; once connected the socket sits on the stop ledger, so a stop (or
-# a watchdog) ends a blocked read or write with shutdown().  http.client only
-# formats requests and parses responses: it never opens a connection itself.
+# transport: HTTP/1.1 exchanges on sockets the node can always reach (the
+# keepalive block's KeptExchange, a subclass, keeps a connection for the next
+# exchange to the same origin).  Name lookup, TCP connect over every address
+# and the TLS handshake share one elapsed deadline and each wait also watches
+# the stop wakeup fd; once connected the socket sits on the stop ledger, so a
+# stop (or a watchdog) ends a blocked read or write with shutdown().
+# http.client only formats requests and parses responses: it never opens a
+# connection itself.
 #
 # Proxies are opt-in, per exchange, and live in their own block (proxy): this
 # one only calls the methods of the proxy it is handed (pick, tunnel,
