@@ -516,16 +516,17 @@ def _(ctx):
     # Act
     plane.start()
     claim = plane.wait_claims(1)[0]
-    plane.wait_for(lambda: (record_of(plane) or {}).get("operation") == "timeout_bundle",
-                   "the timeout_bundle generation recorded", timeout=SHORT_SCAN_TIMEOUT_S + PHASE_TIMEOUT_S)
-    cut = time.monotonic() - claim.t
-    plane.wait_resolved(res)
+    # The upload is judged, not the slot's timeout_bundle record: with a warm runner that
+    # generation can come and go between two looks at the state file (a flake seen in CI).
+    plane.wait_resolved(res, timeout=SHORT_SCAN_TIMEOUT_S + PHASE_TIMEOUT_S)
+    cut = (res.puts[0].t - claim.t) if res.puts else None
     # Assert
-    ctx.expect(SHORT_SCAN_TIMEOUT_S <= cut <= SHORT_SCAN_TIMEOUT_S + SCHEDULE_SLACK_S * 2,
-               expected="the stalled scan given up at its deadline: the timeout_bundle generation recorded %d s "
+    ctx.expect(cut is not None and SHORT_SCAN_TIMEOUT_S <= cut <= SHORT_SCAN_TIMEOUT_S + SCHEDULE_SLACK_S * 2,
+               expected="the stalled scan given up at its deadline: the timeout bundle's upload begun %d s "
                         "after the claim (never before; within %.0f s of it)" % (SHORT_SCAN_TIMEOUT_S,
                                                                                  SCHEDULE_SLACK_S * 2),
-               actual="it was recorded %.2f s after the claim" % cut,
+               actual=lambda: ("it began %.2f s after the claim" % cut) if cut is not None
+               else "no upload (%s)" % describe_run(plane),
                diagnosis="fix the scan deadline at min(now + target_scan_timeout_seconds, assignment deadline) and "
                          "kill the runner's group when it passes")
     ctx.expect(res.resolution == "bundle_accepted" and not res.terminals,
