@@ -234,19 +234,22 @@ def _wait_until(plane, condition, timeout):
 
 
 def _ready_at(life):
-    """When the life printed its ready line (monotonic), or None: its requests come after it."""
+    """When the harness read the life's ready line (monotonic; a busy machine reads it late), or None."""
     proc = life.proc
     lines = proc.result.stdout_lines if proc.result is not None else proc.stdout_lines
     return next((t for t, text in lines if text.startswith(READY_PREFIX)), None)
 
 
 def _calls_of(plane, life, verbs):
-    """The server's calls of these verbs made by this life (between its ready line and its end)."""
-    start = _ready_at(life)
-    if start is None:
-        return []
-    end = life.t_end
-    return [c for c in plane.server.calls() if c.verb in verbs and c.t >= start and (end is None or c.t <= end)]
+    """The server's calls of these verbs made by this life: on a connection accepted after the
+    life was started, before its end. Not "after its ready line": the harness reads that line on
+    a thread that a busy machine delays past the life's first request (a flake seen in a loaded
+    run); and not every call after its start either: a request the previous life wrote just
+    before its SIGKILL can be read by the server after this life began, on the old connection."""
+    start, end = life.t_start, life.t_end
+    accepted = dict((r.conn_id, r.t_accept) for r in plane.server.server.connections)
+    return [c for c in plane.server.calls() if c.verb in verbs and c.t >= start and (end is None or c.t <= end)
+            and accepted.get(c.exchange.conn_id, start) >= start]
 
 
 def _call_of(plane, exchange):
@@ -370,9 +373,6 @@ def _restart_problems(plane, lives, single_slot):
     """SCAN-RECONCILE-1, SCAN-CLAIM-3: what each restarted life did first about what it held."""
     found = []
     for previous, life in zip(lives, lives[1:]):
-        start = _ready_at(life)
-        if start is None:
-            continue
         for name in sorted(previous.state_files or {}):
             if not SLOT_FILE_RE.match(name):
                 continue
@@ -399,8 +399,11 @@ def _restart_problems(plane, lives, single_slot):
                 continue
             paths = [_target_path(t) for t in state["assignment"].get("targets", []) if isinstance(t, dict)
                      and isinstance(t.get("url"), str)]
-            early = plane.timeline.requests(fake="store", method="GET", since=start, until=about[0].t,
-                                            where=lambda e: e.path in paths)
+            # Since the ready line: before it, a runner of the killed life may still be fetching (it
+            # runs in its own session until the new life fences it).
+            start = _ready_at(life)
+            early = start is not None and plane.timeline.requests(
+                fake="store", method="GET", since=start, until=about[0].t, where=lambda e: e.path in paths)
             if early:
                 found.append("life %d fetched a target of reservation %d before its status read" % (life.index, rid))
     return found
@@ -776,10 +779,10 @@ def _judge_progress(ctx, plane, memo, label):
                "(SCAN-PROGRESS-3)" % (label, memo.get("held_sequence")),
                actual=lambda: "never delivered: sequence(s) %s" % (missing[:10] or [memo.get("held_sequence")]),
                diagnosis="deliver at least once: resume after the cursor, which moves only past acknowledged events")
-    start = _ready_at(plane.lives.lives[-1])
+    restarted = set(c.exchange.seq for c in _calls_of(plane, plane.lives.lives[-1], ("progress",)))
     cursor = memo["cursor"]
     again = sorted(set(doc["sequence"] for call, doc, _r in logged
-                       if start is not None and call.t >= start and isinstance(doc, dict)
+                       if call.exchange.seq in restarted and isinstance(doc, dict)
                        and isinstance(doc.get("sequence"), int) and doc["sequence"] <= cursor))
     ctx.expect(not again, expected="cell %s: after the restart no event at or before the crash's cursor (%s) sent "
                "again" % (label, cursor),
