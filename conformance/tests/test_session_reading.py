@@ -30,6 +30,7 @@ def _load_node():
     spec = importlib.util.spec_from_file_location("session_worker_reading_under_test", NODE_FILE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    module.worker_imports()  # what main() has bound before the worker reads a source
     return module
 
 

@@ -91,6 +91,16 @@ class SyncTest(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn("nodes/n.py: block greet needs `import os`", err)
 
+    def test_an_import_bound_global_by_a_function_counts_and_a_local_one_does_not(self):
+        deferred = NODE.format(body=BODY).replace(
+            "import os\n", "def worker_imports():\n    global os\n    import os\n")
+        self.write("nodes/n.py", deferred)
+        self.assertEqual(self.main("--check"), (0, "", ""))
+        self.write("nodes/n.py", deferred.replace("    global os\n", ""))
+        code, _, err = self.main("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("nodes/n.py: block greet needs `import os`", err)
+
     def test_sibling_block_imports_are_not_required(self):
         self.write("nodes/blocks/greet.py", BLOCK.replace("import os\n", "import os\nfrom nodes.blocks.other import x\n"))
         self.write("nodes/blocks/other.py", OTHER_BLOCK)

@@ -7,8 +7,10 @@ the invariants it applies after every run (secrets, TMPDIR, leftovers, the
 output rules) need no repeating here.
 """
 
+import hashlib
 import os
 import re
+import stat
 
 from conformance import faults
 from conformance.checks import stops
@@ -429,6 +431,55 @@ def node_program(ctx, plane):
     return interpreter, script
 
 
-def runs_file(argv, script):
-    """Whether a command line names the node file (any spelling of its path)."""
-    return bool(script) and any(cell and os.path.realpath(cell) == os.path.realpath(script) for cell in argv)
+# D54: how the bytecode is named, in the session's scratch directory (a directory of TMPDIR).
+CODE_NAME_RE = re.compile(r"probe-code-([a-f0-9]{64})\.[A-Za-z0-9_-]{1,64}\.pyc")
+
+
+def file_digest(path):
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def code_problem(tmpdir, path, digest):
+    """Why `path` is not the D54 bytecode of a node of `digest` in a scratch directory of tmpdir;
+    None when it is."""
+    folder = os.path.dirname(path)
+    if os.path.realpath(os.path.dirname(folder)) != os.path.realpath(tmpdir):
+        return "%s is not in a directory of TMPDIR (%s)" % (path, tmpdir)
+    match = CODE_NAME_RE.fullmatch(os.path.basename(path))
+    if match is None:
+        return "%s is not named probe-code-<sha256>.<tag>.pyc" % os.path.basename(path)
+    if match.group(1) != digest:
+        return "%s names another version of the node (its present SHA-256 is %s)" % (os.path.basename(path), digest)
+    try:
+        info, directory = os.lstat(path), os.lstat(folder)
+    except OSError as exc:
+        return "%s cannot be read (%s)" % (path, exc.strerror)
+    if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != 0o600:
+        return "%s is not a regular file of mode 0600" % path
+    if not stat.S_ISDIR(directory.st_mode) or stat.S_IMODE(directory.st_mode) != 0o700:
+        return "%s is not a directory of mode 0700" % folder
+    return None
+
+
+def runs_node(argv, script, tmpdir):
+    """Whether a probe child's argv[3] is the node file itself or its D54 bytecode (SESSION-ISOLATION-5)."""
+    program = argv[3] if len(argv) > 3 else None
+    if program is None or script is None:
+        return program is not None
+    if os.path.realpath(program) == os.path.realpath(script):
+        return True
+    try:
+        digest = file_digest(script)
+    except OSError:
+        return False
+    return code_problem(tmpdir, program, digest) is None
+
+
+def names_probe_code(argv, tmpdir, digest=None):
+    """Whether argv runs D54 bytecode of the node (of `digest`, when known) from a directory of
+    tmpdir, judged by name alone: after the run the scratch directory, and the file, are gone."""
+    program = argv[3] if len(argv) > 3 else ""
+    match = CODE_NAME_RE.fullmatch(os.path.basename(program))
+    return (match is not None and (digest is None or match.group(1) == digest)
+            and os.path.realpath(os.path.dirname(os.path.dirname(program))) == os.path.realpath(tmpdir))

@@ -19,7 +19,7 @@ import time
 from conformance.checks import check
 from conformance.checks.session._common import (PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, STOP_BUDGET_S, capability_pid,
                                                 describe_run, expect_summary, faults, node_program, proc_alive,
-                                                proc_field, runs_file)
+                                                proc_field, runs_node)
 from conformance.planes.session import plane as plane_module
 from conformance.runner import descendants, read_cmdline, read_environ
 from conformance.timeouts import POLL_INTERVAL_S, SHORT_TIMEOUT_S, Deadline
@@ -285,11 +285,12 @@ def _(ctx):
     # they are not this harness's.
     interpreter, script = node_program(ctx, plane)
     child_interpreter = os.path.realpath("/proc/%d/exe" % pid)
+    runs = runs_node(argv, script, plane.runs[-1].scratch)  # before the stop removes the scratch directory
     _stop(plane)
     shape = len(argv) == 5 and argv[1:3] == ["-I", "-S"] and argv[4] == PROBE_CHILD_FLAG
-    ctx.expect(shape and child_interpreter == interpreter and (script is None or runs_file(argv[3:4], script)),
-               expected="argv [the node's interpreter (%s), -I, -S, the node file (%s), --probe-child]"
-                        % (interpreter, script or "?"),
+    ctx.expect(shape and child_interpreter == interpreter and runs,
+               expected="argv [the node's interpreter (%s), -I, -S, the node file (%s) or its bytecode (D54), "
+                        "--probe-child]" % (interpreter, script or "?"),
                actual="argv %s, interpreter %s" % (argv, child_interpreter),
                diagnosis="start a probe child as [sys.executable, -I, -S, <node file>, --probe-child] and nothing else")
     ctx.expect(no_new_privs == "1", expected="NoNewPrivs: 1", actual="NoNewPrivs: %s" % no_new_privs,

@@ -17,8 +17,8 @@ import os
 import re
 
 from conformance.checks import check
-from conformance.checks.session._common import (creates, describe_run, expect_summary, first_report,
-                                                policy_digest, relation_problems, run_to_exit,
+from conformance.checks.session._common import (creates, describe_run, expect_summary, file_digest, first_report,
+                                                names_probe_code, policy_digest, relation_problems, run_to_exit,
                                                 store_requests)
 from conformance.planes.session import TEMPLATES, deploy
 
@@ -279,8 +279,10 @@ def _(ctx):
     own = ctx.node.path or next((cell for cell in (seen_processes[0].argvs[:1] or [[]])[0][1:]
                                  if cell.endswith(".py")), "") if seen_processes else ""
     own = os.path.normpath(own).lstrip("./") if own else ""
+    digest = file_digest(ctx.node.path) if ctx.node.path else None
     strangers = [" ".join(argv[:4]) for seen in seen_processes for argv in seen.argvs
-                 if argv and not any(own and os.path.normpath(cell).endswith(own) for cell in argv)]
+                 if argv and not any(own and os.path.normpath(cell).endswith(own) for cell in argv)
+                 and not names_probe_code(argv, plane.runs[-1].scratch, digest)]  # D54: its bytecode
     ctx.expect(not strangers, expected="no process but the node file's own", actual="; ".join(strangers[:3]),
                diagnosis="a string of the request reached a shell or another interpreter")
 

@@ -2,10 +2,10 @@
 NODE = "nodes/session_worker.py"
 REPLACE = [(
     '        if child is None:\n'
-    '            child = spawn_probe_child(self.config)\n'
+    '            child = spawn_probe_child(self.config, self.code)\n'
     '        return child\n',
     '        if child is None:\n'
-    '            child = spawn_probe_child(self.config)\n'
+    '            child = spawn_probe_child(self.config, self.code)\n'
     '        self.fill()\n'
     '        return child\n',
 )]
