@@ -10,13 +10,11 @@ kept warm. The checks read a runner's argv in /proc (argv[4] is what it runs) an
 descriptors, never a duration: the figures themselves are the bench's (`make bench-scan`).
 """
 
-import hashlib
 import os
 import re
-import shutil
-import stat
 
-from conformance.checks import NodeSpec, Skip, check
+from conformance.checks import Skip, bytecode, check
+from conformance.checks.bytecode import bytecode_problem, edited_copy, file_digest
 from conformance.checks.scan._common import faults
 from conformance.checks.scan.runner import (STALL_AFTER_BYTES, fd_targets, read_cmdline, running_runner,
                                             wait_running)
@@ -32,15 +30,7 @@ PIDFD_LINK = "anon_inode:[pidfd]"
 
 
 def node_file(ctx):
-    """The node file under test, or Skip for a node given as a command (no file to compile or edit)."""
-    if ctx.node.path is None or not ctx.node.path.endswith(".py"):
-        raise Skip("the node is a command, not a Python file: D34 is about a node file's bytecode")
-    return ctx.node.path
-
-
-def file_digest(path):
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
+    return bytecode.node_file(ctx, "D34")
 
 
 def code_problem(plane, path, digest):
@@ -48,20 +38,7 @@ def code_problem(plane, path, digest):
     directory = os.path.join(plane.state_dir, CODE_DIR)
     if os.path.realpath(os.path.dirname(path)) != os.path.realpath(directory):
         return "%s is not in %s" % (path, directory)
-    match = CODE_NAME_RE.fullmatch(os.path.basename(path))
-    if match is None:
-        return "%s is not named runner-<sha256>.<tag>.pyc" % os.path.basename(path)
-    if match.group(1) != digest:
-        return "%s names another version of the node (its present SHA-256 is %s)" % (os.path.basename(path), digest)
-    try:
-        info, folder = os.lstat(path), os.lstat(directory)
-    except OSError as exc:
-        return "%s cannot be read (%s)" % (path, exc.strerror)
-    if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != 0o600:
-        return "%s is not a regular file of mode 0600" % path
-    if not stat.S_ISDIR(folder.st_mode) or stat.S_IMODE(folder.st_mode) != 0o700:
-        return "%s is not a directory of mode 0700" % directory
-    return None
+    return bytecode_problem(path, CODE_NAME_RE, digest, "runner-<sha256>.<tag>.pyc")
 
 
 @check("runner.warm-start", area="runner", clauses=["SCAN-RUNNER-1"], level="SHOULD",
@@ -94,10 +71,7 @@ def _(ctx):
                 "edited file")
 def _(ctx):
     # Arrange
-    node = node_file(ctx)
-    copy = os.path.join(ctx.tmpdir("node"), os.path.basename(node))
-    shutil.copyfile(node, copy)
-    ctx.node = NodeSpec.from_path(copy, python=ctx.node.python)
+    copy = edited_copy(ctx, node_file(ctx))
     plane = ctx.plane()
     first = plane.add_assignment()
     # Act

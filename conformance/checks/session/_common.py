@@ -7,13 +7,12 @@ the invariants it applies after every run (secrets, TMPDIR, leftovers, the
 output rules) need no repeating here.
 """
 
-import hashlib
 import os
 import re
-import stat
 
 from conformance import faults
 from conformance.checks import stops
+from conformance.checks.bytecode import bytecode_problem, file_digest  # noqa: F401 (file_digest re-exported)
 from conformance.checks.variants import each_variant, retire_plane
 from conformance.planes.session import refusal
 from conformance.planes.session.plane import PHASE_TIMEOUT_S, SESSION_RUN_TIMEOUT_S
@@ -435,31 +434,12 @@ def node_program(ctx, plane):
 CODE_NAME_RE = re.compile(r"probe-code-([a-f0-9]{64})\.[A-Za-z0-9_-]{1,64}\.pyc")
 
 
-def file_digest(path):
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
-
-
 def code_problem(tmpdir, path, digest):
     """Why `path` is not the D54 bytecode of a node of `digest` in a scratch directory of tmpdir;
     None when it is."""
-    folder = os.path.dirname(path)
-    if os.path.realpath(os.path.dirname(folder)) != os.path.realpath(tmpdir):
+    if os.path.realpath(os.path.dirname(os.path.dirname(path))) != os.path.realpath(tmpdir):
         return "%s is not in a directory of TMPDIR (%s)" % (path, tmpdir)
-    match = CODE_NAME_RE.fullmatch(os.path.basename(path))
-    if match is None:
-        return "%s is not named probe-code-<sha256>.<tag>.pyc" % os.path.basename(path)
-    if match.group(1) != digest:
-        return "%s names another version of the node (its present SHA-256 is %s)" % (os.path.basename(path), digest)
-    try:
-        info, directory = os.lstat(path), os.lstat(folder)
-    except OSError as exc:
-        return "%s cannot be read (%s)" % (path, exc.strerror)
-    if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != 0o600:
-        return "%s is not a regular file of mode 0600" % path
-    if not stat.S_ISDIR(directory.st_mode) or stat.S_IMODE(directory.st_mode) != 0o700:
-        return "%s is not a directory of mode 0700" % folder
-    return None
+    return bytecode_problem(path, CODE_NAME_RE, digest, "probe-code-<sha256>.<tag>.pyc")
 
 
 def runs_node(argv, script, tmpdir):

@@ -10,10 +10,10 @@ the next child, not code kept from before. These checks read a probe child's arg
 """
 
 import os
-import shutil
 
-from conformance.checks import NodeSpec, Skip, check
-from conformance.checks.session._common import code_problem, file_digest
+from conformance.checks import bytecode, check
+from conformance.checks.bytecode import edited_copy, file_digest
+from conformance.checks.session._common import code_problem
 from conformance.checks.session.isolation import _probe_children, _wait
 from conformance.runner import proc_field, read_cmdline
 
@@ -23,10 +23,7 @@ EDIT_TEXT = b"\n# edited by the check isolation.code-changed while a session run
 
 
 def node_file(ctx):
-    """The node file under test, or Skip for a node given as a command (no file to compile or edit)."""
-    if ctx.node.path is None or not ctx.node.path.endswith(".py"):
-        raise Skip("the node is a command, not a Python file: D54 is about a node file's bytecode")
-    return ctx.node.path
+    return bytecode.node_file(ctx, "D54")
 
 
 def _sandboxed_children(plane, exclude=()):
@@ -72,10 +69,7 @@ def _(ctx):
                 "by the edited file's SHA-256")
 def _(ctx):
     # Arrange
-    node = node_file(ctx)
-    copy = os.path.join(ctx.tmpdir("node"), os.path.basename(node))
-    shutil.copyfile(node, copy)
-    ctx.node = NodeSpec.from_path(copy, python=ctx.node.python)
+    copy = edited_copy(ctx, node_file(ctx))
     plane = ctx.plane()
     source = plane.add_source(rows=[["a", 1], ["b", 2]])
     plane.start(env={"MR_SESSION_WORKER_WARM_POOL_SIZE": "1"})
