@@ -1059,11 +1059,17 @@ ASSIGNMENT_PATH = "/api/v1/worker/assignments/%d"
 Answer = collections.namedtuple("Answer", "status headers body")  # body: parsed JSON object, or None when empty
 
 
+TLS_CONTEXT_LOCK = threading.Lock()  # the slots' first exchanges make one context, not one each
+
+
 def tls_context():
-    """Verified certificates and host names; SSL_CERT_FILE honoured (SCAN-HTTP-1)."""
-    if FLOW.tls is None:
-        FLOW.tls = ssl.create_default_context()
-    return FLOW.tls
+    """Verified certificates and host names; SSL_CERT_FILE honoured (SCAN-HTTP-1).
+
+    One for the process: a TLS session resumes only under the context that made it (D37)."""
+    with TLS_CONTEXT_LOCK:
+        if FLOW.tls is None:
+            FLOW.tls = ssl.create_default_context()
+        return FLOW.tls
 
 
 def shut(sock):

@@ -1342,11 +1342,17 @@ def parse_start(data, config):
 # Capability calls keep their connection between them (SESSION-CALLBACK-7, D53).
 
 
+TLS_CONTEXT_LOCK = threading.Lock()  # two threads' first exchanges make one context, not two
+
+
 def tls_context():
-    """The process's TLS context: verified certificates and host names; SSL_CERT_FILE honoured."""
-    if PROCESS.tls is None:
-        PROCESS.tls = ssl.create_default_context()
-    return PROCESS.tls
+    """The process's TLS context: verified certificates and host names; SSL_CERT_FILE honoured.
+
+    One for the process: a TLS session resumes only under the context that made it (D53)."""
+    with TLS_CONTEXT_LOCK:
+        if PROCESS.tls is None:
+            PROCESS.tls = ssl.create_default_context()
+        return PROCESS.tls
 
 
 @contextlib.contextmanager
