@@ -292,7 +292,8 @@ def _(ctx):
                expected="argv [the node's interpreter (%s), -I, -S, the node file (%s) or its bytecode (D54), "
                         "--probe-child]" % (interpreter, script or "?"),
                actual="argv %s, interpreter %s" % (argv, child_interpreter),
-               diagnosis="start a probe child as [sys.executable, -I, -S, <node file>, --probe-child] and nothing else")
+               diagnosis="start a probe child as [sys.executable, -I, -S, <node file or its D54 bytecode>, "
+                         "--probe-child] and nothing else")
     ctx.expect(no_new_privs == "1", expected="NoNewPrivs: 1", actual="NoNewPrivs: %s" % no_new_privs,
                diagnosis="set no_new_privs in the probe child before its seccomp filter, so the filter cannot be "
                          "undone")
