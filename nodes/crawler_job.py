@@ -60,11 +60,9 @@ import collections
 import contextlib
 import csv
 import ctypes
-import datetime
 import errno
 import functools
 import hashlib
-import http.client
 import io
 import ipaddress
 import json
@@ -73,18 +71,31 @@ import os
 import re
 import resource
 import select
-import selectors
 import signal
 import socket
-import ssl
 import struct
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
 import uuid
+
+
+def job_imports():
+    """Import what only a run past its configuration uses; lifecycle() calls it first.
+
+    A refused configuration (CRAWLER-CONFIG-*) and the normaliser child (CRAWLER-CHILD-1) never
+    need these, and importing them at the top cost every start about 10 ms of CPU (http.client
+    with its email parsers, ssl, subprocess).  Each is bound as a global here, so the rest of
+    the file names them as if imported above.
+    """
+    global datetime, http, selectors, ssl, subprocess, tempfile
+    import datetime
+    import http.client
+    import selectors
+    import ssl
+    import subprocess
+    import tempfile
 
 # 2 Configuration [EDIT] =======================================================
 
@@ -2290,6 +2301,7 @@ class Run(object):
 
 def lifecycle(config):
     """The run: its Outcome, which finish() turns into the status line and exit status."""
+    job_imports()  # 1: the modules a refused configuration and the normaliser never need
     run = Run(config)
     PROCESS.before_exit = run.kill_child
     return run.execute()
