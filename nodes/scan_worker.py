@@ -2584,11 +2584,7 @@ class RunnerCode(object):
 
     def _write(self, source, digest):
         """Compile `source` (the bytes just hashed) and replace the cache with it; (digest, path, signature)."""
-        code = compile(source, self.node_path, "exec", dont_inherit=True)
-        # The header `python FILE.pyc` checks: the interpreter's magic; flags 1, a hash-based .pyc the
-        # interpreter never compares with a source (the name's digest is that comparison, made above).
-        data = importlib.util.MAGIC_NUMBER + b"\x01\x00\x00\x00" + importlib.util.source_hash(source) \
-            + marshal.dumps(code)
+        data = node_bytecode(source, self.node_path)  # the name's digest is the source check, made above
         ensure_private_dir(self.directory, RunnerProtocolError)
         name = "runner-%s.%s.pyc" % (digest, sys.implementation.cache_tag or "none")
         path = os.path.join(self.directory, name)
@@ -5245,6 +5241,26 @@ class KeptExchange(HttpExchange):
         else:
             close_quietly(sock)
 # ---- END BLOCK keepalive ----
+
+# ---- BEGIN BLOCK bytecode (nodes/blocks/bytecode.py) ----
+# bytecode: a node file's bytes compiled into a .pyc a child interpreter runs
+# as its script (`python -I -S FILE.pyc ...`), so the child skips the compile
+# that is most of a long node's start.  Which bytes, where the file goes and
+# how a stale one is never run are the node's (scan D34, session D54).
+
+
+def node_bytecode(source, filename):
+    """The .pyc bytes of `source` (the node file's bytes, as hashed by the caller) compiled as `filename`.
+
+    The header is what the interpreter reads before the code: its magic, flags 1
+    (a hash-based .pyc that is never compared with a source; the caller's digest
+    of `source` is that comparison) and the source hash.  SyntaxError or
+    ValueError when `source` does not compile.
+    """
+    code = compile(source, filename, "exec", dont_inherit=True)
+    return importlib.util.MAGIC_NUMBER + b"\x01\x00\x00\x00" + importlib.util.source_hash(source) \
+        + marshal.dumps(code)
+# ---- END BLOCK bytecode ----
 
 # ---- BEGIN BLOCK process (nodes/blocks/process.py) ----
 # process: what a signal handler and every exit path share.  One Process per

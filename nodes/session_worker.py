@@ -2092,11 +2092,7 @@ class ProbeCode(object):
 
     def write(self, node, source, digest):
         """Compile `source` (the bytes just hashed) into the scratch directory; the bytecode's path."""
-        code = compile(source, node, "exec", dont_inherit=True)
-        # What `python FILE.pyc` reads: the interpreter's magic, flags 1 (a hash-based .pyc that is
-        # never compared with a source: the file name's digest is that comparison, made above).
-        data = importlib.util.MAGIC_NUMBER + b"\x01\x00\x00\x00" + importlib.util.source_hash(source) \
-            + marshal.dumps(code)
+        data = node_bytecode(source, node)  # the name's digest is the source check, made above
         path = os.path.join(self.scratch, "%s%s.%s.pyc" % (PROBE_CODE_PREFIX, digest,
                                                            sys.implementation.cache_tag or "none"))
         partial = path + ".partial"
@@ -5528,6 +5524,26 @@ class KeptExchange(HttpExchange):
         else:
             close_quietly(sock)
 # ---- END BLOCK keepalive ----
+
+# ---- BEGIN BLOCK bytecode (nodes/blocks/bytecode.py) ----
+# bytecode: a node file's bytes compiled into a .pyc a child interpreter runs
+# as its script (`python -I -S FILE.pyc ...`), so the child skips the compile
+# that is most of a long node's start.  Which bytes, where the file goes and
+# how a stale one is never run are the node's (scan D34, session D54).
+
+
+def node_bytecode(source, filename):
+    """The .pyc bytes of `source` (the node file's bytes, as hashed by the caller) compiled as `filename`.
+
+    The header is what the interpreter reads before the code: its magic, flags 1
+    (a hash-based .pyc that is never compared with a source; the caller's digest
+    of `source` is that comparison) and the source hash.  SyntaxError or
+    ValueError when `source` does not compile.
+    """
+    code = compile(source, filename, "exec", dont_inherit=True)
+    return importlib.util.MAGIC_NUMBER + b"\x01\x00\x00\x00" + importlib.util.source_hash(source) \
+        + marshal.dumps(code)
+# ---- END BLOCK bytecode ----
 
 
 # The process's two state objects (6.1), made here because their classes are the blocks' above.
