@@ -190,7 +190,10 @@ class Governor:
     """
 
     ADMIT_IDLE_CPUS = 0.75
-    ADMIT_WINDOW_S = 0.5
+    # At most one start past the floor per window. 0.5 s let a session run reach its
+    # ceiling only 10 s in, the CPUs half idle meanwhile; a started check shows its
+    # CPU within 0.25 s (its node's start), so a shorter window does not overshoot.
+    ADMIT_WINDOW_S = 0.25
 
     def __init__(self, floor, ceiling, idle_reader=None):
         self.floor, self.ceiling = max(1, floor), max(1, floor, ceiling)

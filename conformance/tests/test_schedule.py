@@ -114,7 +114,7 @@ class GovernorTest(unittest.TestCase):
         from conformance.clauses import REPO_ROOT as root
         toy = os.path.join(root, "conformance", "tests", "data", "toy_node.py")
         options, _node = cli.parse(["_selftest", toy])
-        self.assertEqual((options.jobs, options.jobs_ceiling), (cli.default_jobs(), 2 * cli.default_jobs()))
+        self.assertEqual((options.jobs, options.jobs_ceiling), (cli.default_jobs(), cli.IDLE_CEILING_FACTOR * cli.default_jobs()))
         options, _node = cli.parse(["_selftest", toy, "--jobs", "3"])
         self.assertEqual((options.jobs, options.jobs_ceiling), (3, 3))
 
