@@ -173,11 +173,16 @@ def _top_level_names(statement):
 class Surface(object):
     """What section 3 of a node reads from below its KEEP line."""
 
-    def __init__(self, has_keep, has_frame, listed, reached):
+    def __init__(self, has_keep, has_frame, listed, reached, late=None):
         self.has_keep = has_keep  # False: the file is no copy of a reference node (nothing to judge)
         self.has_frame = has_frame
         self.listed = listed  # names the frame lists
         self.reached = reached  # {name: first line in section 3 that reads it}
+        self.late = late or {}  # {name: (first line in section 3 that reads it, the function that binds it)}
+
+    def late_reads(self):
+        """[(line, name, function)] read by section 3 but bound only once `function` has run, in line order."""
+        return sorted((line, name, function) for name, (line, function) in self.late.items())
 
     def unlisted(self):
         """[(line, name)] read from below KEEP but not listed, in line order."""
@@ -200,14 +205,45 @@ def edit_surface(source):
     for statement in tree.body:
         (above if statement.lineno < end else below).update(_top_level_names(statement))
     below -= above  # a name defined above KEEP too is the copier's own
-    reached = {}
+    late_bound = late_bindings(tree)
+    reached, late = {}, {}
     for statement in tree.body:
         if not start <= statement.lineno < end:
             continue
         local = _bound_names(statement) if isinstance(
             statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else set()
         for node in ast.walk(statement):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in below \
-                    and node.id not in local:
+            if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load) or node.id in local:
+                continue
+            if node.id in below:
                 reached.setdefault(node.id, node.lineno)
-    return Surface(True, fields is not None and all(label in fields for label in FRAME_LABELS), listed, reached)
+            elif node.id in late_bound:
+                late.setdefault(node.id, (node.lineno, late_bound[node.id]))
+    return Surface(True, fields is not None and all(label in fields for label in FRAME_LABELS), listed, reached,
+                   late)
+
+
+def late_bindings(tree):
+    """{name: function} for every name a top-level function binds with `global` and no module-level
+    statement binds: a module the machinery imports late (the session's worker_imports(), the
+    crawler's job_imports()), unbound in a process that never ran that function, such as the
+    probe child or the normaliser child that runs section 3."""
+    module_level = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            module_level.add(statement.name)
+            continue
+        for node in ast.walk(statement):  # an import or assignment inside a module-level if or try counts too
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                module_level.add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                module_level.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    found = {}
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Global):
+                    for name in node.names:
+                        if name not in module_level:
+                            found.setdefault(name, statement.name)
+    return found

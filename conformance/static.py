@@ -353,6 +353,13 @@ def _check_edit_surface(ctx):
                + (" (and %d more)" % (len(unlisted) - 6) if len(unlisted) > 6 else ""),
                diagnosis="list the name in the frame, or define what your work needs above the KEEP line: "
                          "a newer copy of the machinery may rename it")
+    late = surface.late_reads()
+    ctx.expect(not late, expected="section 3 reads no name that only a function binds as a global (a late import)",
+               actual="; ".join("line %d reads %s, bound only once %s() has run" % item for item in late[:6])
+               + (" (and %d more)" % (len(late) - 6) if len(late) > 6 else ""),
+               diagnosis="import the module in section 1: section 3 also runs in a process that never calls that "
+                         "function (a probe or normaliser child), where the name is unbound and the work "
+                         "fails with NameError")
 
 
 def _note_probe(ctx, report):
@@ -387,7 +394,8 @@ _STATIC = [
      "no network, no signal handler, no thread or process, no file written", _check_import),
     ("node.edit-surface", 4, "SHOULD", "section 3 reads names below the KEEP line only through its frame",
      "none: the file is parsed, not run",
-     "every module-level name below KEEP that section 3 reads is listed in its frame box", _check_edit_surface),
+     "every module-level name below KEEP that section 3 reads is listed in its frame box; it reads no module "
+     "that only a function imports, late", _check_edit_surface),
 ]
 # Judged only where the contract document defines the clause: a contract whose nodes are no
 # copies of a reference node (the harness's own toy contracts) has no frame to hold them to.

@@ -126,7 +126,8 @@ MAX_CRAWLER_REQUEST_BYTES = 64 * 1024  # the crawl request's canonical encoding 
 # +- The frame -----------------------------------------------------------------
 # | Called, in order: normalize(data_format, source), once, in the child
 # |     (section 6.7), read to its end or to the exception it raises.
-# | Your code may use: the names below, and the source stream it is given.
+# | Your code may use: the names below, section 1's modules (the child never
+# |     runs job_imports(): import what you add there), and the source stream.
 # | Uses from below KEEP: CrawlerError, CRAWLER_NORMALIZATION_FAILED,
 # |     CRAWLER_SOURCE_ENCODING_UNSUPPORTED, parse_lenient, JsonError
 # | To refuse work: raise CrawlerError(code, detail), code one of CHILD_CODES

@@ -145,7 +145,8 @@ CRAWLER_RESULT_SCHEMAS = ("mostlyright-crawler-result.v3", "mostlyright-crawler-
 # |     input and request were checked; the node judges the result it returns
 # |     (result_problems(), 6.14: else PROBE_RESULT_INVALID) before reporting it.
 # | Your code may use: the arguments (answer_probe's docstring), section 2's
-# |     constants, PREVIEW_MARKER, and the four names below
+# |     constants, PREVIEW_MARKER, section 1's modules (the child never runs
+# |     worker_imports(): import what you add there), and the four names below
 # | Uses from below KEEP: ProbeFailure, canonical_bytes, request_columns,
 # |     MAX_PREVIEW_CHARS
 # | To refuse work: raise ProbeFailure(code): PROBE_AGGREGATE_NOT_NUMERIC or

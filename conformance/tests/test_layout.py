@@ -87,6 +87,25 @@ class FrameTest(unittest.TestCase):
         self.assertEqual([name for _, name in surface.unlisted()], ["UNLISTED"])
         self.assertFalse(layout.edit_surface(source.replace(layout.KEEP_LINE, "# keep")).has_keep)
 
+    def test_a_module_only_a_function_imports_is_seen_when_section_3_reads_it(self):
+        source = SKELETON.replace(layout.KEEP_LINE, "\n".join([
+            "def work(rows):", "    return datetime.date.today(), json.dumps(rows), csv.writer", "", layout.KEEP_LINE]))
+        source += "\n".join(["import json", "try:", "    import csv", "except ImportError:", "    csv = None", "",
+                             "def late_imports():", "    global datetime, csv", "    import datetime", "    import csv", ""])
+        surface = layout.edit_surface(source)
+        self.assertEqual(surface.late_reads(), [(surface.late["datetime"][0], "datetime", "late_imports")])
+        shadowed = source.replace("def work(rows):", "def work(rows, datetime=None):")
+        self.assertEqual(layout.edit_surface(shadowed).late_reads(), [])
+        imported_above = source.replace("import json\n", "import json\nimport datetime\n")
+        self.assertEqual(layout.edit_surface(imported_above).late_reads(), [])
+
+    def test_no_node_reads_a_late_import_from_section_3(self):
+        for label, path in node_files():
+            with open(path, encoding="utf-8") as handle:
+                source = handle.read()
+            with self.subTest(node=label):
+                self.assertEqual(layout.edit_surface(source).late_reads(), [])
+
 
 def main_text(source):
     """main()'s source with clause IDs blanked: what every node shares word for word."""

@@ -207,6 +207,13 @@ class StaticChecksTest(unittest.TestCase):
         boxless = self.verdicts(COPY.replace("# +- The frame", "# +- A frame"))["node.edit-surface"]
         self.assertEqual(boxless.verdict, NON_STRICT)
         self.assertIn("no frame box", boxless.actual)
+        late = COPY.replace("    local = config\n", "    local = datetime.date.today()\n").replace(
+            "def write_all(fd, data):", "def late_imports():\n    global datetime\n    import datetime\n\n\ndef write_all(fd, data):")
+        reading = self.verdicts(late)["node.edit-surface"]
+        self.assertEqual(reading.verdict, NON_STRICT, reading.actual)
+        self.assertIn("reads datetime, bound only once late_imports() has run", reading.actual)
+        imported = self.verdicts(late.replace("import sys\n", "import sys\nimport datetime\n", 1))["node.edit-surface"]
+        self.assertEqual(imported.verdict, PASS, imported.actual)
 
     def test_bad_node_fails(self):
         source = GOOD.replace("import sys\n", "import sys\nimport yaml_not_here\n")
