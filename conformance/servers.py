@@ -390,6 +390,51 @@ class FileSource(object):
             progress(len(block))
 
 
+class ChunkedSource(object):
+    """A body sent with `Transfer-Encoding: chunked`: `inner`'s bytes in chunks of at most
+    chunk_bytes, each framed as HTTP/1.1 frames it (size in hex, CRLF, data, CRLF), then the
+    last chunk. `length` is the framed size, what goes on the wire after the head."""
+
+    LAST_CHUNK = b"0\r\n\r\n"
+
+    def __init__(self, inner, chunk_bytes):
+        self.inner, self.chunk_bytes = inner, max(1, int(chunk_bytes))
+        full, rest = divmod(inner.length, self.chunk_bytes)
+        self.length = full * self._framed(self.chunk_bytes) + (self._framed(rest) if rest else 0) + len(
+            self.LAST_CHUNK)
+
+    @staticmethod
+    def _framed(size):
+        return len(b"%x\r\n" % size) + size + 2
+
+    def _pieces(self):
+        position = 0
+        while position < self.inner.length:
+            size = min(self.chunk_bytes, self.inner.length - position)
+            yield b"%x\r\n" % size
+            for block in self.inner.iter_blocks(position, position + size, IO_BLOCK_BYTES):
+                yield block
+            yield b"\r\n"
+            position += size
+        yield self.LAST_CHUNK
+
+    def iter_blocks(self, start, end, max_block):
+        offset = 0
+        for piece in self._pieces():
+            view, size = memoryview(piece), len(piece)
+            low, high = max(start, offset) - offset, min(end, offset + size) - offset
+            for index in range(low, high, max_block):
+                yield view[index:min(high, index + max_block)]
+            offset += size
+            if offset >= end:
+                return
+
+    def send_range(self, conn, start, end, progress):
+        for block in self.iter_blocks(start, end, IO_BLOCK_BYTES):
+            conn.send(block)
+            progress(len(block))
+
+
 # What an endless status answer's Content-Length promises beyond its body:
 # far more than a bounded reader takes, and small enough that a reader which
 # allocates what it is promised (http.client's read() does) can, and then
@@ -951,19 +996,24 @@ class ExchangeContext(object):
             return fault.code, [("Location", fault.location)], BytesSource(b"")
         return 200, [("Content-Type", "application/octet-stream")], BytesSource(fault.body)
 
-    def respond(self, status, headers=(), body=None, source=None, close=False, error_code=None):
+    def respond(self, status, headers=(), body=None, source=None, close=False, error_code=None, chunk_bytes=None):
         """Send the answer, with the exchange's response-phase fault applied.
 
         ``status`` is a code or (code, reason). ``source`` streams a large body
         (BytesSource/FileSource or anything with length, iter_blocks and
-        send_range); ``body`` is a small bytes body. Returns once fully sent;
-        raises ExchangeEnded when a fault ended the exchange instead.
+        send_range); ``body`` is a small bytes body. ``chunk_bytes`` sends the
+        body chunked, in chunks of at most that many bytes, with no
+        Content-Length (a peer's framing the node must read). Returns once fully
+        sent; raises ExchangeEnded when a fault ended the exchange instead.
         """
         if self.responded:
             raise RuntimeError("respond() called twice")
         self.responded = True
         if source is None:
             source = BytesSource(body or b"")
+        if chunk_bytes:
+            source = ChunkedSource(source, chunk_bytes)
+            headers = list(headers) + [("Transfer-Encoding", "chunked")]
         if error_code:
             self.exchange.error_code = error_code
         if close:
@@ -1050,7 +1100,7 @@ class ExchangeContext(object):
         if "server" not in names and srv.server_header:
             lines.append("Server: " + srv.server_header)
         no_body_status = code in (204, 304) or 100 <= code < 200
-        if declare_length and not no_body_status:
+        if declare_length and not no_body_status and "transfer-encoding" not in names:  # never both (RFC 9112 6.2)
             lines.append("Content-Length: %d" % (length + extra))
         if not self.keep_alive:
             lines.append("Connection: close")

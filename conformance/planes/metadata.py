@@ -113,14 +113,15 @@ class MetadataServer(Fake):
     """
 
     # The keywords a plane passes through to this fake.
-    OPTIONS = ("identity_status", "identity_body")
+    OPTIONS = ("identity_status", "identity_body", "identity_chunk_bytes")
 
     def __init__(self, seed=0, secret_values=None, identity_status=200, identity_body=None,
-                 service_account=DEFAULT_SERVICE_ACCOUNT):
+                 service_account=DEFAULT_SERVICE_ACCOUNT, identity_chunk_bytes=None):
         Fake.__init__(self, LoopbackServer("metadata", tls=False, seed=seed, secret_values=secret_values,
                                            server_header="Metadata Server for VM"))
         self.service_account = service_account
         self.identity_status = identity_status
+        self.identity_chunk_bytes = identity_chunk_bytes  # the token sent chunked, in pieces of this size
         self.identity_body = IDENTITY_VARIANTS[identity_body] if isinstance(identity_body, str) else identity_body
         self._lock = threading.RLock()
         self._minted = {}            # token -> Minted
@@ -183,7 +184,7 @@ class MetadataServer(Fake):
         body = minted.token.encode("ascii")
         if self.identity_body is not None:
             body = self.identity_body(body) if callable(self.identity_body) else bytes(self.identity_body)
-        ctx.respond(self.identity_status, headers, body=body)
+        ctx.respond(self.identity_status, headers, body=body, chunk_bytes=self.identity_chunk_bytes)
 
     def present(self, token, kind, exchange_seq):
         """A fake (the crawler's broker, the session's control plane) saw token

@@ -495,6 +495,32 @@ class ServerBaseTest(unittest.TestCase):
         self.assertEqual((code, json.loads(body)), (200, {"n": 11}))
         c.close()
 
+    def test_a_chunked_answer_has_no_content_length_and_reads_as_its_body(self):
+        data = bytes(range(256)) * 41   # 10,496 bytes: chunks of 4096, 4096, 2304
+        self.srv.route("GET", "/chunked", lambda ctx: ctx.respond(200, [("Content-Type", "text/csv")], body=data,
+                                                                  chunk_bytes=4096), raw=True)
+        self.srv.serve_bytes("/plain", b"after")
+        c = RawClient(self.srv.port)
+        c.sock.sendall(b"GET /chunked HTTP/1.1\r\nHost: x\r\n\r\n")
+        raw = b""
+        while not raw.endswith(b"\r\n0\r\n\r\n"):
+            piece = c.sock.recv(65536)
+            self.assertTrue(piece, "the connection closed before the last chunk")
+            raw += piece
+        head, _sep, body = raw.partition(b"\r\n\r\n")
+        names = [line.split(b":")[0].lower() for line in head.split(b"\r\n")[1:]]
+        self.assertIn(b"transfer-encoding", names)
+        self.assertNotIn(b"content-length", names)
+        self.assertTrue(body.startswith(b"1000\r\n") and b"\r\n900\r\n" in body)
+        c.close()
+        conn = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=SHORT_TIMEOUT_S)
+        conn.request("GET", "/chunked")
+        r = conn.getresponse()
+        self.assertEqual((r.length, r.read()), (None, data))
+        conn.request("GET", "/plain")   # the same connection: a chunked answer ends where its last chunk does
+        self.assertEqual(conn.getresponse().read(), b"after")
+        conn.close()
+
     def test_transcript_masks_secrets_and_queries(self):
         self.srv.serve_bytes("/doc", b"x")
         c = RawClient(self.srv.port)

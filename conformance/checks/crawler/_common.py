@@ -132,6 +132,35 @@ def expect_success(ctx, plane):
                          "row_digest and parsed_schema_digest must be read off the content (CRAWLER-RESULT-*)")
 
 
+def expect_retrieval(ctx, plane, served="the bytes the site served"):
+    """The scripted child's header.retrieval and input are the harness's own account of the
+    fetch (plane.transport_evidence): hashes and size of what was served, every hop."""
+    evidence, exact = plane.transport_evidence()
+    if not exact:
+        raise RuntimeError("the harness could not rebuild the transport evidence exactly: %s" % evidence)
+    want = docs.make_retrieval(plane.broker.source_url, evidence)
+    record = plane.child.record() or {}
+    got = (record.get("header") or {}).get("retrieval")
+    ctx.expect(isinstance(got, dict), expected="the child was given a header with a retrieval object",
+               actual="child record: %s" % (sorted(record) if record else "none"),
+               diagnosis="give the child the normalisation input header, its retrieval object built from what the node "
+                         "fetched")
+    wrong = ["%s: expected %r, got %r" % (key, want[key], got.get(key))
+             for key in sorted(want) if got.get(key) != want[key]]
+    extra = sorted(set(got) - set(want))
+    ctx.expect(not wrong and not extra,
+               expected="retrieval %s" % docs.canonical(want).decode("utf-8"),
+               actual="; ".join(wrong + (["extra keys %s" % extra] if extra else [])),
+               diagnosis="the evidence is what the node itself saw, hashed as it streamed; the "
+                         "transport_evidence_digest covers every hop (%d here)" % len(evidence["hops"]))
+    ctx.expect((record.get("raw_sha256"), record.get("raw_size")) == (want["raw_content_sha256"],
+                                                                      want["raw_size_bytes"]),
+               expected="the child received the %d bytes of %s" % (want["raw_size_bytes"], served),
+               actual="the child received %s bytes with SHA-256 %s" % (record.get("raw_size"),
+                                                                        record.get("raw_sha256")),
+               diagnosis="feed the child the spooled source exactly as served: every byte, none added, none decoded")
+
+
 def _success_diagnosis(plane):
     """Why a run the contract expects to succeed did not, from what it printed."""
     result = plane.result

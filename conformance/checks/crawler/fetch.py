@@ -26,7 +26,7 @@ import socket
 from conformance.checks import check
 from conformance.checks.crawler._common import (
     DEADLINE_SLACK_S, ENDLESS_BYTES, SHORT_DEADLINE_S, SOCKET_SLACK_BYTES, docs, each_variant,
-    expect_reported, expect_success, expect_untouched, faults)
+    expect_reported, expect_retrieval, expect_success, expect_untouched, faults)
 from conformance.planes.crawler import DEFAULT_SOURCE
 
 # Headers of every hop, exactly (CRAWLER-FETCH-4); Host is added per hop.
@@ -477,30 +477,7 @@ def _(ctx):
     plane.broker.source_url = plane.site.url("/evidence/start")
     plane.run()
     expect_success(ctx, plane)
-    evidence, exact = plane.transport_evidence()
-    if not exact:
-        raise RuntimeError("the harness could not rebuild the transport evidence exactly: %s" % evidence)
-    want = docs.make_retrieval(plane.broker.source_url, evidence)
-    record = plane.child.record() or {}
-    got = (record.get("header") or {}).get("retrieval")
-    ctx.expect(isinstance(got, dict), expected="the child was given a header with a retrieval object",
-               actual="child record: %s" % (sorted(record) if record else "none"),
-               diagnosis="give the child the normalisation input header, its retrieval object built from what the node "
-                         "fetched")
-    wrong = ["%s: expected %r, got %r" % (key, want[key], got.get(key))
-             for key in sorted(want) if got.get(key) != want[key]]
-    extra = sorted(set(got) - set(want))
-    ctx.expect(not wrong and not extra,
-               expected="retrieval %s" % docs.canonical(want).decode("utf-8"),
-               actual="; ".join(wrong + (["extra keys %s" % extra] if extra else [])),
-               diagnosis="the evidence is what the node itself saw, hashed as it streamed; the "
-                         "transport_evidence_digest covers every hop (%d here)" % len(evidence["hops"]))
-    ctx.expect((record.get("raw_sha256"), record.get("raw_size")) == (want["raw_content_sha256"],
-                                                                      want["raw_size_bytes"]),
-               expected="the child received the %d bytes the site served" % want["raw_size_bytes"],
-               actual="the child received %s bytes with SHA-256 %s" % (record.get("raw_size"),
-                                                                        record.get("raw_sha256")),
-               diagnosis="feed the child the spooled source exactly as served: every byte, none added, none decoded")
+    expect_retrieval(ctx, plane)
 
 
 @check("fetch.tls-verified", clauses=["CRAWLER-FETCH-3"], level="MUST",

@@ -31,7 +31,8 @@ import urllib.parse
 
 from conformance.checks import check
 from conformance.checks.crawler._common import (
-    SESSION_ID, Match, PutRecorder, docs, each_variant, expect_no_network, expect_reported, expect_success, faults)
+    SESSION_ID, Match, PutRecorder, docs, each_variant, expect_no_network, expect_reported, expect_retrieval,
+    expect_success, faults)
 from conformance.timeouts import SHORT_TIMEOUT_S
 
 OPTION = "--crawler-session-id"
@@ -242,6 +243,37 @@ def _(ctx):
         expect_success(ctx, plane)
 
     each_variant(ctx, [("201 with a body", 201), ("200 with a body", 200)], act)
+
+
+# The chunk sizes a chunked source comes in: one byte (every byte its own chunk), a size
+# that divides nothing, and the reads a server buffering 4 KiB would make.
+SOURCE_CHUNK_SIZES = (1, 7, 4096)
+IDENTITY_CHUNK_BYTES = 5
+
+
+@check("peer.chunked-answers", clauses=["CRAWLER-PEER-1", "CRAWLER-FETCH-6", "CRAWLER-FETCH-8"], level="MUST",
+       title="the identity answer and the source sent chunked, with no Content-Length, are read as urllib reads them",
+       fakes="the metadata server sends the identity token chunked, %d bytes a chunk; then the source site sends "
+             "the source chunked, %s bytes a chunk, to a scripted child that records its input (one per run)"
+             % (IDENTITY_CHUNK_BYTES, ", ".join(str(n) for n in SOURCE_CHUNK_SIZES)),
+       expected="each: exit 0, silent, the result stored; for the source, the child's input and retrieval are the "
+                "harness's: the bytes served without their framing, the hop's content_length null")
+def _(ctx):
+    def act(label, options):
+        # Arrange
+        chunked_source = "source_chunk_bytes" in options
+        plane = ctx.plane(child={"mode": "normal"}, **options) if chunked_source else ctx.plane(**options)
+        # Act
+        plane.run()
+        # Assert
+        expect_success(ctx, plane)
+        if chunked_source:
+            expect_retrieval(ctx, plane, served="the source, unchunked (%s)" % label)
+
+    variants = [("the identity token chunked", {"identity_chunk_bytes": IDENTITY_CHUNK_BYTES})]
+    variants += [("the source chunked, %d byte(s) a chunk" % size, {"source_chunk_bytes": size})
+                 for size in SOURCE_CHUNK_SIZES]
+    each_variant(ctx, variants, act)
 
 
 # ---------------------------------------------------------------- CRAWLER-PEER-2: launch lines

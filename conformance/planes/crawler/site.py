@@ -97,8 +97,9 @@ class SiteEntry(object):
     """What the source site answers at one path."""
 
     def __init__(self, status=200, source=None, content_type=None, etag=None, last_modified=None,
-                 location=None, headers=()):
+                 location=None, headers=(), chunk_bytes=None):
         self.status = status
+        self.chunk_bytes = chunk_bytes  # sent chunked, in pieces of at most this size (no Content-Length)
         self.source = source if source is not None else BytesSource(b"")
         self.content_type = content_type
         self.etag = etag
@@ -163,11 +164,11 @@ class SourceSite(Fake):
 
     # The keywords a plane passes through to this fake.
     OPTIONS = ("source", "source_path", "source_content_type", "source_etag", "source_last_modified",
-               "source_headers")
+               "source_headers", "source_chunk_bytes")
 
     def __init__(self, seed=0, secret_values=None, describe_secret=None, cert_chain=None, source=DEFAULT_SOURCE,
                  source_path=SOURCE_PATH, source_content_type=None, source_etag=None, source_last_modified=None,
-                 source_headers=()):
+                 source_headers=(), source_chunk_bytes=None):
         Fake.__init__(self, LoopbackServer("source", tls=True, seed=seed, secret_values=secret_values,
                                            cert_chain=cert_chain))
         self._secret_values = secret_values or (lambda: ())
@@ -179,7 +180,7 @@ class SourceSite(Fake):
         if source_content_type is None:
             source_content_type = "application/x-ndjson" if isinstance(source, GeneratedJsonl) else "text/csv"
         self.serve(source_path, source, content_type=source_content_type, etag=source_etag,
-                   last_modified=source_last_modified, headers=source_headers)
+                   last_modified=source_last_modified, headers=source_headers, chunk_bytes=source_chunk_bytes)
         self.server.route("GET", "/*", self._handle, raw=True)
 
     @staticmethod
@@ -196,12 +197,14 @@ class SourceSite(Fake):
         return "https://%s:%d%s" % (host, self.port, path)
 
     def serve(self, path, data=b"", content_type="application/octet-stream", etag=None, last_modified=None,
-              status=200, headers=()):
+              status=200, headers=(), chunk_bytes=None):
         """GET path (the request target, query included if any) answers data
-        (bytes, or a body source such as GeneratedJsonl); returns its URL."""
+        (bytes, or a body source such as GeneratedJsonl), chunked in pieces of
+        at most chunk_bytes when given; returns its URL."""
         source = BytesSource(data) if isinstance(data, (bytes, bytearray)) else data
         with self._lock:
-            self._entries[path] = SiteEntry(status, source, content_type, etag, last_modified, None, headers)
+            self._entries[path] = SiteEntry(status, source, content_type, etag, last_modified, None, headers,
+                                            chunk_bytes)
         return self.url(path)
 
     def redirect(self, path, location, status=302, headers=()):
@@ -247,7 +250,7 @@ class SourceSite(Fake):
         if entry is None:
             ctx.respond(404, [("Content-Type", "text/plain")], body=b"not found\n")
             return
-        ctx.respond(entry.status, entry.response_headers(), source=entry.source)
+        ctx.respond(entry.status, entry.response_headers(), source=entry.source, chunk_bytes=entry.chunk_bytes)
 
     # ---------------------------------------------------------------- observe
     def requests(self):
@@ -270,7 +273,7 @@ class SourceSite(Fake):
         Hop i's URL is url, then each Location resolved against the previous
         hop's URL (CRAWLER-FETCH-5); status, Content-Type, ETag, Last-Modified
         and Location are the values the site sent; content_length the
-        Content-Length the server wrote; peer_address the local address the
+        Content-Length the server wrote (None when chunked); peer_address the local address the
         node had connected to; tls_version the version the server negotiated.
         exact is False when a fault changed an answer, a hop had no entry, or
         the requested paths do not follow the URL chain: then only shapes can
@@ -295,7 +298,7 @@ class SourceSite(Fake):
             out.append(docs.make_hop(
                 url, status=status, location=location,
                 content_type=hop.first_header("content-type") if entry is not None else "text/plain",
-                content_length=None if no_body else length,
+                content_length=None if no_body or (entry is not None and entry.chunk_bytes) else length,
                 etag=hop.first_header("etag"), last_modified=hop.first_header("last-modified"),
                 peer_address=hop.address, tls_version=hop.tls_version))
             if location is not None:
