@@ -651,11 +651,26 @@ def _kill_quietly(pid, signum=signal.SIGKILL):
         pass
 
 
+def read_proc(path):
+    """The bytes of a /proc file (raises OSError when it is gone).
+
+    The samplers read /proc every PROC_SAMPLE_INTERVAL_S for every running node (a
+    session run reads some 70,000 of these files), so with os.open and os.read: a
+    Python file object costs nearly twice the CPU of the read itself."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
 def _children(pid):
-    """pid's children, from every one of its threads (each thread's forks are listed under it).
-    Sampled every PROC_SAMPLE_INTERVAL_S for every running node, so read with os.open and
-    os.read: a text file object costs nearly twice the CPU, and the samplers of a session
-    run read some 60,000 of these files."""
+    """pid's children, from every one of its threads (each thread's forks are listed under it)."""
     kids = []
     try:
         tasks = os.listdir("/proc/%d/task" % pid)
@@ -663,15 +678,9 @@ def _children(pid):
         return kids
     for tid in tasks:
         try:
-            fd = os.open("/proc/%d/task/%s/children" % (pid, tid), os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            kids.extend(int(x) for x in os.read(fd, 1 << 16).split())
+            kids.extend(int(x) for x in read_proc("/proc/%d/task/%s/children" % (pid, tid)).split())
         except (OSError, ValueError):
             pass
-        finally:
-            os.close(fd)
     return kids
 
 
@@ -725,8 +734,7 @@ def tree_cpu_s(pid):
 def read_cmdline(pid):
     """argv of pid as a list of str, or None when it is gone."""
     try:
-        with open("/proc/%d/cmdline" % pid, "rb") as handle:
-            raw = handle.read()
+        raw = read_proc("/proc/%d/cmdline" % pid)
     except OSError:
         return None
     return [part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1]] if raw else []
@@ -773,7 +781,7 @@ def read_environ(pid):
 def session_members(sid):
     """Live pids whose session id is sid (the runner starts each node in
     its own session, so this finds what a node left behind)."""
-    found = []
+    found, wanted = [], str(sid).encode("ascii")
     try:
         names = os.listdir("/proc")
     except OSError:
@@ -782,12 +790,12 @@ def session_members(sid):
         if not name.isdigit():
             continue
         try:
-            stat = _read("/proc/%s/stat" % name)
+            stat = read_proc("/proc/%s/stat" % name)
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2:].split()
         # state ppid pgrp session ...
-        if len(fields) > 3 and fields[3] == str(sid) and fields[0] != "Z":
+        if len(fields) > 3 and fields[3] == wanted and fields[0] != b"Z":
             found.append(int(name))
     return found
 

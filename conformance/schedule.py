@@ -216,12 +216,14 @@ class Governor:
     def _idle_enough(self):
         if self._running >= self.ceiling:
             return False
-        now, sample = time.monotonic(), self._read()
+        now = time.monotonic()
+        if self._mark is not None and now - self._mark[0] < self.ADMIT_WINDOW_S:
+            return False  # every waiting check asks; /proc/stat is read once a window
+        sample = self._read()
         if sample is None:
             return False
-        if self._mark is None or now - self._mark[0] < self.ADMIT_WINDOW_S:
-            if self._mark is None:
-                self._mark = (now,) + sample
+        if self._mark is None:
+            self._mark = (now,) + sample
             return False
         (_t, idle0, total0), (idle1, total1), cpus = self._mark, sample, _usable_cpus()
         self._mark = (now,) + sample

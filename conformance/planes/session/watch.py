@@ -24,7 +24,7 @@ import threading
 import time
 
 from conformance.invariants import read_for_scan
-from conformance.runner import descendants, read_cmdline, read_environ
+from conformance.runner import descendants, read_cmdline, read_environ, read_proc
 from conformance.timeouts import POLL_INTERVAL_S, PROC_SAMPLE_INTERVAL_S, Deadline
 
 __all__ = ["Watch", "SeenProcess"]
@@ -41,9 +41,8 @@ LEFTOVER_GRACE_S = 1.0
 def _stat(pid):
     """(state, start time in clock ticks) of pid, or None when it is gone."""
     try:
-        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        return fields[0], int(fields[19])
+        fields = read_proc("/proc/%d/stat" % pid).rsplit(b")", 1)[1].split()
+        return fields[0].decode("ascii", "replace"), int(fields[19])
     except (OSError, ValueError, IndexError):
         return None
 
