@@ -87,8 +87,8 @@ def worker_imports():
     subprocess: 20 ms of its 40 ms of imports) for modules it never touches.  Each is
     bound as a global here, so the rest of the file names them as if imported above.
     """
-    global base64, datetime, decimal, glob, http, importlib, ipaddress, marshal, selectors, shutil, ssl, subprocess
-    global tempfile
+    global base64, datetime, decimal, glob, http, importlib, ipaddress, marshal, secrets, selectors, shutil, ssl
+    global subprocess, tempfile
     import base64
     import datetime
     import decimal
@@ -98,6 +98,7 @@ def worker_imports():
     import importlib.util
     import ipaddress
     import marshal
+    import secrets
     import selectors
     import shutil
     import ssl
@@ -2096,18 +2097,8 @@ class ProbeCode(object):
         data = node_bytecode(source, node)  # the name's digest is the source check, made above
         path = os.path.join(self.scratch, "%s%s.%s.pyc" % (PROBE_CODE_PREFIX, digest,
                                                            sys.implementation.cache_tag or "none"))
-        partial = path + ".partial"
-        remove(partial)
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        try:
-            with memoryview(data) as view:
-                write_all_checked(fd, view)
-        except BaseException:
-            os.close(fd)
-            remove(partial)
-            raise
-        os.close(fd)
-        os.replace(partial, path)
+        # Whole or absent, 0600; no fsync: the scratch directory does not outlive the session.
+        atomic_write(path, data, durable=False)
         return path
 
 
@@ -5525,6 +5516,57 @@ class KeptExchange(HttpExchange):
         else:
             close_quietly(sock)
 # ---- END BLOCK keepalive ----
+
+# ---- BEGIN BLOCK atomic_write (nodes/blocks/atomic_write.py) ----
+# atomic_write: a file appears whole under its final name or not at all, and
+# no temporary name survives a failure.
+
+
+def atomic_write(path, content, mode=0o600, durable=True):
+    """Write `path` through a temporary name in the same directory.
+
+    `content` is bytes, or a callable that receives the open file descriptor
+    and writes to it.  A reader sees the old file or all of the new one, never
+    a torn one; the temporary name is removed on every failure, including a
+    KeyboardInterrupt or a stop raised by the callable.  With `durable` the
+    data is fsynced before os.replace() and the directory entry after it (best
+    effort), so a power loss leaves one or the other too; without, neither
+    (for a file nothing read after a restart depends on).
+    """
+    directory, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(directory, ".%s.%s.partial" % (name, secrets.token_hex(6)))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(temporary, flags, mode)
+    try:
+        try:
+            if callable(content):
+                content(fd)
+            else:
+                view = memoryview(content)
+                while view:
+                    view = view[os.write(fd, view):]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    if not durable:
+        return
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass  # some filesystems refuse to sync a directory; the rename stands
+# ---- END BLOCK atomic_write ----
 
 # ---- BEGIN BLOCK bytecode (nodes/blocks/bytecode.py) ----
 # bytecode: a node file's bytes compiled into a .pyc a child interpreter runs

@@ -470,6 +470,19 @@ class AtomicWriteTest(unittest.TestCase):
             self.assertEqual(handle.read(), b"new")
         self.assertEqual(os.listdir(self.dir), ["f"])
 
+    def test_durable_syncs_the_data_and_the_directory_and_not_durable_syncs_nothing(self):
+        from unittest import mock
+        path = os.path.join(self.dir, "f")
+        with mock.patch("os.fsync") as fsync:
+            atomic_block.atomic_write(path, b"kept")
+        self.assertEqual(fsync.call_count, 2)   # the file before the rename, the directory after it
+        with mock.patch("os.fsync") as fsync:
+            atomic_block.atomic_write(path, b"scratch", durable=False)
+        self.assertEqual(fsync.call_count, 0)
+        with open(path, "rb") as handle:
+            self.assertEqual(handle.read(), b"scratch")
+        self.assertEqual(os.listdir(self.dir), ["f"])
+
     def test_failure_leaves_old_file_and_no_temporary(self):
         path = os.path.join(self.dir, "f")
         atomic_block.atomic_write(path, b"old")

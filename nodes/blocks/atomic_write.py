@@ -11,14 +11,16 @@ import secrets
 # no temporary name survives a failure.
 
 
-def atomic_write(path, content, mode=0o600):
+def atomic_write(path, content, mode=0o600, durable=True):
     """Write `path` through a temporary name in the same directory.
 
     `content` is bytes, or a callable that receives the open file descriptor
-    and writes to it.  The data is fsynced before os.replace(), so a crash
-    leaves the old file or the new one, never a torn one; the temporary name is
-    removed on every failure, including a KeyboardInterrupt or a stop raised
-    by the callable.  The directory entry is synced afterwards, best effort.
+    and writes to it.  A reader sees the old file or all of the new one, never
+    a torn one; the temporary name is removed on every failure, including a
+    KeyboardInterrupt or a stop raised by the callable.  With `durable` the
+    data is fsynced before os.replace() and the directory entry after it (best
+    effort), so a power loss leaves one or the other too; without, neither
+    (for a file nothing read after a restart depends on).
     """
     directory, name = os.path.split(os.path.abspath(path))
     temporary = os.path.join(directory, ".%s.%s.partial" % (name, secrets.token_hex(6)))
@@ -32,7 +34,8 @@ def atomic_write(path, content, mode=0o600):
                 view = memoryview(content)
                 while view:
                     view = view[os.write(fd, view):]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temporary, path)
@@ -42,6 +45,8 @@ def atomic_write(path, content, mode=0o600):
         except OSError:
             pass
         raise
+    if not durable:
+        return
     try:
         dir_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:

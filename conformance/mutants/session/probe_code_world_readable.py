@@ -1,7 +1,7 @@
 """The bytecode is written 0644: the node's code readable by anyone who can reach the scratch directory."""
 NODE = "nodes/session_worker.py"
 REPLACE = [(
-    '        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)\n',
-    '        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)\n',
+    '        atomic_write(path, data, durable=False)\n',
+    '        atomic_write(path, data, mode=0o644, durable=False)\n',
 )]
 KILLS = ["isolation.warm-code"]
