@@ -191,8 +191,9 @@ class Governor:
 
     ADMIT_IDLE_CPUS = 0.75
     # At most one start past the floor per window. 0.5 s let a session run reach its
-    # ceiling only 10 s in, the CPUs half idle meanwhile; a started check shows its
-    # CPU within 0.25 s (its node's start), so a shorter window does not overshoot.
+    # ceiling only 10 s in, the CPUs half idle meanwhile. A node starts within 0.25 s,
+    # so the window after a start sees its CPU; `--repeat 2` of scan and session with a
+    # busy core beside them found no check flaky at 0.25 s (2026-12-05).
     ADMIT_WINDOW_S = 0.25
 
     def __init__(self, floor, ceiling, idle_reader=None):
