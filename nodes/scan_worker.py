@@ -4192,7 +4192,7 @@ class _RunnerGeneration(object):
         self.events_fd = None
 
     def emit(self, phase, progress):
-        """Append the next event (SCAN-RUNNER: sequence from 1, no gap, fsynced per line)."""
+        """Append the next event (SCAN-RUNNER-6: sequence from 1, no gap; fsynced once, before the terminal: D36)."""
         now = utc_now_text()
         if phase != self.phase or self.phase_started_at is None:
             self.phase, self.phase_started_at = phase, now

@@ -16,6 +16,7 @@ import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 
 import importlib.util
 
@@ -635,6 +636,31 @@ class EventsTest(TempDir):
 # ---------------------------------------------------------------------------
 # Process identity and the exact-identity stop (SCAN-RUNNER-9)
 
+
+    def test_events_are_fsynced_once_and_before_the_terminal(self):
+        # D36: no fsync per event; one of the events file before the terminal that counts them,
+        # so a power loss never leaves a terminal whose events are gone.
+        binding = {name: "x" for name in rp._RUNNER_BINDING_MEMBERS}
+        generation = rp._RunnerGeneration(self.paths, dict(binding, generation=GEN), "3" * 64, None, None)
+        generation.events_fd = rp.open_events(self.paths)
+        self.addCleanup(os.close, generation.events_fd)
+        calls = []
+        real_fsync = os.fsync
+
+        def fsync(fd):
+            calls.append(("fsync", os.path.realpath("/proc/self/fd/%d" % fd)))
+            return real_fsync(fd)
+
+        def publish_terminal(paths, terminal, writer=None):
+            calls.append(("terminal", terminal["outcome"]["last_event_sequence"]))
+            return terminal, True
+
+        with mock.patch.object(rp.os, "fsync", fsync), mock.patch.object(rp, "publish_terminal", publish_terminal):
+            generation.emit("preparing", {})
+            generation.emit("bundling", {})
+            self.assertEqual(calls, [], "an event was fsynced as it was written")
+            generation.publish("failed", "SCAN_TARGET_FAILED", None)
+        self.assertEqual(calls, [("fsync", os.path.realpath(self.paths.events)), ("terminal", 2)])
 def spawn_group(argv, **kwargs):
     return subprocess.Popen(argv, start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, **kwargs)
