@@ -268,6 +268,7 @@ PROGRESS_RETRY_MAX_S = 30.0  # SCAN-PROGRESS-4: a long outage is retried this of
 PROGRESS_IDLE_S = 5.0  # how long the outbox sleeps with nothing to send (a new event wakes it at once)
 PROGRESS_FINAL_DRAIN_S = 5.0  # SCAN-STOP-2: the flush after a drain
 MAX_JOURNAL_BYTES = 1024 * 1024  # SCAN-PROGRESS-5: rotated once delivered past this size
+MAX_JOURNAL_HELD_BYTES = 8 * 1024 * 1024  # SCAN-PROGRESS-5: undelivered past this size, new events are dropped (D41)
 BACKOFF_CAP_FACTOR = 8  # SCAN-BACKOFF-1: a failed step waits at most 8 x the error delay
 STOP_JOIN_S = 2.5  # SCAN-STOP-3: a stop's wait for the slot threads, all together
 MIN_STEP_S = 0.1  # SCAN-BACKOFF-4: no slot steps more often than this
@@ -2606,12 +2607,14 @@ CHILD_MODES = ((("--", RUNNER_COMMAND), runner_child),)  # (argv prefix, its fun
 
 
 # 6.8 Progress =================================================================
-# Every phase event of every slot is one fsynced line of the journal; the
-# outbox thread sends the lines that name a reservation, in order, and moves
-# the cursor after each one the server acknowledged (SCAN-PROGRESS-2/3).  So
-# delivery is at least once: after a crash only the events past the cursor
-# are sent again.  Progress has its own thread and its own short deadlines:
-# a server that hangs progress requests slows nothing else (SCAN-PROGRESS-4).
+# Every phase event of every slot is one line of the journal, fsynced when it
+# names a reservation (D38); the outbox thread sends those lines, in order,
+# and moves the cursor after each one the server acknowledged
+# (SCAN-PROGRESS-2/3).  So delivery is at least once: after a crash only the
+# events past the cursor are sent again.  Progress has its own thread and its
+# own short deadlines: a server that hangs progress requests slows nothing
+# else (SCAN-PROGRESS-4), and one that takes none fills the journal to a
+# bound, not the disk (D41).
 
 PHASES = ("idle", "claiming", "assigned", "preparing", "scanning", "bundling", "uploading", "awaiting_receipt",
           "backoff", "draining", "stopped")  # SCAN-PROGRESS-1: the only phases an event may name
@@ -2630,6 +2633,8 @@ class Journal(object):
         self.next_sequence = 1
         self.cursor = self.cursor_on_disk = 0
         self.read_offset = 0  # the byte offset of the first line past the cursor
+        self.size = 0  # the journal's bytes: at MAX_JOURNAL_HELD_BYTES, new events are dropped (D41)
+        self.full = False  # the line saying so is printed once each time the journal fills
 
     def open(self):
         """Read the cursor and the journal's tail; cut a line a crash left half written."""
@@ -2658,6 +2663,7 @@ class Journal(object):
             os.fsync(self.fd)
         if self.read_offset is None:
             self.read_offset = keep
+        self.size = keep
         self.next_sequence = max(previous, self.cursor) + 1
 
     def _lines(self, offset):
@@ -2686,10 +2692,19 @@ class Journal(object):
 
         D38: an event without a reservation is never sent, so no restart needs
         it on disk: an idle poll's two events cost two writes, no fsync, no wakeup.
+        D41: while the server takes nothing, the journal stops at MAX_JOURNAL_HELD_BYTES
+        (a full disk would stop the work too): the event is dropped, with no sequence.
         """
         with self.lock:
+            if self.size >= MAX_JOURNAL_HELD_BYTES:
+                if not self.full:
+                    self.full = True
+                    say("worker: progress journal full, new events dropped")  # SCAN-OUTPUT-1
+                return
             event["sequence"] = self.next_sequence
-            write_fully(self.fd, canonical(event) + b"\n")
+            line = canonical(event) + b"\n"
+            write_fully(self.fd, line)
+            self.size += len(line)
             if event.get("reservation_id") is not None:
                 os.fsync(self.fd)
             self.next_sequence += 1
@@ -2727,7 +2742,8 @@ class Journal(object):
         atomic_write(self.path, b"", 0o600)
         os.close(self.fd)
         self.fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
-        self.read_offset = 0
+        self.read_offset = self.size = 0
+        self.full = False
 
     def caught_up(self):
         with self.lock:

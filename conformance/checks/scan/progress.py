@@ -15,7 +15,7 @@ import os
 from conformance import schema as _schema
 from conformance.checks import check
 from conformance.checks.scan._common import (PHASE_TIMEOUT_S, SCHEDULE_SLACK_S, describe_run, drain_diagnosis,
-                                              each_variant, faults, private_dirs)
+                                              each_variant, faults, live_stdout, private_dirs)
 from conformance.planes.scan import canonical, instant
 
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -29,6 +29,13 @@ PLANTED_JOURNAL_BYTES = MAX_JOURNAL_BYTES + (64 << 10)
 ROTATED_JOURNAL_MAX_BYTES = 256 << 10
 # progress.hang: assignments worked one after the other in each run.
 HANG_ASSIGNMENTS = 4
+MAX_JOURNAL_HELD_BYTES = 8 << 20  # SCAN-PROGRESS-5, D41: no event is written past this size
+FULL_LINE = "worker: progress journal full, new events dropped"  # SCAN-OUTPUT-1
+# progress.journal-held: the planted journal's events are this long (a few thousand lines for 8 MiB,
+# so that the worker's read of it at start costs little), and the wait for the outbox to come back
+# after progress is answered again: its backoff reaches PROGRESS_RETRY_MAX_S (30 s) at most.
+HELD_EVENT_BYTES = 4096
+OUTBOX_RETURN_S = 35.0
 
 
 def event_schema():
@@ -269,19 +276,24 @@ def _planted_event(sequence, pad):
             "progress": {"attempt": 1, "reason": pad}, "timestamp": instant(0), "phase_started_at": instant(0)}
 
 
-def _plant_journal(plane):
-    """A journal just over MAX_JOURNAL_BYTES whose events are all delivered but the last; returns its
-    last sequence."""
+def _plant_journal(plane, size=PLANTED_JOURNAL_BYTES, pad_chars=100, head_reservation=None):
+    """A journal of events without a reservation, at least `size` bytes; with head_reservation, its
+    first event names that reservation and the cursor is before it, else the cursor is at the last
+    event but one. Returns the last sequence."""
     private_dirs(plane.state_dir)
-    pad = "planted_" + "p" * 100
+    pad = "planted_" + "p" * pad_chars
     lines, total, sequence = [], 0, 0
-    while total < PLANTED_JOURNAL_BYTES:
+    while total < size:
         sequence += 1
-        line = canonical(_planted_event(sequence, pad)) + b"\n"
+        event = _planted_event(sequence, pad)
+        if sequence == 1 and head_reservation is not None:
+            event.update(phase="assigned", reservation_id=head_reservation)
+        line = canonical(event) + b"\n"
         lines.append(line)
         total += len(line)
+    cursor = 0 if head_reservation is not None else sequence - 1
     for name, data in (("events.jsonl", b"".join(lines)),
-                       ("progress-cursor.json", canonical({"schema": CURSOR_SCHEMA, "sequence": sequence - 1}))):
+                       ("progress-cursor.json", canonical({"schema": CURSOR_SCHEMA, "sequence": cursor}))):
         fd = os.open(os.path.join(plane.state_dir, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             os.write(fd, data)
@@ -330,6 +342,72 @@ def _(ctx):
                         "journalled (%d)" % (max(sent), numbers[-1]), actual="%r" % (cursor,),
                diagnosis="write progress-cursor.json as {schema: 1, sequence: N}, N the last event the server "
                          "acknowledged")
+
+
+@check("progress.journal-held", clauses=["SCAN-PROGRESS-5", "SCAN-OUTPUT-1"], level="MUST",
+       title="a journal of 8 MiB the server does not take gets no more events; once delivered, events go on (D41)",
+       fakes="before the start, a journal of 8 MiB whose first event names the first assignment, the cursor "
+             "before it, and every progress request answered 500; that assignment; then progress answered "
+             "again, a second assignment and a drain",
+       expected="the first assignment resolved with the journal unchanged, byte for byte, and `%s` printed once; "
+                "then the journal replaced, and the second assignment's events written with the sequences after "
+                "the planted ones and sent" % FULL_LINE)
+def _(ctx):
+    # Arrange
+    plane = ctx.plane()
+    first = plane.add_assignment()
+    last = _plant_journal(plane, MAX_JOURNAL_HELD_BYTES, HELD_EVENT_BYTES, head_reservation=first.reservation_id)
+    path = os.path.join(plane.state_dir, "events.jsonl")
+    with open(path, "rb") as handle:
+        planted = handle.read()
+    refusing = plane.server.add_fault(faults.status(500), plane.server.progress_match())
+    # Act: the outage
+    life = plane.start()
+    plane.wait_resolved(first)
+    plane.wait_for(lambda: plane.server.calls("progress"), "a progress request for the journal's oldest event",
+                   diagnosis="send the events past the cursor that name a reservation, oldest first "
+                             "(SCAN-PROGRESS-2)")
+    with open(path, "rb") as handle:
+        held = handle.read()
+    printed = [line for line in live_stdout(life) if line == FULL_LINE]
+    # Assert
+    ctx.note("journal planted: %d bytes, sequences 1..%d; after the first assignment: %d bytes" % (
+        len(planted), last, len(held)))
+    ctx.expect(first.resolution == "bundle_accepted", expected="the first assignment accepted while progress failed",
+               actual=lambda: describe_run(plane),
+               diagnosis="progress never holds up work: claim, scan and upload with the journal full")
+    ctx.expect(held == planted,
+               expected="the journal unchanged while it holds %d bytes the server has not taken"
+                        % MAX_JOURNAL_HELD_BYTES,
+               actual="%d bytes, %+d" % (len(held), len(held) - len(planted)),
+               diagnosis="at MAX_JOURNAL_HELD_BYTES write no event to the journal: a server that never takes "
+                         "the oldest one would otherwise grow the state tree until the disk is full (D41)")
+    ctx.expect(len(printed) == 1, expected="%r printed once as the journal filled" % FULL_LINE,
+               actual="printed %d time(s)" % len(printed),
+               diagnosis="say once that new events are dropped, not once per event (SCAN-OUTPUT-1)")
+    # Act: progress answered again
+    refusing.remove()
+    plane.wait_for(lambda: os.path.getsize(path) < MAX_JOURNAL_BYTES, "the journal delivered and replaced",
+                   timeout=OUTBOX_RETURN_S,
+                   diagnosis="once the server answers progress, deliver the held journal and replace it (the "
+                             "outbox's backoff is at most 30 s)")
+    second = plane.add_assignment()
+    plane.wait_resolved(second)
+    plane.wait_calls("progress", 1, reservation=second)
+    plane.stop()
+    # Assert
+    numbers = [e.get("sequence") for e in plane.journal()]
+    sent = [e.get("reservation_id") for e in plane.journal()]
+    ctx.note("after the outage: journal sequences %s..%s" % (numbers[0] if numbers else None,
+                                                              numbers[-1] if numbers else None))
+    ctx.expect(bool(numbers) and numbers[0] == last + 1 and second.reservation_id in sent,
+               expected="the journal replaced, its events numbered from %d (after the planted ones, none taken by "
+                        "a dropped event) and holding the second assignment's" % (last + 1),
+               actual="sequences %s..%s; reservations named %s" % (
+                   numbers[0] if numbers else None, numbers[-1] if numbers else None,
+                   sorted(set(r for r in sent if r is not None))),
+               diagnosis="a dropped event takes no sequence, and once the journal is delivered and replaced, "
+                         "write events again")
 
 
 @check("progress.optional", clauses=["SCAN-PROGRESS-6", "SCAN-ARGV-1"], level="MUST",

@@ -25,7 +25,7 @@ __all__ = ["SAFE_LINE", "unsafe_lines", "slot_file_problems", "token_hits", "ser
 # SCAN-OUTPUT-1: every line the worker may print on stdout.
 SAFE_LINE = re.compile(
     r"^(?:worker: (?:started with [0-9]+ slots|draining|stopping|token file rejected, keeping the current token"
-    r"|another worker holds this state directory|start-up failed)"
+    r"|another worker holds this state directory|start-up failed|progress journal full, new events dropped)"
     r"|worker slot [0-9]+: (?:worker API request failed \(HTTP [0-9]{3}\)|worker network operation failed"
     r"|worker protocol or state validation failed|local I/O operation failed|worker operation failed"
     r"|containment authority remains pending"
