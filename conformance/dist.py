@@ -38,7 +38,8 @@ INCLUDE_DIRS = ("conformance", "contract")
 EXCLUDE = ("conformance/tests/", "conformance/mutants/", "conformance/mutants.py", "conformance/bench/",
            "conformance/dist.py", "conformance/suite.py", "conformance/sync.py",
            "contract/examples/")
-PRIVATE_CONTRACT = re.compile(r"^conformance/checks/_[a-z]")  # _selftest/, _worker/: not __init__.py
+# _selftest/, _worker/: directories only; a module such as _unprivileged.py is the checks' own code
+PRIVATE_CONTRACT = re.compile(r"^conformance/checks/_[a-z][a-z0-9_]*/")
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)
 
 MAIN = '''"""conformance.pyz: extract once into a cache, then run the harness from there (see conformance/dist.py)."""
