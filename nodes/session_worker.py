@@ -858,11 +858,7 @@ def parse_answer(data):
     """
     try:
         text = str(data, "utf-8-sig")  # strict UTF-8; a BOM is dropped, as json.loads drops it
-        # the strict_json block's scan (strings skipped whole): the deepest nesting, before json.loads
-        depths = itertools.accumulate((match.group() in "[{") - (match.group() in "]}")
-                                      for match in _JSON_TOKEN_RE.finditer(text))
-        if max(depths, default=0) > MAX_JSON_DEPTH:
-            raise ValueError("nested too deep")
+        check_depth(text)  # the strict_json block's bound, before json.loads spends a stack on it
         return json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_refuse_constant,
                           parse_int=_answer_int)
     except Exception:  # RecursionError and MemoryError included
@@ -4770,15 +4766,7 @@ def parse_lenient(data, floats=False):
         if bytes(data[:3]) == _JSON_BOM:
             raise ValueError("a byte-order mark")
         text = str(data, "utf-8")  # strict: invalid UTF-8 raises
-        depth = 0
-        for match in _JSON_TOKEN_RE.finditer(text):  # strings are skipped whole, so brackets in them do not count
-            token = match.group()
-            if token == "[" or token == "{":
-                depth += 1
-                if depth > MAX_JSON_DEPTH:
-                    raise ValueError("nested too deep")
-            elif token == "]" or token == "}":
-                depth -= 1
+        check_depth(text)
         value = json.loads(text, object_pairs_hook=_unique_pairs,
                            parse_float=_finite_float if floats else _refuse_float,
                            parse_constant=_refuse_constant, parse_int=_checked_int)
@@ -4786,6 +4774,19 @@ def parse_lenient(data, floats=False):
     except Exception:  # RecursionError and MemoryError included: the parser's only error is its own
         raise JsonError() from None
     return value
+
+
+def check_depth(text):
+    """ValueError when the JSON `text` nests deeper than MAX_JSON_DEPTH: one linear scan, before any parser."""
+    depth = 0
+    for match in _JSON_TOKEN_RE.finditer(text):  # strings are skipped whole, so brackets in them do not count
+        token = match.group()
+        if token == "[" or token == "{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError("nested too deep")
+        elif token == "]" or token == "}":
+            depth -= 1
 
 
 def parse_canonical(data, floats=False, ascii=False):
