@@ -1145,6 +1145,8 @@ def configure(tokens, environ):
         if mode == BOOTSTRAP:  # SESSION-SERVICE-4: the Service's session process names no variable
             raise UsageError(exc.code, "bootstrap refused", EXIT_FAILED) from None
         raise
+    # The role decides a defect's final line (defect_outcome): known from here, before the mode starts.
+    PROCESS.role = ROLE_SERVICE if mode == SERVICE_MODE else ROLE_MONITOR
     return config._replace(mode=mode, dispatch=value if mode == JOB else None,
                            bootstrap_fd=value if mode == BOOTSTRAP else None)
 
