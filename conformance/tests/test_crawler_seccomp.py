@@ -9,15 +9,10 @@ builds each architecture's program and evaluates it the way the kernel does.
 """
 
 import errno
-import importlib.util
-import os
 import struct
-import sys
 import unittest
 
-from conformance.clauses import REPO_ROOT
-
-NODE_FILE = os.path.join(REPO_ROOT, "nodes", "crawler_job.py")
+from conformance.tests import reference_node
 
 # Classic BPF opcodes the node uses, and seccomp's return actions.
 LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
@@ -35,14 +30,7 @@ FOREIGN_ABI = {"x86_64": 0x40000003, "aarch64": 0x40000028}
 
 
 def load_node():
-    spec = importlib.util.spec_from_file_location("crawler_job_seccomp_under_test", NODE_FILE)
-    module = importlib.util.module_from_spec(spec)
-    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ beside the node
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = saved
-    return module
+    return reference_node.load_node("crawler_job", "seccomp")
 
 
 def run_filter(program, arch, nr):

@@ -11,25 +11,18 @@ Run: python3 -m unittest conformance.tests.test_scan_reading -v
 
 import copy
 import datetime
-import importlib.util
 import json
 import os
 import pwd
 import unittest
 
+from conformance.tests import reference_node
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NODE_FILE = os.path.join(ROOT, "nodes", "scan_worker.py")
 EXAMPLES = os.path.join(ROOT, "contract", "examples", "scan", "valid")
 
 
-def _load_node():
-    spec = importlib.util.spec_from_file_location("scan_worker_reading_under_test", NODE_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-node = _load_node()
+node = reference_node.load_node("scan_worker", "reading")
 
 
 def _example(name):

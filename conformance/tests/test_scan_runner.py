@@ -18,21 +18,12 @@ import time
 import unittest
 from unittest import mock
 
-import importlib.util
+from conformance.tests import reference_node
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODE_FILE = os.path.join(ROOT, "nodes", "scan_worker.py")
 
-
-def _load_node():
-    """The reference scan worker as a module: importing it does nothing (SCAN-NODE-3)."""
-    spec = importlib.util.spec_from_file_location("scan_worker_runner_under_test", NODE_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-rp = _load_node()
+rp = reference_node.load_node("scan_worker", "runner")
 from nodes.blocks.deadline import Deadline  # noqa: E402
 from nodes.blocks.stop import Stop, StopRequested  # noqa: E402
 from nodes.blocks.strict_json import canonical_bytes  # noqa: E402

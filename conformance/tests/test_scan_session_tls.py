@@ -9,22 +9,18 @@ that the threads meet inside it.
 Run: python3 -m unittest conformance.tests.test_scan_session_tls -v
 """
 
-import importlib.util
-import os
 import ssl
 import threading
 import time
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from conformance.tests import reference_node
+
 THREADS = 8
 
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location("%s_tls_under_test" % name, os.path.join(ROOT, "nodes", name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return reference_node.load_node(name, "tls")
 
 
 class OneContextTest(unittest.TestCase):

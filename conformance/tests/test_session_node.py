@@ -10,25 +10,17 @@ process can make its first steps fail.
 Run: python3 -m unittest conformance.tests.test_session_node -v
 """
 
-import importlib.util
 import os
 import subprocess
 import sys
 import unittest
 
+from conformance.tests import reference_node
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODE_FILE = os.path.join(ROOT, "nodes", "session_worker.py")
 
-
-def _load_node():
-    spec = importlib.util.spec_from_file_location("session_worker_node_under_test", NODE_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.worker_imports()  # what main() has bound before the worker reads an answer
-    return module
-
-
-node = _load_node()
+node = reference_node.load_node("session_worker", "node", worker_imports=True)
 
 
 def nested(depth, key=b'"x"'):

@@ -9,7 +9,6 @@ never the probe, and a child started from the bytecode behaves as one started fr
 Run: python3 -m unittest conformance.tests.test_session_probe_code -v
 """
 
-import importlib.util
 import os
 import re
 import shutil
@@ -19,19 +18,13 @@ import sys
 import tempfile
 import unittest
 
+from conformance.tests import reference_node
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODE_FILE = os.path.join(ROOT, "nodes", "session_worker.py")
 
 
-def _load_node():
-    spec = importlib.util.spec_from_file_location("session_worker_probe_code_under_test", NODE_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.worker_imports()
-    return module
-
-
-node = _load_node()
+node = reference_node.load_node("session_worker", "probe_code", worker_imports=True)
 NAME_RE = re.compile(r"probe-code-([0-9a-f]{64})\.[A-Za-z0-9_-]+\.pyc")
 
 

@@ -14,27 +14,16 @@ Run: python3 -m unittest conformance.tests.test_session_reading -v
 """
 
 import hashlib
-import importlib.util
 import json
-import os
 import unittest
 import uuid
 
 from conformance.planes.session.sources import build_bundle
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NODE_FILE = os.path.join(ROOT, "nodes", "session_worker.py")
+from conformance.tests import reference_node
 
 
-def _load_node():
-    spec = importlib.util.spec_from_file_location("session_worker_reading_under_test", NODE_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.worker_imports()  # what main() has bound before the worker reads a source
-    return module
 
-
-node = _load_node()
+node = reference_node.load_node("session_worker", "reading", worker_imports=True)
 
 HEADER = b'["k","v"]\n'
 

@@ -6,7 +6,6 @@
   upload) change the text of what is served, never what the upstream would read from it.
 """
 
-import importlib.util
 import json
 import os
 import shutil
@@ -17,21 +16,13 @@ from conformance import dialect
 from conformance.planes.step.agent import ENVELOPE_DIALECTS
 from conformance.planes.step.job import MANIFEST_DIALECTS, Job
 from conformance.store import ObjectStore
+from conformance.tests import reference_node
 from conformance.tests.contract_text import ContractText, load_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODE_FILE = os.path.join(ROOT, "nodes", "hello_node.py")
 
-
-def _load_node():
-    """The reference node as a module (importing it does nothing: STEP-NODE-3)."""
-    spec = importlib.util.spec_from_file_location("hello_node_peer_under_test", NODE_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-node = _load_node()
+node = reference_node.load_node("hello_node", "peer")
 
 DOC = ContractText("step")
 
