@@ -503,7 +503,6 @@ class Flow(object):
         self.draining = threading.Event()  # set by the main thread: no new claims
         self.stopping = threading.Event()  # set by the main thread: leave now
         self.either = threading.Event()  # draining or stopping: what an idle slot waits on
-        self.tls = None  # the one TLS context (SSL_CERT_FILE is read when it is made)
 
 
 FLOW = Flow()
@@ -1060,19 +1059,6 @@ ASSIGNMENT_PATH = "/api/v1/worker/assignments/%d"
 Answer = collections.namedtuple("Answer", "status headers body")  # body: parsed JSON object, or None when empty
 
 
-TLS_CONTEXT_LOCK = threading.Lock()  # the slots' first exchanges make one context, not one each
-
-
-def tls_context():
-    """Verified certificates and host names; SSL_CERT_FILE honoured (SCAN-HTTP-1).
-
-    One for the process: a TLS session resumes only under the context that made it (D37)."""
-    with TLS_CONTEXT_LOCK:
-        if FLOW.tls is None:
-            FLOW.tls = ssl.create_default_context()
-        return FLOW.tls
-
-
 def shut(sock):
     if sock is not None:
         try:
@@ -1187,7 +1173,7 @@ class ScanApi(object):
         for attempt in (1, 2):
             session = KeptExchange(self.origin + path, STOP, timeout_s=max(0.05, budget.remaining()),
                                    connect_deadline_s=budget.remaining(), budget=None if upload else budget,
-                                   ssl_context_factory=tls_context, keeper=self.keeper)
+                                   ssl_context_factory=tls_context, keeper=self.keeper)  # verified (SCAN-HTTP-1)
             response = None
             try:
                 try:
@@ -5100,7 +5086,8 @@ def close_quietly(sock):
 # ---- BEGIN BLOCK keepalive (nodes/blocks/keepalive.py) ----
 # keepalive (builds on transport): KeptExchange, an HttpExchange that takes
 # a connection its Keeper kept from an earlier exchange with the same origin
-# and gives its own back, and resumes the origin's TLS session on a new one.
+# and gives its own back, and resumes the origin's TLS session on a new one;
+# tls_context(), the one context those sessions belong to.
 # A node that never reuses a connection embeds none of it.
 
 # A connection idle longer than this is closed, not reused: load balancers drop
@@ -5110,6 +5097,21 @@ KEEP_IDLE_MAX_S = 50.0
 # Idle connections kept per origin: one per thread that calls the origin at
 # once (a claim loop, a heartbeat, a progress outbox); more are closed.
 KEEP_PER_ORIGIN = 4
+
+_TLS_CONTEXT = []  # the process's one context, made by its first exchange
+_TLS_CONTEXT_LOCK = threading.Lock()  # two threads' first exchanges make one context, not two
+
+
+def tls_context():
+    """The process's TLS context: verified certificates and host names; SSL_CERT_FILE honoured.
+
+    Made at the first exchange (SSL_CERT_FILE is read then), and one for the
+    process: a TLS session resumes only under the context that made it.
+    """
+    with _TLS_CONTEXT_LOCK:
+        if not _TLS_CONTEXT:
+            _TLS_CONTEXT.append(ssl.create_default_context())
+        return _TLS_CONTEXT[0]
 
 
 def idle_and_open(sock):

@@ -1342,19 +1342,6 @@ def parse_start(data, config):
 # Capability calls keep their connection between them (SESSION-CALLBACK-7, D53).
 
 
-TLS_CONTEXT_LOCK = threading.Lock()  # two threads' first exchanges make one context, not two
-
-
-def tls_context():
-    """The process's TLS context: verified certificates and host names; SSL_CERT_FILE honoured.
-
-    One for the process: a TLS session resumes only under the context that made it (D53)."""
-    with TLS_CONTEXT_LOCK:
-        if PROCESS.tls is None:
-            PROCESS.tls = ssl.create_default_context()
-        return PROCESS.tls
-
-
 @contextlib.contextmanager
 def http_exchange(url, budget, holder=None, keeper=None):
     """An open HttpExchange whose whole life is bounded by `budget`.
@@ -5364,7 +5351,8 @@ def close_quietly(sock):
 # ---- BEGIN BLOCK keepalive (nodes/blocks/keepalive.py) ----
 # keepalive (builds on transport): KeptExchange, an HttpExchange that takes
 # a connection its Keeper kept from an earlier exchange with the same origin
-# and gives its own back, and resumes the origin's TLS session on a new one.
+# and gives its own back, and resumes the origin's TLS session on a new one;
+# tls_context(), the one context those sessions belong to.
 # A node that never reuses a connection embeds none of it.
 
 # A connection idle longer than this is closed, not reused: load balancers drop
@@ -5374,6 +5362,21 @@ KEEP_IDLE_MAX_S = 50.0
 # Idle connections kept per origin: one per thread that calls the origin at
 # once (a claim loop, a heartbeat, a progress outbox); more are closed.
 KEEP_PER_ORIGIN = 4
+
+_TLS_CONTEXT = []  # the process's one context, made by its first exchange
+_TLS_CONTEXT_LOCK = threading.Lock()  # two threads' first exchanges make one context, not two
+
+
+def tls_context():
+    """The process's TLS context: verified certificates and host names; SSL_CERT_FILE honoured.
+
+    Made at the first exchange (SSL_CERT_FILE is read then), and one for the
+    process: a TLS session resumes only under the context that made it.
+    """
+    with _TLS_CONTEXT_LOCK:
+        if not _TLS_CONTEXT:
+            _TLS_CONTEXT.append(ssl.create_default_context())
+        return _TLS_CONTEXT[0]
 
 
 def idle_and_open(sock):
@@ -5601,7 +5604,6 @@ class NodeProcess(Process):
         self.role = None  # ROLE_*: which stop logic the handler runs
         self.stop_at = None  # capability process: monotonic time of the first stop (SESSION-STOP-5)
         self.libc = None  # ctypes handle with prctl, loaded on first use
-        self.tls = None  # the one TLS context (SSL_CERT_FILE is read when it is made)
 
 
 PROCESS = NodeProcess()  # SESSION-NODE-3: these objects open nothing; main() does the rest

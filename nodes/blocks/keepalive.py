@@ -16,7 +16,8 @@ from nodes.blocks.transport import HttpExchange, close_quietly, open_socket
 # ---- block body ----
 # keepalive (builds on transport): KeptExchange, an HttpExchange that takes
 # a connection its Keeper kept from an earlier exchange with the same origin
-# and gives its own back, and resumes the origin's TLS session on a new one.
+# and gives its own back, and resumes the origin's TLS session on a new one;
+# tls_context(), the one context those sessions belong to.
 # A node that never reuses a connection embeds none of it.
 
 # A connection idle longer than this is closed, not reused: load balancers drop
@@ -26,6 +27,21 @@ KEEP_IDLE_MAX_S = 50.0
 # Idle connections kept per origin: one per thread that calls the origin at
 # once (a claim loop, a heartbeat, a progress outbox); more are closed.
 KEEP_PER_ORIGIN = 4
+
+_TLS_CONTEXT = []  # the process's one context, made by its first exchange
+_TLS_CONTEXT_LOCK = threading.Lock()  # two threads' first exchanges make one context, not two
+
+
+def tls_context():
+    """The process's TLS context: verified certificates and host names; SSL_CERT_FILE honoured.
+
+    Made at the first exchange (SSL_CERT_FILE is read then), and one for the
+    process: a TLS session resumes only under the context that made it.
+    """
+    with _TLS_CONTEXT_LOCK:
+        if not _TLS_CONTEXT:
+            _TLS_CONTEXT.append(ssl.create_default_context())
+        return _TLS_CONTEXT[0]
 
 
 def idle_and_open(sock):

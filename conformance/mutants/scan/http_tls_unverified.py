@@ -1,7 +1,7 @@
 """TLS without verification (a test-only shortcut left in): any certificate is accepted."""
 NODE = "nodes/scan_worker.py"
 REPLACE = [(
-    '        FLOW.tls = ssl.create_default_context()\n',
-    '        FLOW.tls = ssl._create_unverified_context()\n',
+    '            _TLS_CONTEXT.append(ssl.create_default_context())\n',
+    '            _TLS_CONTEXT.append(ssl._create_unverified_context())\n',
 )]
 KILLS = ["http.untrusted"]
