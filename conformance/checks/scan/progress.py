@@ -344,6 +344,14 @@ def _(ctx):
                          "acknowledged")
 
 
+def _size(path):
+    """The file's size; infinite while it is absent (a worker may replace it by unlink and create)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return float("inf")
+
+
 @check("progress.journal-held", clauses=["SCAN-PROGRESS-5", "SCAN-OUTPUT-1"], level="MUST",
        title="a journal of 8 MiB the server does not take gets no more events; once delivered, events go on (D41)",
        fakes="before the start, a journal of 8 MiB whose first event names the first assignment, the cursor "
@@ -367,8 +375,11 @@ def _(ctx):
     plane.wait_for(lambda: plane.server.calls("progress"), "a progress request for the journal's oldest event",
                    diagnosis="send the events past the cursor that name a reservation, oldest first "
                              "(SCAN-PROGRESS-2)")
-    with open(path, "rb") as handle:
-        held = handle.read()
+    try:
+        with open(path, "rb") as handle:
+            held = handle.read()
+    except OSError:
+        held = b""  # gone: not the journal it was, which the expectation below says
     printed = [line for line in live_stdout(life) if line == FULL_LINE]
     # Assert
     ctx.note("journal planted: %d bytes, sequences 1..%d; after the first assignment: %d bytes" % (
@@ -387,7 +398,7 @@ def _(ctx):
                diagnosis="say once that new events are dropped, not once per event (SCAN-OUTPUT-1)")
     # Act: progress answered again
     refusing.remove()
-    plane.wait_for(lambda: os.path.getsize(path) < MAX_JOURNAL_BYTES, "the journal delivered and replaced",
+    plane.wait_for(lambda: _size(path) < MAX_JOURNAL_BYTES, "the journal delivered and replaced",
                    timeout=OUTBOX_RETURN_S,
                    diagnosis="once the server answers progress, deliver the held journal and replace it (the "
                              "outbox's backoff is at most 30 s)")
