@@ -30,6 +30,11 @@ it by that name; main() does the rest, the same way for every contract:
   every figure) and the wall time.
 * **The --json document**: schema, node, options, machine, wall_s, figures,
   budgets, and what the Bench adds (its raw runs).
+* **The conformance run**: every bench but a --quick one also runs the
+  contract's default conformance run of the node once, as a user runs it
+  (`python3 -m conformance CONTRACT NODE`), and judges its wall time against
+  CONFORMANCE_RUN_BUDGET_S beside how fast this machine starts an interpreter
+  at that moment (the run is CPU-bound on node starts, so it follows that).
 
 A new contract's bench: a module here with its Bench (the session worker's
 would measure probe latency with stop_trial's kind of trigger and idle CPU with
@@ -51,6 +56,7 @@ import resource
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -63,8 +69,13 @@ PROG = "python3 -m " + PACKAGE
 DEFAULT_CONTRACT = "step"  # `python3 -m conformance.bench` alone: what `make bench` always ran
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+CONFORMANCE_RUN_TIMEOUT_S = 600.0  # far past any default run: a bound, not a budget
 MiB = 1 << 20
 GiB = 1 << 30
+# One contract's default conformance run of its reference node, on 2 cores (README, Performance).
+CONFORMANCE_RUN_BUDGET_S = 45.0
+# The interpreter starts timed for the machine-speed figure beside it.
+INTERPRETER_STARTS = 10
 
 
 def log(text):
@@ -369,6 +380,65 @@ def markdown_table(headers, rows):
     return lines + ["| %s |" % " | ".join(str(c) for c in row) for row in rows]
 
 
+def interpreter_start_ms(starts=INTERPRETER_STARTS):
+    """Median milliseconds of `python -c pass` with this interpreter, now: how fast the machine is."""
+    times = []
+    for _ in range(starts):
+        began = time.monotonic()
+        subprocess.run([sys.executable, "-c", "pass"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False)
+        times.append((time.monotonic() - began) * 1000.0)
+    return statistics.median(times)
+
+
+def conformance_run(contract, node, extra=()):
+    """One default conformance run of a node (a Program), timed from outside as a user waits for
+    it: {wall_s, checks, node_starts, harness_cpu_s, nodes_cpu_s, passed, failed, exit,
+    interpreter_start_ms}; wall_s None when it did not finish within CONFORMANCE_RUN_TIMEOUT_S or
+    left no report. Only the numbers of its --json report are read, never its output."""
+    with tempfile.TemporaryDirectory(prefix="bench-conformance-") as tmp:
+        report = os.path.join(tmp, "report.json")
+        options = ["--json", report] + list(extra)
+        argv = [sys.executable, "-m", PACKAGE.rsplit(".", 1)[0], contract]
+        if len(node.argv) == 2 and node.argv[0] == sys.executable and node.argv[1].endswith(".py"):
+            argv += [node.argv[1]] + options  # a file, as a user names it: the static checks run too
+        else:
+            argv += options + ["--"] + node.argv
+        began = time.monotonic()
+        try:
+            done = subprocess.run(argv, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  timeout=CONFORMANCE_RUN_TIMEOUT_S)
+            exit_status = done.returncode
+        except subprocess.TimeoutExpired:
+            exit_status = None
+        wall_s = time.monotonic() - began
+        try:
+            with open(report, encoding="utf-8") as handle:
+                document = json.load(handle)
+        except (OSError, ValueError):
+            document = None
+    run = {"exit": exit_status, "interpreter_start_ms": round(interpreter_start_ms(), 1), "wall_s": None}
+    if exit_status is not None and isinstance(document, dict):
+        summary, cpu = document.get("summary") or {}, document.get("cpu_s") or {}
+        checks = [c for c in document.get("checks") or [] if isinstance(c, dict)]
+        run.update(wall_s=round(wall_s, 1), checks=len(checks), passed=summary.get("passed"),
+                   failed=summary.get("failed"), node_starts=sum(c.get("node_starts") or 0 for c in checks),
+                   harness_cpu_s=cpu.get("harness"), nodes_cpu_s=cpu.get("nodes"))
+    return run
+
+
+def conformance_budget(contract, run, cores=None):
+    """The budget row of a conformance_run(): (figure, budget, this run, met)."""
+    cores = cores or os.cpu_count() or 1
+    figure = "default conformance run (python3 -m conformance %s NODE), %d cores" % (contract, cores)
+    budget = "<= %.0f s on 2 cores" % CONFORMANCE_RUN_BUDGET_S
+    if run.get("wall_s") is None:
+        return figure, budget, "did not finish (exit %s)" % run.get("exit"), False
+    got = "%.1f s (an interpreter starts in %.0f ms)" % (run["wall_s"], run["interpreter_start_ms"])
+    return figure, budget, got, run["wall_s"] <= CONFORMANCE_RUN_BUDGET_S
+
+
 def budget_table(budgets):
     """[(figure, budget, this run, met)] as a table; met None is "n/a" (not measured, or --quick)."""
     return table(BUDGET_HEADERS, [[what, budget, got, "n/a" if ok is None else ("met" if ok else "NOT MET")]
@@ -383,8 +453,10 @@ class ContractBench:
     Class attributes: DESCRIPTION (--help's first line), DEFAULT_NODE, the
     repetitions and stop trials (REPS, QUICK_REPS, REPS_HELP, TRIALS,
     QUICK_TRIALS, TRIALS_HELP), QUICK_HELP, SCHEMA (the --json document's),
-    BUDGETS_TITLE (None: the bench judges no budget). An instance has `node`
-    (a Program) once made by from_options.
+    BUDGETS_TITLE (the budget table's title; without one, the table holds only the
+    conformance run's row), JUDGES_CONFORMANCE_RUN (False: no conformance run, for a
+    bench whose node is not a reference node). An instance has `node` (a Program)
+    once made by from_options.
     """
 
     DESCRIPTION = ""
@@ -394,6 +466,7 @@ class ContractBench:
     QUICK_HELP = "small sizes, few repetitions and trials: a smoke run"
     SCHEMA = None
     BUDGETS_TITLE = None
+    JUDGES_CONFORMANCE_RUN = True
     EXAMPLES = ()  # argument strings shown in --help
 
     node = None
@@ -480,12 +553,20 @@ def main(bench_class, argv=None):
     load = MachineLoad()
     bench = bench_class.from_options(options)
     bench.run()
+    run = None
+    if bench.JUDGES_CONFORMANCE_RUN and not options.quick:
+        log("the default conformance run of %s" % bench.node.name)
+        run = conformance_run(bench.contract(), bench.node)
     wall_s, machine = load.finish()
     figures = bench.figures()
     budgets = bench.budgets(figures, wall_s)
+    if run is not None:
+        figures["conformance_run"] = run
+        budgets.append(conformance_budget(bench.contract(), run))
     lines = list(bench.render(figures, wall_s))
-    if bench.BUDGETS_TITLE:
-        lines += ["", "%s, judged for %s" % (bench.BUDGETS_TITLE, bench.node.name)] + budget_table(budgets)
+    if budgets:
+        title = bench.BUDGETS_TITLE or "Budgets of the %s bench" % bench.contract()
+        lines += ["", "%s, judged for %s" % (title, bench.node.name)] + budget_table(budgets)
     lines += [""] + footer(machine, wall_s)
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()
@@ -493,7 +574,7 @@ def main(bench_class, argv=None):
         document = {"schema": bench.SCHEMA, "node": bench.node.path,
                     "options": dict(reps=options.reps, trials=options.trials, quick=options.quick, **bench.options()),
                     "machine": machine, "wall_s": round(wall_s, 1), "figures": figures}
-        if bench.BUDGETS_TITLE:
+        if budgets:
             document["budgets"] = [{"figure": w, "budget": b, "this_run": g, "met": ok} for w, b, g, ok in budgets]
         document.update(bench.document())
         with open(options.json, "w", encoding="utf-8") as handle:

@@ -46,7 +46,16 @@ class ToyBench(core.ContractBench):
         return {"values": self.values}
 
 
+FAKE_RUN = {"exit": 0, "interpreter_start_ms": 29.0, "wall_s": 44.9, "checks": 5, "passed": 5, "failed": 0,
+            "node_starts": 7, "harness_cpu_s": 0.1, "nodes_cpu_s": 0.5}
+
+
 class MainTest(unittest.TestCase):
+    def setUp(self):
+        self.conformance_runs = []  # the real one runs a whole contract: core.conformance_run is tested below
+        real, core.conformance_run = core.conformance_run, lambda *args: self.conformance_runs.append(args) or FAKE_RUN
+        self.addCleanup(setattr, core, "conformance_run", real)
+
     def run_main(self, *argv):
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -72,7 +81,13 @@ class MainTest(unittest.TestCase):
         self.assertEqual(doc["schema"], "toy/1")
         self.assertEqual(doc["options"], {"reps": 4, "trials": 6, "quick": False})
         self.assertEqual(doc["values"], [0.0, 1.0, 2.0, 3.0])
-        self.assertEqual(doc["budgets"], [{"figure": "value", "budget": "<= 10", "this_run": "1.5", "met": True}])
+        conformance = {"figure": "default conformance run (python3 -m conformance test_bench_core NODE), %d cores"
+                                 % (os.cpu_count() or 1),
+                       "budget": "<= 45 s on 2 cores", "this_run": "44.9 s (an interpreter starts in 29 ms)", "met": True}
+        self.assertEqual(doc["budgets"], [{"figure": "value", "budget": "<= 10", "this_run": "1.5", "met": True},
+                                          conformance])
+        self.assertEqual(doc["figures"]["conformance_run"], FAKE_RUN)
+        self.assertEqual([args[0] for args in self.conformance_runs], ["test_bench_core"])
         for key in ("node", "machine", "wall_s", "figures"):
             self.assertIn(key, doc)
 
@@ -81,6 +96,8 @@ class MainTest(unittest.TestCase):
         self.assertIn("value  0.0 [0.0-0.0]", out)
         status, out, _ = self.run_main("--quick", "--reps", "3")
         self.assertIn("value  1.0 [0.0-2.0]", out)
+        self.assertEqual(self.conformance_runs, [])  # a smoke run judges no conformance run
+        self.assertNotIn("default conformance run", out)
 
     def test_bad_usage_exits_2(self):
         self.assertEqual(self.run_main("--trials", "0")[0], 2)
@@ -94,6 +111,27 @@ class MainTest(unittest.TestCase):
         with contextlib.redirect_stderr(io.StringIO()) as err:
             self.assertEqual(core.dispatch(["nope"]), 2)
         self.assertIn("no bench for contract 'nope'", err.getvalue())
+
+
+class ConformanceRunTest(unittest.TestCase):
+    def test_a_run_is_timed_and_its_report_read(self):
+        run = core.conformance_run("step", core.program(ToyBench.DEFAULT_NODE), ("--only", "node.*,exit.codes"))
+        self.assertEqual(run["exit"], 0)
+        self.assertEqual((run["checks"], run["passed"], run["failed"]), (5, 5, 0))  # the file named: static checks run
+        self.assertGreater(run["wall_s"], 0)
+        self.assertGreater(run["node_starts"], 0)
+        self.assertGreater(run["interpreter_start_ms"], 0)
+
+    def test_a_run_that_leaves_no_report_did_not_finish(self):
+        run = core.conformance_run("no-such-contract", core.program(ToyBench.DEFAULT_NODE))
+        self.assertIsNone(run["wall_s"])
+        self.assertEqual(core.conformance_budget("step", run, cores=2)[2:], ("did not finish (exit 2)", False))
+
+    def test_the_budget_is_45_s(self):
+        for wall_s, met in ((45.0, True), (45.1, False), (12.0, True)):
+            row = core.conformance_budget("scan", dict(FAKE_RUN, wall_s=wall_s), cores=2)
+            self.assertEqual(row[0], "default conformance run (python3 -m conformance scan NODE), 2 cores")
+            self.assertEqual(row[3], met)
 
 
 class StopTrialsTest(unittest.TestCase):
