@@ -8,12 +8,13 @@ who owns the node's /proc files (CRAWLER-SECRET-1, SESSION-SECRET-4).
 """
 
 import os
+import shutil
 import sys
 
 from conformance.checks import NodeSpec
 
 __all__ = ["UNPRIVILEGED_UID", "UNPRIVILEGED_GID", "DROP_PRIVILEGES", "DROP_FAILED", "unsearchable", "proc_uids",
-           "open_traversable", "unprivileged_node"]
+           "open_traversable", "reachable_copy", "unprivileged_node"]
 
 # The unprivileged user the node runs as ("nobody" on most systems).
 UNPRIVILEGED_UID = 65534
@@ -96,6 +97,20 @@ def open_traversable(path, stop):
         parent = os.path.dirname(parent)
 
 
+def reachable_copy(ctx, path):
+    """`path` when the unprivileged user can reach it, else a copy it can read under the check's own
+    temporary directory: the harness's CA file, say, where conformance.pyz extracts itself for root
+    (under /root/.cache, which other users cannot search)."""
+    if not unsearchable(path):
+        return path
+    folder = ctx.tmpdir("unprivileged-files")
+    copy = os.path.join(folder, os.path.basename(path))
+    shutil.copyfile(path, copy)
+    os.chmod(copy, 0o644)
+    open_traversable(folder, ctx.tmp)
+    return copy
+
+
 def unprivileged_node(ctx, files=()):
     """The NodeSpec that runs ctx.node as UNPRIVILEGED_UID through DROP_PRIVILEGES, or SKIP when the
     harness is not root or the node's files (its own, its interpreter, `files`) are out of that
@@ -108,8 +123,13 @@ def unprivileged_node(ctx, files=()):
     interpreter = set(unsearchable(sys.executable) + unsearchable(sys.base_prefix) + unsearchable(node_python))
     others = [p for p in (ctx.node.path,) + tuple(files) if p and unsearchable(p)]
     if len(interpreter) > 1 or others:
-        ctx.skip("the node's files are not reachable by uid %d here: %s" % (
-            UNPRIVILEGED_UID, sorted(interpreter) + others))
+        hidden_by = {}  # directory -> what it hides
+        for directory, target in sorted(interpreter) + [(unsearchable(p)[0][0], p) for p in others]:
+            hidden_by.setdefault(directory, []).append(target)
+        ctx.skip("uid %d cannot reach the node's files here: other users cannot search %s. Make each o+x, or "
+                 "put the interpreter, the node and the harness where other users can read them"
+                 % (UNPRIVILEGED_UID, "; ".join("%s (on the way to %s)" % (directory, " and ".join(targets))
+                                                for directory, targets in sorted(hidden_by.items()))))
     hidden, entry = interpreter.pop() if interpreter else ("", "")
     original = ctx.node
     return NodeSpec([sys.executable, "-I", "-S", "-c", DROP_PRIVILEGES, str(UNPRIVILEGED_UID),

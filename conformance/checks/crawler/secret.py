@@ -18,7 +18,7 @@ import time
 
 from conformance.checks import check
 from conformance.checks._unprivileged import (DROP_FAILED, UNPRIVILEGED_UID, open_traversable, proc_uids,
-                                             unprivileged_node)
+                                             reachable_copy, unprivileged_node)
 from conformance.checks.crawler._common import describe_run, expect_outcome, expect_success, faults, wait_for
 from conformance.planes import crawler_child
 from conformance.planes.crawler import CA_FILE
@@ -43,7 +43,8 @@ CHILD_PAUSE_S = 1.0
                 "process's files are owned by its own uid); then SIGTERM ends it CANCELLED")
 def _(ctx):
     plane = ctx.plane()
-    unprivileged = unprivileged_node(ctx, files=(CA_FILE,))
+    plane.ca_file = reachable_copy(ctx, CA_FILE)
+    unprivileged = unprivileged_node(ctx, files=(plane.ca_file,))
     plane.metadata.add_fault(faults.hang(), plane.metadata.identity_match())
     open_traversable(plane.scratch, ctx.tmp)
     original, ctx.node = ctx.node, unprivileged

@@ -18,7 +18,7 @@ import time
 
 from conformance.checks import check
 from conformance.checks._unprivileged import (DROP_FAILED, UNPRIVILEGED_GID, UNPRIVILEGED_UID, open_traversable,
-                                              unprivileged_node)
+                                              reachable_copy, unprivileged_node)
 from conformance.checks.scan._common import (PHASE_TIMEOUT_S, RUN_TIMEOUT_S, calls, describe_run, each_variant,
                                              faults)
 from conformance.planes.scan import READY_PREFIX, instant
@@ -238,7 +238,8 @@ def _give_to(path, stop):
 def _(ctx):
     # Arrange
     plane = ctx.plane()
-    unprivileged = unprivileged_node(ctx, files=(CA_FILE,))
+    plane.extra_env["SSL_CERT_FILE"] = reachable_copy(ctx, CA_FILE)
+    unprivileged = unprivileged_node(ctx, files=(plane.extra_env["SSL_CERT_FILE"],))
     res = plane.add_assignment(queued=False)
     _request_id, doc = plane.grant(res)
     foreign = subprocess.Popen(["sleep", str(int(RUN_TIMEOUT_S) * 2)], stdin=subprocess.DEVNULL,

@@ -16,7 +16,7 @@ import signal
 
 from conformance.checks import check
 from conformance.checks._unprivileged import DROP_FAILED, UNPRIVILEGED_UID, open_traversable, proc_uids, \
-    unprivileged_node
+    reachable_copy, unprivileged_node
 from conformance.checks.session._common import (capability_pid, describe_run, expect_report, expect_summary,
                                                 refusal)
 from conformance.servers import CA_FILE
@@ -107,7 +107,8 @@ def _(ctx):
                 "own uid); then SIGTERM ends the session service_stopped")
 def _(ctx):
     plane = ctx.plane()
-    unprivileged = unprivileged_node(ctx, files=(CA_FILE,))
+    plane.ca_file = reachable_copy(ctx, CA_FILE)
+    unprivileged = unprivileged_node(ctx, files=(plane.ca_file,))
     scratch = ctx.tmpdir("unprivileged-tmp")
     open_traversable(scratch, ctx.tmp)
     original, ctx.node = ctx.node, unprivileged
