@@ -45,7 +45,8 @@ class Page(html.parser.HTMLParser):
 
 
 def mutated_node(directory):
-    tree = ast.parse(open(MUTANT, encoding="utf-8").read())
+    with open(MUTANT, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
     values = dict((n.targets[0].id, ast.literal_eval(n.value)) for n in tree.body if isinstance(n, ast.Assign))
     with open(os.path.join(ROOT, values["NODE"]), encoding="utf-8") as handle:
         text = handle.read()
