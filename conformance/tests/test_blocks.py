@@ -143,16 +143,21 @@ def new_stop(testcase):
     os.set_blocking(err_r, False)
     stop = stop_block.Stop("test", stderr_fd=err_w)
     stop.open()
-    testcase.addCleanup(close_wakeup_pipe, stop)
-    testcase.addCleanup(os.close, err_r)
-    testcase.addCleanup(os.close, err_w)
+    testcase.addCleanup(close_stop, stop, err_r, err_w)
     stop.err_r = err_r
     return stop
 
 
-def close_wakeup_pipe(stop):
-    """A node's wakeup pipe lasts as long as its process (the block has no close()); a test's does not."""
-    for fd in (stop._wake_r, stop._wake_w):
+def close_stop(stop, *fds):
+    """Close a test's Stop (a node's lasts as long as its process: the block has no close()).
+
+    Its descriptors are taken from it first: a handle() from a `later` thread that wakes after
+    the test (a loaded machine) then writes nothing, instead of a byte into whatever the next
+    test opened under the same numbers (a name lookup's done pipe, read as a lookup that
+    finished with no result)."""
+    wake = (stop._wake_r, stop._wake_w)
+    stop._wake_w = stop.stderr_fd = None
+    for fd in wake + fds:
         os.close(fd)
 
 
