@@ -2685,7 +2685,8 @@ class Journal(object):
             if self.size >= MAX_JOURNAL_HELD_BYTES:
                 if not self.full:
                     self.full = True
-                    say("worker: progress journal full, new events dropped")  # SCAN-OUTPUT-1
+                    # SCAN-OUTPUT-1: fixed text, once; an operator learns why the server's progress stopped
+                    say("worker: progress journal full, new events dropped")
                 return
             event["sequence"] = self.next_sequence
             line = canonical(event) + b"\n"
